@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The README's test command. On a fresh Debian 12 machine (as root, or with
+# sudo) it installs the dependencies, builds Petrel with clang under
+# AddressSanitizer and UndefinedBehaviorSanitizer with warnings as errors,
+# and runs every meson test: unit, property, fuzz corpus replay and
+# integration. Extra arguments go to `meson test` (e.g. --suite unit).
+#
+#   BUILD_DIR  build directory (default build-test); must be a clang build
+#              if it exists already
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build-test}
+
+scripts/install-deps.sh
+
+# UBSan reports are errors, not warnings; ASan aborts on the first error.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1}
+
+opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true)
+if [[ -f $BUILD_DIR/build.ninja ]]; then
+  meson setup --reconfigure "$BUILD_DIR" "${opts[@]}" >/dev/null
+else
+  CC=clang CXX=clang++ meson setup "$BUILD_DIR" "${opts[@]}"
+fi
+rm -f "$BUILD_DIR/meson-logs/testlog.json"
+meson compile -C "$BUILD_DIR"
+meson test -C "$BUILD_DIR" --num-processes 2 --print-errorlogs "$@"

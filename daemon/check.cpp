@@ -1,0 +1,47 @@
+// `petrel check`: loads a configuration, prints every error found or a
+// one-line summary, and optionally the normalised dump (docs/configuration.md).
+#include "daemon/check.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "daemon/cli.h"
+#include "daemon/config.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: petrel check [-c FILE] [--dump]\n"
+    "  Validates the configuration FILE (default /etc/petrel/petrel.toml).\n"
+    "  --dump  print the effective configuration, defaults filled in, on stdout\n";
+
+}  // namespace
+
+int check_main(int argc, char** argv) {
+  CommandLine cl;
+  if (int rc = parse_command_line(argc, argv, kUsage, {"--dump"}, cl); rc != kContinue) return rc;
+
+  auto cfg = load_config(cl.config_path);
+  if (!cfg) {
+    print_config_errors(cfg.error());
+    size_t n = cfg.error().size();
+    fmt::print(stderr, "petrel check: {} error{} in {}\n", n, n == 1 ? "" : "s", cl.config_path);
+    return kExitFailure;
+  }
+  size_t n = cfg->peers.size();
+  std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
+  if (cl.has("--dump")) {
+    fmt::print("{}", dump(*cfg));
+    fmt::print(stderr, "{}", ok);
+  } else {
+    fmt::print("{}", ok);
+  }
+  return kExitOk;
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,752 @@
+// Parses the TOML configuration into a Config and checks it, collecting
+// every error with its position and key. The only file that includes
+// toml++: header-only, with exceptions off so a syntax error comes back as
+// a value (toml::parse_result), never as a throw.
+//
+// The keys, defaults and rules are those of docs/configuration.md; keep
+// the two in step. RFC 4271 section 4.2 (hold time), RFC 6793 (AS_TRANS),
+// RFC 7911 (ADD-PATH), RFC 8950, RFC 9687 (send hold timer), RFC 9003.
+#include "daemon/config.h"
+
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <sstream>
+#include <utility>
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr int64_t kMaxU16 = 65535;
+constexpr int64_t kMaxU32 = 4294967295;
+constexpr size_t kMaxNameLen = 64;
+constexpr size_t kMaxInterfaceLen = 15;  // IFNAMSIZ - 1
+constexpr size_t kMaxShutdownMessage = 255;  // RFC 9003 section 2
+constexpr uint32_t kRtTableLocal = 255;
+
+std::string_view type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::none: return "nothing";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+  }
+  return "a value";
+}
+
+std::string join(std::string_view path, std::string_view key) {
+  if (path.empty()) return std::string(key);
+  return fmt::format("{}.{}", path, key);
+}
+
+std::string in_quotes(std::string_view s) { return fmt::format("\"{}\"", s); }
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string family_text(codec::Family f) {
+  char buf[32];
+  return std::string(codec::family_name(f, buf));
+}
+
+std::string known_families_text() {
+  std::string s;
+  for (codec::Family f : codec::kKnownFamilyList) {
+    if (!s.empty()) s += ", ";
+    s += family_text(f);
+  }
+  return s;
+}
+
+// An address with an optional "%interface", as peers and caches take it.
+struct ScopedAddress {
+  net::IpAddress address;
+  std::string interface;
+};
+
+bool valid_interface_name(std::string_view s) {
+  if (s.empty() || s.size() > kMaxInterfaceLen || s == "." || s == "..") return false;
+  for (char c : s)
+    if (c == '/' || c == ':' || c == '%' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  return true;
+}
+
+// The error message, or nothing when text is a usable unicast address.
+std::optional<std::string> parse_scoped_address(std::string_view text, ScopedAddress& out) {
+  std::string_view addr_text = text;
+  std::string_view iface;
+  bool has_iface = false;
+  if (size_t pct = text.find('%'); pct != std::string_view::npos) {
+    addr_text = text.substr(0, pct);
+    iface = text.substr(pct + 1);
+    has_iface = true;
+  }
+  auto addr = net::IpAddress::parse(addr_text);
+  if (!addr) return fmt::format("expected an IPv4 or IPv6 address, got {}", in_quotes(text));
+  if (addr->is_unspecified() || addr->is_multicast())
+    return fmt::format("expected a unicast address, got {}", in_quotes(text));
+  if (has_iface && !addr->is_link_local())
+    return fmt::format("an interface (%{}) is only allowed with a link-local (fe80::/10) address, got {}", iface,
+                       in_quotes(text));
+  if (addr->is_link_local() && !has_iface)
+    return fmt::format("a link-local address needs its interface, as in \"{}%eth0\"", addr_text);
+  if (has_iface && !valid_interface_name(iface))
+    return fmt::format("expected an interface name of 1 to {} characters after %, got {}", kMaxInterfaceLen,
+                       in_quotes(iface));
+  out.address = *addr;
+  out.interface = std::string(iface);
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out) {
+  std::string_view host, port_text;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find("]:");
+    if (close == std::string_view::npos)
+      return fmt::format("expected \"[IPv6]:PORT\", got {}", in_quotes(text));
+    host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+    auto a = net::IpAddress::parse(host);
+    if (!a || !a->is_v6()) return fmt::format("expected an IPv6 address inside [], got {}", in_quotes(text));
+    out.address = *a;
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos)
+      return fmt::format("expected \"ADDRESS:PORT\" (\"[IPv6]:PORT\" for IPv6) or \"\", got {}", in_quotes(text));
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos)
+      return fmt::format("write an IPv6 address in brackets, as in \"[::1]:8179\", got {}", in_quotes(text));
+    auto a = net::IpAddress::parse(host);
+    if (!a) return fmt::format("expected an IPv4 address before the port, got {}", in_quotes(text));
+    out.address = *a;
+  }
+  if (out.address.is_multicast())
+    return fmt::format("expected a unicast or unspecified address, got {}", in_quotes(text));
+  uint32_t port = 0;
+  if (port_text.empty() || port_text.size() > 5) return fmt::format("expected a port 1..65535, got {}", in_quotes(text));
+  for (char c : port_text) {
+    if (c < '0' || c > '9') return fmt::format("expected a port 1..65535, got {}", in_quotes(text));
+    port = port * 10 + static_cast<uint32_t>(c - '0');
+  }
+  if (port == 0 || port > kMaxU16) return fmt::format("expected a port 1..65535, got {}", in_quotes(text));
+  out.port = static_cast<uint16_t>(port);
+  return std::nullopt;
+}
+
+// Collects errors while walking the document.
+class Checker {
+ public:
+  explicit Checker(std::string_view file) : file_(file) {}
+
+  void error(const toml::source_region& where, std::string_view key, std::string message) {
+    errors_.push_back(ConfigError{file_, where.begin.line, where.begin.column, std::string(key), std::move(message)});
+  }
+  void error(const toml::node& where, std::string_view key, std::string message) {
+    error(where.source(), key, std::move(message));
+  }
+
+  ConfigErrors take() {
+    std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
+      return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+    });
+    return std::move(errors_);
+  }
+  [[nodiscard]] bool ok() const { return errors_.empty(); }
+  [[nodiscard]] size_t count() const { return errors_.size(); }
+
+  // Every key of t must be one of allowed.
+  void only_keys(const toml::table& t, std::string_view path, std::initializer_list<std::string_view> allowed) {
+    for (auto&& [k, v] : t) {
+      std::string_view name = k.str();
+      if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
+      std::string msg = "unknown key";
+      std::string_view best;
+      size_t best_d = 3;
+      for (std::string_view a : allowed) {
+        size_t d = edit_distance(name, a);
+        if (d < best_d) {
+          best_d = d;
+          best = a;
+        }
+      }
+      if (!best.empty()) msg += fmt::format(" (did you mean {}?)", in_quotes(best));
+      else msg += fmt::format("; expected one of: {}", fmt::join(allowed, ", "));
+      error(k.source(), join(path, name), std::move(msg));
+    }
+  }
+
+  const toml::table* table(const toml::table& t, std::string_view path, std::string_view key) {
+    const toml::node* n = t.get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) {
+      error(*n, join(path, key), fmt::format("expected a table, got {}", type_name(*n)));
+      return nullptr;
+    }
+    return n->as_table();
+  }
+
+  const toml::array* array(const toml::table& t, std::string_view path, std::string_view key,
+                           std::string_view what) {
+    const toml::node* n = t.get(key);
+    if (!n) return nullptr;
+    if (!n->is_array()) {
+      error(*n, join(path, key), fmt::format("expected {}, got {}", what, type_name(*n)));
+      return nullptr;
+    }
+    return n->as_array();
+  }
+
+  // Reports a missing key at the position of the table that lacks it.
+  void missing(const toml::table& t, std::string_view path, std::string_view key, std::string_view what) {
+    error(t, join(path, key), fmt::format("missing required key ({})", what));
+  }
+
+  // Absent: nothing, no error. Wrong type: nothing and an error.
+  std::optional<bool> boolean(const toml::table& t, std::string_view path, std::string_view key) {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    if (auto v = n->value_exact<bool>()) return v;
+    error(*n, join(path, key), fmt::format("expected true or false, got {}", type_name(*n)));
+    return std::nullopt;
+  }
+
+  std::optional<std::string_view> string(const toml::table& t, std::string_view path, std::string_view key,
+                                         std::string_view what) {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    return string_node(*n, join(path, key), what);
+  }
+
+  std::optional<std::string_view> string_node(const toml::node& n, std::string_view key, std::string_view what) {
+    if (const auto* s = n.as_string()) return std::string_view(s->get());
+    error(n, key, fmt::format("expected {}, got {}", what, type_name(n)));
+    return std::nullopt;
+  }
+
+  // An integer in lo..hi; what says what was expected, as "a port 1..65535".
+  std::optional<int64_t> integer(const toml::table& t, std::string_view path, std::string_view key, int64_t lo,
+                                 int64_t hi, std::string_view what) {
+    const toml::node* n = t.get(key);
+    if (!n) return std::nullopt;
+    const auto* i = n->as_integer();
+    if (!i) {
+      error(*n, join(path, key), fmt::format("expected {}, got {}", what, type_name(*n)));
+      return std::nullopt;
+    }
+    int64_t v = i->get();
+    if (v < lo || v > hi) {
+      error(*n, join(path, key), fmt::format("expected {}, got {}", what, v));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // An AS number: 1..4294967295 and not AS_TRANS.
+  std::optional<uint32_t> asn(const toml::table& t, std::string_view path, std::string_view key) {
+    auto v = integer(t, path, key, 1, kMaxU32, "an AS number 1..4294967295");
+    if (!v) return std::nullopt;
+    if (*v == codec::kAsTrans) {
+      error(*t.get(key), join(path, key), "AS 23456 is AS_TRANS (RFC 6793), not an AS a router can have");
+      return std::nullopt;
+    }
+    return static_cast<uint32_t>(*v);
+  }
+
+  std::optional<uint16_t> port(const toml::table& t, std::string_view path, std::string_view key) {
+    auto v = integer(t, path, key, 1, kMaxU16, "a port 1..65535");
+    if (!v) return std::nullopt;
+    return static_cast<uint16_t>(*v);
+  }
+
+  // A known family name; adds it to out unless it is there already.
+  std::optional<codec::Family> family(const toml::node& n, std::string_view key) {
+    auto s = string_node(n, key, "a family name");
+    if (!s) return std::nullopt;
+    codec::Family f;
+    if (!codec::parse_family(*s, f) || codec::known_index(f) < 0) {
+      error(n, key, fmt::format("expected one of {}, got {}", known_families_text(), in_quotes(*s)));
+      return std::nullopt;
+    }
+    return f;
+  }
+
+  // A list of distinct known families. Nothing when absent or wrong.
+  std::optional<codec::FamilySet> family_list(const toml::table& t, std::string_view path, std::string_view key) {
+    const toml::array* arr = array(t, path, key, "an array of family names");
+    if (!arr) return std::nullopt;
+    codec::FamilySet set;
+    bool good = true;
+    size_t idx = 0;
+    for (const toml::node& el : *arr) {
+      std::string el_key = fmt::format("{}[{}]", join(path, key), idx++);
+      auto f = family(el, el_key);
+      if (!f) {
+        good = false;
+        continue;
+      }
+      if (set.has(*f)) {
+        error(el, el_key, fmt::format("family {} is listed twice", family_text(*f)));
+        good = false;
+        continue;
+      }
+      set.add(*f);
+    }
+    if (!good) return std::nullopt;
+    return set;
+  }
+
+ private:
+  std::string file_;
+  ConfigErrors errors_;
+};
+
+bool valid_peer_name(std::string_view s) {
+  if (s.empty() || s.size() > kMaxNameLen) return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
+  const toml::table* t = ck.table(root, "", "router");
+  if (!t) {
+    if (!root.get("router"))
+      ck.error(toml::source_region{{1, 1}, {1, 1}, {}}, "router",
+               "missing required table [router] (with asn and router_id)");
+    return;
+  }
+  constexpr std::string_view p = "router";
+  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212"});
+
+  if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
+  if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
+
+  if (!t->get("router_id")) ck.missing(*t, p, "router_id", "an IPv4 address in dotted-quad form");
+  if (auto s = ck.string(*t, p, "router_id", "an IPv4 address in dotted-quad form")) {
+    auto a = net::IpAddress::parse(*s);
+    if (!a || !a->is_v4())
+      ck.error(*t->get("router_id"), "router.router_id",
+               fmt::format("expected an IPv4 address in dotted-quad form, got {}", in_quotes(*s)));
+    else if (a->is_unspecified())
+      ck.error(*t->get("router_id"), "router.router_id", "expected a non-zero router id, got \"0.0.0.0\"");
+    else
+      out.router_id = *a;
+  }
+
+  out.listen = {*net::IpAddress::parse("0.0.0.0"), *net::IpAddress::parse("::")};
+  if (const toml::array* arr = ck.array(*t, p, "listen", "an array of addresses")) {
+    out.listen.clear();
+    size_t idx = 0;
+    for (const toml::node& el : *arr) {
+      std::string key = fmt::format("router.listen[{}]", idx++);
+      auto s = ck.string_node(el, key, "an IP address");
+      if (!s) continue;
+      auto a = net::IpAddress::parse(*s);
+      if (!a || a->is_multicast()) {
+        ck.error(el, key, fmt::format("expected an IPv4 or IPv6 address (\"0.0.0.0\", \"::\" for all), got {}",
+                                      in_quotes(*s)));
+        continue;
+      }
+      if (std::find(out.listen.begin(), out.listen.end(), *a) != out.listen.end()) {
+        ck.error(el, key, fmt::format("address {} is listed twice", a->to_string()));
+        continue;
+      }
+      out.listen.push_back(*a);
+    }
+  }
+  if (auto v = ck.port(*t, p, "port")) out.port = *v;
+  if (auto v = ck.boolean(*t, p, "rfc8212")) out.rfc8212 = *v;
+}
+
+void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
+  out.listen = Endpoint{*net::IpAddress::parse("127.0.0.1"), 8179};
+  const toml::table* t = ck.table(root, "", "http");
+  if (!t) return;
+  ck.only_keys(*t, "http", {"listen"});
+  constexpr std::string_view kWhat = "\"ADDRESS:PORT\" (\"[IPv6]:PORT\" for IPv6) or \"\"";
+  if (auto s = ck.string(*t, "http", "listen", kWhat)) {
+    if (s->empty()) {
+      out.listen.reset();
+    } else {
+      Endpoint e;
+      if (auto err = parse_endpoint(*s, e)) ck.error(*t->get("listen"), "http.listen", std::move(*err));
+      else out.listen = e;
+    }
+  }
+}
+
+void parse_log(Checker& ck, const toml::table& root, LogConfig& out) {
+  const toml::table* t = ck.table(root, "", "log");
+  if (!t) return;
+  ck.only_keys(*t, "log", {"format", "level"});
+  if (auto s = ck.string(*t, "log", "format", "\"text\" or \"json\"")) {
+    if (*s == "text") out.format = LogFormat::kText;
+    else if (*s == "json") out.format = LogFormat::kJson;
+    else ck.error(*t->get("format"), "log.format", fmt::format("expected \"text\" or \"json\", got {}", in_quotes(*s)));
+  }
+  constexpr std::string_view kLevels = "one of \"debug\", \"info\", \"warn\", \"error\"";
+  if (auto s = ck.string(*t, "log", "level", kLevels)) {
+    bool found = false;
+    for (LogLevel l : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+      if (*s == log_level_name(l)) {
+        out.level = l;
+        found = true;
+      }
+    }
+    if (!found) ck.error(*t->get("level"), "log.level", fmt::format("expected {}, got {}", kLevels, in_quotes(*s)));
+  }
+}
+
+void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
+  const toml::table* t = ck.table(root, "", "kernel");
+  if (!t) return;
+  constexpr std::string_view p = "kernel";
+  ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath"});
+  if (auto v = ck.boolean(*t, p, "enabled")) out.enabled = *v;
+  if (auto v = ck.integer(*t, p, "table", 1, kMaxU32, "a routing table id 1..4294967295 other than 255")) {
+    if (*v == kRtTableLocal)
+      ck.error(*t->get("table"), "kernel.table", "table 255 is the kernel's local table; expected another id");
+    else
+      out.table = static_cast<uint32_t>(*v);
+  }
+  if (auto v = ck.integer(*t, p, "metric", 0, kMaxU32, "a metric 0..4294967295")) out.metric = static_cast<uint32_t>(*v);
+  if (auto v = ck.boolean(*t, p, "multipath")) out.multipath = *v;
+}
+
+void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
+  const toml::table* t = ck.table(root, "", "rpki");
+  if (!t) return;
+  ck.only_keys(*t, "rpki", {"cache"});
+  const toml::array* arr = ck.array(*t, "rpki", "cache", "an array of tables ([[rpki.cache]])");
+  if (!arr) return;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("rpki.cache[{}]", idx++);
+    const toml::table* c = el.as_table();
+    if (!c) {
+      ck.error(el, p, fmt::format("expected a table ([[rpki.cache]]), got {}", type_name(el)));
+      continue;
+    }
+    ck.only_keys(*c, p, {"address", "port", "preference"});
+    RpkiCacheConfig cache;
+    bool good = true;
+    if (!c->get("address")) {
+      ck.missing(*c, p, "address", "the cache's IP address");
+      good = false;
+    }
+    if (auto s = ck.string(*c, p, "address", "an IP address")) {
+      ScopedAddress sa;
+      if (auto err = parse_scoped_address(*s, sa)) {
+        ck.error(*c->get("address"), join(p, "address"), std::move(*err));
+        good = false;
+      } else {
+        cache.address = sa.address;
+        cache.interface = sa.interface;
+      }
+    } else {
+      good = false;
+    }
+    if (auto v = ck.port(*c, p, "port")) cache.port = *v;
+    if (auto v = ck.integer(*c, p, "preference", 0, 255, "a preference 0..255 (lower is preferred)"))
+      cache.preference = static_cast<uint8_t>(*v);
+    if (!good) continue;
+    for (const RpkiCacheConfig& o : out.caches) {
+      if (o.address == cache.address && o.interface == cache.interface && o.port == cache.port) {
+        ck.error(*c->get("address"), join(p, "address"),
+                 fmt::format("cache {} port {} is listed twice", cache.address.to_string(), cache.port));
+        good = false;
+      }
+    }
+    if (good) out.caches.push_back(std::move(cache));
+  }
+}
+
+// Where each peer's name and address were first seen, for duplicates.
+struct PeerSeen {
+  std::map<std::string, uint32_t, std::less<>> names;
+  std::map<std::pair<net::IpAddress, std::string>, std::pair<std::string, uint32_t>> addresses;
+};
+
+void parse_peer(Checker& ck, const toml::table& t, const std::string& p, const RouterConfig& router,
+                PeerSeen& seen, std::vector<PeerConfig>& peers) {
+  ck.only_keys(t, p,
+               {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
+                "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
+                "shutdown_message", "enabled"});
+  size_t errors_before = ck.count();
+  PeerConfig peer;
+
+  if (!t.get("name")) ck.missing(t, p, "name", "a unique name of letters, digits, '_', '.', '-'");
+  if (auto s = ck.string(t, p, "name", "a name of letters, digits, '_', '.', '-'")) {
+    const toml::node& n = *t.get("name");
+    if (!valid_peer_name(*s)) {
+      ck.error(n, join(p, "name"),
+               fmt::format("expected 1 to {} letters, digits, '_', '.', '-', got {}", kMaxNameLen, in_quotes(*s)));
+    } else if (auto it = seen.names.find(*s); it != seen.names.end()) {
+      ck.error(n, join(p, "name"), fmt::format("peer name {} is already used at line {}", in_quotes(*s), it->second));
+    } else {
+      seen.names.emplace(std::string(*s), n.source().begin.line);
+      peer.name = std::string(*s);
+    }
+  }
+
+  bool have_address = false;
+  if (!t.get("address")) ck.missing(t, p, "address", "the peer's IP address");
+  if (auto s = ck.string(t, p, "address", "an IP address")) {
+    const toml::node& n = *t.get("address");
+    ScopedAddress sa;
+    if (auto err = parse_scoped_address(*s, sa)) {
+      ck.error(n, join(p, "address"), std::move(*err));
+    } else {
+      peer.address = sa.address;
+      peer.interface = sa.interface;
+      auto key = std::pair(sa.address, sa.interface);
+      if (auto it = seen.addresses.find(key); it != seen.addresses.end()) {
+        ck.error(n, join(p, "address"),
+                 fmt::format("address {} is already used by peer {} at line {}", peer.address_text(),
+                             in_quotes(it->second.first), it->second.second));
+      } else {
+        seen.addresses.emplace(key, std::pair(peer.name, n.source().begin.line));
+        have_address = true;
+      }
+    }
+  }
+
+  if (!t.get("asn")) ck.missing(t, p, "asn", "the peer's AS number");
+  if (auto v = ck.asn(t, p, "asn")) peer.asn = *v;
+  if (auto v = ck.port(t, p, "port")) peer.port = *v;
+  if (auto v = ck.boolean(t, p, "passive")) {
+    peer.passive = *v;
+    if (*v && router.listen.empty())
+      ck.error(*t.get("passive"), join(p, "passive"),
+               "a passive peer needs a listener, but router.listen is []; nothing would ever connect");
+  }
+
+  constexpr std::string_view kHoldWhat = "0 or 3..65535 seconds (RFC 4271 section 4.2)";
+  bool hold_ok = true;
+  if (const toml::node* n = t.get("hold_time")) {
+    auto v = ck.integer(t, p, "hold_time", 0, kMaxU16, kHoldWhat);
+    if (v && (*v == 1 || *v == 2)) {
+      ck.error(*n, join(p, "hold_time"), fmt::format("expected {}, got {}", kHoldWhat, *v));
+      v.reset();
+    }
+    if (v) peer.hold_time = static_cast<uint16_t>(*v);
+    else hold_ok = false;
+  }
+  peer.keepalive = static_cast<uint16_t>(peer.hold_time / 3);
+  if (const toml::node* n = t.get("keepalive")) {
+    auto v = ck.integer(t, p, "keepalive", 0, kMaxU16, "0..65535 seconds, less than hold_time");
+    if (v && hold_ok) {
+      if (peer.hold_time == 0 && *v != 0) {
+        ck.error(*n, join(p, "keepalive"), fmt::format("expected 0 when hold_time is 0, got {}", *v));
+      } else if (peer.hold_time != 0 && (*v == 0 || *v >= peer.hold_time)) {
+        ck.error(*n, join(p, "keepalive"),
+                 fmt::format("expected 1..{} seconds (less than hold_time {}), got {}", peer.hold_time - 1,
+                             peer.hold_time, *v));
+      } else {
+        peer.keepalive = static_cast<uint16_t>(*v);
+      }
+    }
+  }
+  if (auto v = ck.integer(t, p, "connect_retry", 1, kMaxU16, "1..65535 seconds"))
+    peer.connect_retry = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(t, p, "delay_open", 0, kMaxU16, "0..65535 seconds (0 = off)"))
+    peer.delay_open = static_cast<uint32_t>(*v);
+
+  constexpr std::string_view kSendHoldWhat = "0..65535 seconds (0 = off) or \"auto\"";
+  if (const toml::node* n = t.get("send_hold_time")) {
+    if (const auto* s = n->as_string()) {
+      if (s->get() != "auto")
+        ck.error(*n, join(p, "send_hold_time"), fmt::format("expected {}, got {}", kSendHoldWhat, in_quotes(s->get())));
+    } else if (auto v = ck.integer(t, p, "send_hold_time", 0, kMaxU16, kSendHoldWhat)) {
+      peer.send_hold_time = static_cast<uint32_t>(*v);
+    }
+  }
+
+  // Families: by default the unicast family of the session's address.
+  bool families_ok = true;
+  if (t.get("families")) {
+    if (auto set = ck.family_list(t, p, "families")) {
+      if (set->empty()) {
+        ck.error(*t.get("families"), join(p, "families"), "expected at least one family");
+        families_ok = false;
+      } else {
+        peer.families = *set;
+      }
+    } else {
+      families_ok = false;
+    }
+  } else if (have_address) {
+    peer.families.add(peer.address.is_v4() ? codec::kIpv4Unicast : codec::kIpv6Unicast);
+  } else {
+    families_ok = false;
+  }
+
+  if (const toml::node* n = t.get("add_path")) {
+    std::string key = join(p, "add_path");
+    if (const toml::table* ap = n->as_table()) {
+      for (auto&& [k, v] : *ap) {
+        std::string fkey = fmt::format("{}.{}", key, k.str());
+        codec::Family f;
+        if (!codec::parse_family(k.str(), f) || codec::known_index(f) < 0) {
+          ck.error(k.source(), fkey, fmt::format("expected one of {}, got {}", known_families_text(), in_quotes(k.str())));
+          continue;
+        }
+        auto mode = ck.string_node(v, fkey, "\"receive\", \"send\" or \"both\"");
+        if (!mode) continue;
+        AddPathMode m;
+        if (*mode == "receive") m = AddPathMode::kReceive;
+        else if (*mode == "send") m = AddPathMode::kSend;
+        else if (*mode == "both") m = AddPathMode::kBoth;
+        else {
+          ck.error(v, fkey, fmt::format("expected \"receive\", \"send\" or \"both\", got {}", in_quotes(*mode)));
+          continue;
+        }
+        if (families_ok && !peer.families.has(f)) {
+          ck.error(k.source(), fkey,
+                   fmt::format("ADD-PATH for {}, which is not in this peer's families", family_text(f)));
+          continue;
+        }
+        if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kReceive)) peer.add_path_receive.add(f);
+        if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kSend)) peer.add_path_send.add(f);
+      }
+    } else {
+      ck.error(*n, key,
+               fmt::format("expected a table of family = \"receive\"|\"send\"|\"both\", got {}", type_name(*n)));
+    }
+  }
+
+  if (auto set = ck.family_list(t, p, "extended_next_hop")) {
+    for (codec::Family f : codec::kKnownFamilyList) {
+      if (!set->has(f)) continue;
+      if (f.afi != static_cast<uint16_t>(codec::Afi::kIpv4)) {
+        ck.error(*t.get("extended_next_hop"), join(p, "extended_next_hop"),
+                 fmt::format("expected IPv4 families only (RFC 8950: IPv4 routes with IPv6 next hops), got {}",
+                             family_text(f)));
+      } else if (families_ok && !peer.families.has(f)) {
+        ck.error(*t.get("extended_next_hop"), join(p, "extended_next_hop"),
+                 fmt::format("extended next hop for {}, which is not in this peer's families", family_text(f)));
+      } else {
+        peer.extended_next_hop.add(f);
+      }
+    }
+  }
+
+  if (auto s = ck.string(t, p, "local_address", "an IP address")) {
+    const toml::node& n = *t.get("local_address");
+    auto a = net::IpAddress::parse(*s);
+    if (s->find('%') != std::string_view::npos) {
+      ck.error(n, join(p, "local_address"),
+               "expected an address without %interface (the interface comes from the peer's address)");
+    } else if (!a || a->is_unspecified() || a->is_multicast()) {
+      ck.error(n, join(p, "local_address"),
+               fmt::format("expected a unicast IPv4 or IPv6 address (leave the key out to let the kernel choose), "
+                           "got {}",
+                           in_quotes(*s)));
+    } else if (have_address && a->family() != peer.address.family()) {
+      ck.error(n, join(p, "local_address"),
+               fmt::format("expected an {} address like the peer's address, got {}",
+                           peer.address.is_v4() ? "IPv4" : "IPv6", in_quotes(*s)));
+    } else {
+      peer.local_address = *a;
+    }
+  }
+  if (auto s = ck.string(t, p, "description", "a string")) peer.description = std::string(*s);
+  if (auto s = ck.string(t, p, "shutdown_message", "a string of at most 255 octets")) {
+    if (s->size() > kMaxShutdownMessage)
+      ck.error(*t.get("shutdown_message"), join(p, "shutdown_message"),
+               fmt::format("expected at most {} octets of UTF-8 (RFC 9003), got {}", kMaxShutdownMessage, s->size()));
+    else
+      peer.shutdown_message = std::string(*s);
+  }
+  if (auto v = ck.boolean(t, p, "enabled")) peer.enabled = *v;
+
+  if (ck.count() == errors_before) peers.push_back(std::move(peer));
+}
+
+void parse_peers(Checker& ck, const toml::table& root, const RouterConfig& router, std::vector<PeerConfig>& out) {
+  const toml::array* arr = ck.array(root, "", "peer", "an array of tables ([[peer]])");
+  if (!arr) return;
+  PeerSeen seen;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("peer[{}]", idx++);
+    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, router, seen, out);
+    else ck.error(el, p, fmt::format("expected a table ([[peer]]), got {}", type_name(el)));
+  }
+}
+
+}  // namespace
+
+Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_view source_name) {
+  Checker ck(source_name);
+  toml::parse_result parsed = toml::parse(text, source_name);
+  if (!parsed) {
+    const toml::parse_error& e = parsed.error();
+    ck.error(e.source(), "", fmt::format("syntax error: {}", e.description()));
+    return fail(ck.take());
+  }
+  const toml::table& root = parsed.table();
+  ck.only_keys(root, "", {"router", "http", "log", "kernel", "rpki", "peer"});
+  Config cfg;
+  parse_router(ck, root, cfg.router);
+  parse_http(ck, root, cfg.http);
+  parse_log(ck, root, cfg.log);
+  parse_kernel(ck, root, cfg.kernel);
+  parse_rpki(ck, root, cfg.rpki);
+  parse_peers(ck, root, cfg.router, cfg.peers);
+  if (!ck.ok()) return fail(ck.take());
+  return cfg;
+}
+
+Result<Config, ConfigErrors> load_config(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return fail(ConfigErrors{ConfigError{path, 0, 0, "", "cannot read: is a directory"}});
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int err = errno;
+    return fail(ConfigErrors{ConfigError{path, 0, 0, "", fmt::format("cannot read: {}", std::strerror(err))}});
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    return fail(ConfigErrors{ConfigError{path, 0, 0, "", "cannot read: I/O error"}});
+  }
+  return parse_config(ss.str(), path);
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,174 @@
+// The daemon's configuration: one TOML file parsed into a validated,
+// normalised Config value with every default filled in.
+//
+// The reference for every key is docs/configuration.md; each key there has
+// a golden test under tests/golden/config/. Parsing reports every error it
+// finds (not just the first), each naming the file, line, column and key
+// and saying what was expected, so `petrel check` can list them all.
+//
+// Only config.cpp includes toml++ (header-only, slow to compile); the rest
+// of the daemon sees plain values. Configuration is read once at start and
+// on reload, never on a hot path, so errors here are ordinary strings.
+//
+// RFC 4271 section 4.2 (hold time 0 or >= 3), RFC 6793 (AS_TRANS is not a
+// configurable AS), RFC 7911 (ADD-PATH), RFC 8950 (IPv4 NLRI with IPv6
+// next hops), RFC 9687 (send hold timer), RFC 9003 (shutdown message).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec/types.h"
+#include "crates/net/ip.h"
+#include "crates/result/result.h"
+#include "daemon/log.h"
+
+namespace petrel::daemon {
+
+// [router]
+struct RouterConfig {
+  uint32_t asn = 0;
+  net::IpAddress router_id;                // always IPv4, never 0.0.0.0
+  std::vector<net::IpAddress> listen;      // empty: no listener (active sessions only)
+  uint16_t port = 179;
+  bool rfc8212 = true;
+
+  friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
+};
+
+// An address and port to listen on: "127.0.0.1:8179", "[::1]:8179".
+struct Endpoint {
+  net::IpAddress address;
+  uint16_t port = 0;
+
+  [[nodiscard]] std::string to_string() const;  // the form it is written in
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// [http]
+struct HttpConfig {
+  std::optional<Endpoint> listen;  // nothing: the HTTP server is disabled
+
+  friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
+};
+
+// [log]
+struct LogConfig {
+  LogFormat format = LogFormat::kText;
+  LogLevel level = LogLevel::kInfo;
+
+  friend bool operator==(const LogConfig&, const LogConfig&) = default;
+};
+
+// [kernel]: used by the kernel installer (a later feature).
+struct KernelConfig {
+  bool enabled = false;
+  uint32_t table = 254;  // RT_TABLE_MAIN
+  uint32_t metric = 32;
+  bool multipath = false;
+
+  friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
+};
+
+// [[rpki.cache]]: used by the RTR client (a later feature).
+struct RpkiCacheConfig {
+  net::IpAddress address;
+  std::string interface;  // only for a link-local address
+  uint16_t port = 323;    // IANA "rpki-rtr" over TCP (RFC 6810 section 7)
+  uint8_t preference = 100;  // lower is preferred
+
+  friend bool operator==(const RpkiCacheConfig&, const RpkiCacheConfig&) = default;
+};
+
+struct RpkiConfig {
+  std::vector<RpkiCacheConfig> caches;
+
+  friend bool operator==(const RpkiConfig&, const RpkiConfig&) = default;
+};
+
+// ADD-PATH per family (RFC 7911): which directions we advertise.
+enum class AddPathMode : uint8_t { kReceive = 1, kSend = 2, kBoth = 3 };
+
+// [[peer]]. A peer is identified by (address, interface); the interface is
+// set exactly when the address is link-local (fe80::/10).
+struct PeerConfig {
+  std::string name;
+  net::IpAddress address;
+  std::string interface;
+  uint32_t asn = 0;
+  uint16_t port = 179;
+  bool passive = false;
+  uint16_t hold_time = 90;          // 0 or 3..65535
+  uint16_t keepalive = 30;          // 0 exactly when hold_time is 0
+  uint32_t connect_retry = 30;      // seconds, initial back-off
+  codec::FamilySet families;        // never empty
+  codec::FamilySet add_path_receive;
+  codec::FamilySet add_path_send;
+  codec::FamilySet extended_next_hop;  // RFC 8950; IPv4 families only
+  std::optional<net::IpAddress> local_address;
+  std::string description;
+  uint32_t delay_open = 0;          // seconds, 0 = off
+  // RFC 9687. Nothing: the RFC's default, max(480 s, 2 x negotiated hold
+  // time), which depends on the session; 0: disabled.
+  std::optional<uint32_t> send_hold_time;
+  std::string shutdown_message;     // RFC 9003; at most 255 octets of UTF-8
+  bool enabled = true;
+
+  // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
+  [[nodiscard]] std::string address_text() const;
+  [[nodiscard]] bool is_ebgp(uint32_t local_asn) const { return asn != local_asn; }
+
+  friend bool operator==(const PeerConfig&, const PeerConfig&) = default;
+};
+
+// The send hold time in seconds for a session with this negotiated hold
+// time: the configured one, or RFC 9687's default. 0 means disabled.
+uint32_t effective_send_hold_time(const PeerConfig& peer, uint16_t negotiated_hold_time);
+
+struct Config {
+  RouterConfig router;
+  HttpConfig http;
+  LogConfig log;
+  KernelConfig kernel;
+  RpkiConfig rpki;
+  std::vector<PeerConfig> peers;  // in file order
+
+  friend bool operator==(const Config&, const Config&) = default;
+};
+
+// One problem found in a configuration file. line and column start at 1
+// (0 when there is no position, as for a file that cannot be read). key is
+// the dotted path of the key, "peer[0].hold_time" (peers count from 0).
+struct ConfigError {
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  std::string key;
+  std::string message;
+
+  // "FILE:LINE:COL: KEY: MESSAGE", parts without a value left out.
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const ConfigError&, const ConfigError&) = default;
+};
+
+using ConfigErrors = std::vector<ConfigError>;  // sorted by position; never empty
+
+// Parses TOML text. source_name stands for the file in error messages.
+Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_view source_name);
+// Reads and parses the file at path; errors name it as given.
+Result<Config, ConfigErrors> load_config(const std::string& path);
+
+// The effective configuration as canonical TOML: fixed key order, every
+// default written out, addresses in canonical form. Parsing the dump gives
+// the same Config back. Used by golden tests and `petrel check --dump`.
+std::string dump(const Config& config);
+
+// Names used by the parser and the dump.
+std::string_view log_format_name(LogFormat f);
+std::string_view log_level_name(LogLevel l);
+std::string_view add_path_mode_name(AddPathMode m);
+
+}  // namespace petrel::daemon

@@ -1,0 +1,177 @@
+// The canonical text of a Config (what `petrel check --dump` prints and
+// the golden tests compare), and the small helpers of config.h that need
+// no TOML parser.
+//
+// The dump is TOML that parses back to the same Config: keys in the order
+// of docs/configuration.md, every default written out, addresses in their
+// canonical form (RFC 5952 for IPv6), families in a fixed order.
+#include "daemon/config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "crates/json/json.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+// A TOML basic string. TOML's escapes are a superset of JSON's, so the
+// JSON escaper serves, plus DEL, which TOML (unlike JSON) must see escaped.
+std::string toml_string(std::string_view s) {
+  std::string escaped;
+  json::append_escaped(escaped, s);
+  std::string out = "\"";
+  for (char c : escaped) {
+    if (c == '\x7f') out += "\\u007F";
+    else out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string_view bool_text(bool b) { return b ? "true" : "false"; }
+
+std::string family_list(codec::FamilySet set) {
+  std::string out = "[";
+  for (codec::Family f : codec::kKnownFamilyList) {
+    if (!set.has(f)) continue;
+    char buf[32];
+    if (out.size() > 1) out += ", ";
+    out += toml_string(codec::family_name(f, buf));
+  }
+  out += "]";
+  return out;
+}
+
+std::string add_path_table(const PeerConfig& p) {
+  std::string out;
+  for (codec::Family f : codec::kKnownFamilyList) {
+    bool rx = p.add_path_receive.has(f);
+    bool tx = p.add_path_send.has(f);
+    if (!rx && !tx) continue;
+    AddPathMode m = rx && tx ? AddPathMode::kBoth : rx ? AddPathMode::kReceive : AddPathMode::kSend;
+    char buf[32];
+    out += out.empty() ? " " : ", ";
+    out += fmt::format("{} = {}", toml_string(codec::family_name(f, buf)), toml_string(add_path_mode_name(m)));
+  }
+  return "{" + out + (out.empty() ? "}" : " }");
+}
+
+std::string scoped(const net::IpAddress& a, const std::string& interface) {
+  if (interface.empty()) return a.to_string();
+  return a.to_string() + "%" + interface;
+}
+
+}  // namespace
+
+std::string Endpoint::to_string() const {
+  if (address.is_v6()) return fmt::format("[{}]:{}", address.to_string(), port);
+  return fmt::format("{}:{}", address.to_string(), port);
+}
+
+std::string PeerConfig::address_text() const { return scoped(address, interface); }
+
+uint32_t effective_send_hold_time(const PeerConfig& peer, uint16_t negotiated_hold_time) {
+  if (peer.send_hold_time) return *peer.send_hold_time;
+  constexpr uint32_t kEightMinutes = 480;  // RFC 9687 section 3
+  return std::max(kEightMinutes, 2u * negotiated_hold_time);
+}
+
+std::string ConfigError::to_string() const {
+  std::string out = file;
+  if (line != 0) out += fmt::format(":{}:{}", line, column);
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += message;
+  return out;
+}
+
+std::string_view log_format_name(LogFormat f) {
+  switch (f) {
+    case LogFormat::kText: return "text";
+    case LogFormat::kJson: return "json";
+  }
+  return "text";
+}
+
+std::string_view log_level_name(LogLevel l) {
+  switch (l) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kError: return "error";
+  }
+  return "info";
+}
+
+std::string_view add_path_mode_name(AddPathMode m) {
+  switch (m) {
+    case AddPathMode::kReceive: return "receive";
+    case AddPathMode::kSend: return "send";
+    case AddPathMode::kBoth: return "both";
+  }
+  return "receive";
+}
+
+std::string dump(const Config& c) {
+  std::string o;
+  auto line = [&o](std::string_view key, std::string_view value) { o += fmt::format("{} = {}\n", key, value); };
+
+  o += "[router]\n";
+  line("asn", std::to_string(c.router.asn));
+  line("router_id", toml_string(c.router.router_id.to_string()));
+  std::string listen = "[";
+  for (const auto& a : c.router.listen) {
+    if (listen.size() > 1) listen += ", ";
+    listen += toml_string(a.to_string());
+  }
+  line("listen", listen + "]");
+  line("port", std::to_string(c.router.port));
+  line("rfc8212", bool_text(c.router.rfc8212));
+
+  o += "\n[http]\n";
+  line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
+
+  o += "\n[log]\n";
+  line("format", toml_string(log_format_name(c.log.format)));
+  line("level", toml_string(log_level_name(c.log.level)));
+
+  o += "\n[kernel]\n";
+  line("enabled", bool_text(c.kernel.enabled));
+  line("table", std::to_string(c.kernel.table));
+  line("metric", std::to_string(c.kernel.metric));
+  line("multipath", bool_text(c.kernel.multipath));
+
+  for (const RpkiCacheConfig& r : c.rpki.caches) {
+    o += "\n[[rpki.cache]]\n";
+    line("address", toml_string(scoped(r.address, r.interface)));
+    line("port", std::to_string(r.port));
+    line("preference", std::to_string(r.preference));
+  }
+
+  for (const PeerConfig& p : c.peers) {
+    o += "\n[[peer]]\n";
+    line("name", toml_string(p.name));
+    line("address", toml_string(p.address_text()));
+    line("asn", std::to_string(p.asn));
+    line("port", std::to_string(p.port));
+    line("passive", bool_text(p.passive));
+    line("hold_time", std::to_string(p.hold_time));
+    line("keepalive", std::to_string(p.keepalive));
+    line("connect_retry", std::to_string(p.connect_retry));
+    line("families", family_list(p.families));
+    line("add_path", add_path_table(p));
+    line("extended_next_hop", family_list(p.extended_next_hop));
+    if (p.local_address) line("local_address", toml_string(p.local_address->to_string()));
+    line("description", toml_string(p.description));
+    line("delay_open", std::to_string(p.delay_open));
+    line("send_hold_time", p.send_hold_time ? std::to_string(*p.send_hold_time) : toml_string("auto"));
+    line("shutdown_message", toml_string(p.shutdown_message));
+    line("enabled", bool_text(p.enabled));
+  }
+  return o;
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,64 @@
+// Logging for the daemon: one line per event, as text (default) or JSON
+// lines (--log-format json). Pure modules never log; they return
+// diagnostics that the daemon turns into lines here.
+//
+// A line is an event name, key=value fields and a free message. Each line
+// goes out with a single write(2) so lines from different threads never
+// interleave.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace petrel::daemon {
+
+enum class LogLevel : uint8_t { kDebug, kInfo, kWarn, kError };
+enum class LogFormat : uint8_t { kText, kJson };
+
+struct LogField {
+  std::string_view key;
+  std::string value;
+
+  LogField(std::string_view k, std::string v) : key(k), value(std::move(v)) {}
+  LogField(std::string_view k, std::string_view v) : key(k), value(v) {}
+  LogField(std::string_view k, const char* v) : key(k), value(v) {}
+  template <typename Int, typename = std::enable_if_t<std::is_integral_v<Int>>>
+  LogField(std::string_view k, Int v) : key(k), value(std::to_string(v)) {}
+};
+
+void log_configure(LogFormat format, LogLevel level, int fd = 2);
+bool log_enabled(LogLevel level);
+// Parses "debug", "info", "warn", "error" / "text", "json".
+bool parse_log_level(std::string_view s, LogLevel& out);
+bool parse_log_format(std::string_view s, LogFormat& out);
+
+void log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
+         std::string_view message = {});
+
+// Formats one line without writing it (tests and the event stream).
+std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, std::string_view event,
+                            std::initializer_list<LogField> fields, std::string_view message);
+
+// Allows at most `burst` events, refilled at `per_second`; counts what it
+// suppressed so the next allowed line can say how many were dropped.
+class RateLimit {
+ public:
+  RateLimit(double per_second, double burst) : rate_(per_second), burst_(burst), tokens_(burst) {}
+  // now_s: monotonic seconds. True if this event may be logged.
+  bool allow(double now_s);
+  // Events suppressed since the last allowed one; reset on read.
+  uint64_t take_suppressed() {
+    uint64_t s = suppressed_;
+    suppressed_ = 0;
+    return s;
+  }
+
+ private:
+  double rate_, burst_, tokens_;
+  double last_ = -1;
+  uint64_t suppressed_ = 0;
+};
+
+}  // namespace petrel::daemon

@@ -1,0 +1,66 @@
+"""pytest wiring for the interop lab.
+
+The whole suite skips, loudly, when the lab cannot run here (not root, no
+network namespaces); a test that needs a daemon that is not installed skips
+with the package to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import lab as L  # noqa: E402
+
+_UNAVAILABLE: str | None = None
+try:
+    L.check_available()
+except L.LabUnavailable as e:
+    _UNAVAILABLE = str(e)
+
+BINARIES = {
+    "bird": ("bird", "bird2"),
+    "frr": ("/usr/lib/frr/bgpd", "frr"),
+    "gobgp": ("gobgpd", "gobgpd"),
+    "openbgpd": ("bgpctl", "openbgpd"),
+}
+
+
+def pytest_report_header(config):
+    if _UNAVAILABLE:
+        bar = "!" * 72
+        return [bar, f"INTEROP LAB UNAVAILABLE: {_UNAVAILABLE}",
+                "every integration test will be SKIPPED", bar]
+    return ["interop lab: network namespaces available"]
+
+
+def pytest_collection_modifyitems(config, items):
+    if _UNAVAILABLE:
+        mark = pytest.mark.skip(reason=f"interop lab unavailable: {_UNAVAILABLE}")
+        for item in items:
+            item.add_marker(mark)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _UNAVAILABLE:
+        terminalreporter.write_line(
+            f"INTEROP LAB UNAVAILABLE ({_UNAVAILABLE}): integration tests skipped",
+            red=True, bold=True)
+
+
+def require(kind: str) -> None:
+    binary, package = BINARIES[kind]
+    if shutil.which(binary) is None and not os.path.exists(binary):
+        pytest.skip(f"{kind}: `{binary}` not found (apt-get install {package}; "
+                    f"see scripts/install-deps.sh)")
+
+
+@pytest.fixture
+def lab():
+    with L.Lab() as the_lab:
+        yield the_lab

@@ -1,0 +1,92 @@
+// Tests for fsm/collision.h: RFC 4271 section 6.8 and RFC 6286 section 2.3.
+#include "fsm/collision.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+namespace petrel::fsm {
+namespace {
+
+constexpr ConnectionView kOut{State::kOpenConfirm, Direction::kOutgoing};
+constexpr ConnectionView kIn{State::kOpenConfirm, Direction::kIncoming};
+
+CollisionInput input(ConnectionView a, ConnectionView b, uint32_t local_id, uint32_t remote_id) {
+  CollisionInput in;
+  in.first = a;
+  in.second = b;
+  in.local_id = local_id;
+  in.remote_id = remote_id;
+  in.local_as = 65001;
+  in.remote_as = 65002;
+  return in;
+}
+
+TEST(Collision, HigherRemoteIdentifierKeepsItsConnection) {
+  // Theirs is higher: keep the connection they opened (incoming).
+  EXPECT_EQ(resolve_collision(input(kOut, kIn, 1, 2)), CollisionVerdict::kCloseFirst);
+  EXPECT_EQ(resolve_collision(input(kIn, kOut, 1, 2)), CollisionVerdict::kCloseSecond);
+}
+
+TEST(Collision, HigherLocalIdentifierKeepsOurs) {
+  EXPECT_EQ(resolve_collision(input(kOut, kIn, 2, 1)), CollisionVerdict::kCloseSecond);
+  EXPECT_EQ(resolve_collision(input(kIn, kOut, 2, 1)), CollisionVerdict::kCloseFirst);
+}
+
+TEST(Collision, EqualIdentifiersCompareAses) {
+  CollisionInput in = input(kOut, kIn, 7, 7);  // RFC 6286: remote AS is larger
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kCloseFirst);
+  std::swap(in.local_as, in.remote_as);
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kCloseSecond);
+}
+
+TEST(Collision, NothingBeforeTheOpenExchange) {
+  for (State s : {State::kIdle, State::kConnect, State::kActive, State::kOpenSent}) {
+    EXPECT_EQ(resolve_collision(input({s, Direction::kOutgoing}, kIn, 1, 2)), CollisionVerdict::kNoCollision);
+    EXPECT_EQ(resolve_collision(input(kIn, {s, Direction::kOutgoing}, 1, 2)), CollisionVerdict::kNoCollision);
+  }
+}
+
+TEST(Collision, OpenSentWhenTheIdentifierIsKnown) {
+  CollisionInput in = input({State::kOpenSent, Direction::kOutgoing}, kIn, 1, 2);
+  in.examine_open_sent = true;
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kCloseFirst);
+}
+
+TEST(Collision, EstablishedWins) {
+  ConnectionView up{State::kEstablished, Direction::kOutgoing};
+  // Even where the identifiers would pick the other one.
+  EXPECT_EQ(resolve_collision(input(up, kIn, 1, 2)), CollisionVerdict::kCloseSecond);
+  EXPECT_EQ(resolve_collision(input(kIn, up, 1, 2)), CollisionVerdict::kCloseFirst);
+}
+
+TEST(Collision, Names) {
+  EXPECT_EQ(collision_verdict_name(CollisionVerdict::kCloseFirst), "close-first");
+}
+
+// Both speakers close the same TCP connection: our outgoing connection is
+// the peer's incoming one.
+RC_GTEST_PROP(Collision, BothEndsCloseTheSameConnection,
+              (uint32_t id_a, uint32_t id_b, uint32_t as_a, uint32_t as_b, bool order_a, bool order_b)) {
+  RC_PRE(id_a != id_b || as_a != as_b);
+  // The connection A opened, seen by A as outgoing and by B as incoming.
+  auto views = [](bool order, Direction first) {
+    Direction second = first == Direction::kOutgoing ? Direction::kIncoming : Direction::kOutgoing;
+    return order ? std::pair{first, second} : std::pair{second, first};
+  };
+  auto [a1, a2] = views(order_a, Direction::kOutgoing);
+  auto [b1, b2] = views(order_b, Direction::kIncoming);
+  CollisionInput at{{State::kOpenConfirm, a1}, {State::kOpenConfirm, a2}, id_a, id_b, as_a, as_b, false};
+  CollisionInput bt{{State::kOpenConfirm, b1}, {State::kOpenConfirm, b2}, id_b, id_a, as_b, as_a, false};
+  CollisionVerdict va = resolve_collision(at);
+  CollisionVerdict vb = resolve_collision(bt);
+  RC_ASSERT(va != CollisionVerdict::kNoCollision);
+  RC_ASSERT(vb != CollisionVerdict::kNoCollision);
+  // Whether A closes the connection A opened, and whether B does.
+  bool a_closes_a_opened = (va == CollisionVerdict::kCloseFirst) == (a1 == Direction::kOutgoing);
+  bool b_closes_a_opened = (vb == CollisionVerdict::kCloseFirst) == (b1 == Direction::kIncoming);
+  RC_ASSERT(a_closes_a_opened == b_closes_a_opened);
+}
+
+}  // namespace
+}  // namespace petrel::fsm

@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo
   iproute2 python3 xxd jq
+  # the interop lab's real peers and its test runner (docs/interop.md)
+  bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest
 )
 
 SUDO=""
@@ -33,4 +35,21 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
+# The peer daemons' packages start system services that would bind port 179
+# on the host: keep invoke-rc.d from starting anything during the install
+# (unless a policy is already in place), and stop/disable what systemd runs.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  own_policy=1
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [[ $own_policy -eq 1 ]]; then $SUDO rm -f "$policy"; trap - EXIT; fi
+if [[ -d /run/systemd/system ]]; then
+  for svc in bird frr gobgpd openbgpd exabgp stayrtr; do
+    $SUDO systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
+  done
+fi

@@ -64,3 +64,10 @@ def require(kind: str) -> None:
 def lab():
     with L.Lab() as the_lab:
         yield the_lab
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # under meson, report "skipped" (77) rather than "ok" when nothing could run
+    code = os.environ.get("PETREL_SKIP_EXIT")
+    if _UNAVAILABLE and code and exitstatus == 0:
+        session.exitstatus = int(code)

@@ -909,3 +909,185 @@ def speaker(node: Node, asn: int, **kw):
     sp = Speaker(asn, node.v4, **kw)
     node.lab.on_close(lambda: sp.close(code=None))
     return sp
+
+
+# --------------------------------------------------------------------------
+# Petrel
+
+
+class PetrelNotReady(Exception):
+    """The petrel binary is missing, or `petrel run` says it is not built."""
+
+
+def petrel_binary() -> str:
+    """The petrel executable: $PETREL, else the first build dir's daemon/petrel."""
+    env = os.environ.get("PETREL")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for build in ("build", "build-gcc", "build-clang", "builddir"):
+        cand = os.path.join(root, build, "daemon", "petrel")
+        if os.path.exists(cand):
+            return cand
+    return os.path.join(root, "build", "daemon", "petrel")
+
+
+_NOT_BUILT = re.compile(r"not (yet )?(built|implemented)", re.I)
+
+
+@dataclass
+class PetrelPeer:
+    name: str
+    address: str
+    asn: int
+    local_address: str
+    passive: bool = False
+    hold_time: int = 9
+    families: tuple[str, ...] = FAMILIES
+
+
+class Petrel:
+    """`petrel run` in a node, configured with the agreed TOML shape."""
+
+    kind = "petrel"
+
+    def __init__(self, node: Node, peers: list[PetrelPeer], asn: int = 65001,
+                 binary: Optional[str] = None, http_port: int = 8179,
+                 listen: Optional[list[str]] = None):
+        self.node = node
+        self.peers = peers
+        self.asn = asn
+        self.binary = binary or petrel_binary()
+        self.http_port = http_port
+        self.listen = listen or [node.v4, node.v6]
+        self.proc: Optional[subprocess.Popen] = None
+        self.log = node.path("petrel.log")
+        self.conf = node.path("petrel.toml")
+
+    def config(self) -> str:
+        q = json.dumps   # TOML basic strings and arrays of them are JSON-compatible
+        lines = [
+            "[router]",
+            f"asn = {self.asn}",
+            f"router_id = {q(self.node.v4)}",
+            f"listen = {q(self.listen)}",
+            "port = 179",
+            "[http]",
+            f"listen = {q(f'127.0.0.1:{self.http_port}')}",
+        ]
+        for p in self.peers:
+            lines += [
+                "",
+                "[[peer]]",
+                f"name = {q(p.name)}",
+                f"address = {q(p.address)}",
+                f"asn = {p.asn}",
+                f"passive = {'true' if p.passive else 'false'}",
+                f"hold_time = {p.hold_time}",
+                f"families = {q(list(p.families))}",
+                f"local_address = {q(p.local_address)}",
+            ]
+        return "\n".join(lines) + "\n"
+
+    def start(self, ready_timeout: float = 10) -> "Petrel":
+        """Starts the daemon; PetrelNotReady if it is missing or not built.
+
+        Any other early exit (a configuration the daemon rejects, a crash) is
+        a LabError: a real failure, not a skip.
+        """
+        if not os.path.exists(self.binary):
+            raise PetrelNotReady(f"petrel binary not found at {self.binary} "
+                                 f"(build it, or set PETREL=/path/to/petrel)")
+        with open(self.conf, "w") as f:
+            f.write(self.config())
+        self.proc = self.node.popen([self.binary, "run", "-c", self.conf], self.log)
+
+        def ready():
+            if self.proc.poll() is not None:
+                return True
+            return self._listening()
+        wait_until(ready, ready_timeout, "petrel listening on port 179")
+        if self.proc.poll() is not None:
+            out = self.log_text()
+            if _NOT_BUILT.search(out):
+                raise PetrelNotReady(f"`petrel run` is not built yet: {out.strip()[-300:]}")
+            raise LabError(f"petrel run exited {self.proc.returncode}:\n{out[-3000:]}\n"
+                           f"config:\n{self.config()}")
+        return self
+
+    def _listening(self) -> bool:
+        out = self.node.run(["ss", "-Hltn", "sport", "= :179"], check=False).stdout
+        return bool(out.strip())
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> Optional[int]:
+        if self.proc is None:
+            return None
+        return Lab.stop_process(self.proc, sig, timeout)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    # ---- the HTTP JSON API, reached from inside the node's namespace
+
+    def api(self, path: str, timeout: float = 5) -> Optional[object]:
+        """GET path from Petrel's HTTP API; None if the API is not there."""
+        import http.client
+
+        node = self.node
+
+        class _Conn(http.client.HTTPConnection):
+            def connect(self):
+                s = node.socket(socket.AF_INET)
+                s.settimeout(timeout)
+                s.connect((self.host, self.port))
+                self.sock = s
+
+        conn = _Conn("127.0.0.1", self.http_port, timeout=timeout)
+        try:
+            conn.request("GET", path, headers={"Accept": "application/json"})
+            r = conn.getresponse()
+            body = r.read()
+            if r.status != 200:
+                return None
+            return json.loads(body)
+        except (OSError, ValueError, http.client.HTTPException):
+            return None
+        finally:
+            conn.close()
+
+    def petrel_received_counts(self) -> Optional[dict[str, dict[str, int]]]:
+        """Routes Petrel holds from each peer, by family, from /api/peers.
+
+        Returns {peer name: {family: count}}, or None while the API does not
+        exist. Accepts a list of peers or {"peers": [...]}, each peer with a
+        "name" (or "address") and its per-family received counts under one
+        of "received", "prefixes_received", "routes_received", "accepted",
+        either as {family: n} or as a list of {"family": f, "count": n}.
+        Fields it cannot find are left out rather than guessed.
+        """
+        data = self.api("/api/peers")
+        if data is None:
+            return None
+        peers = data.get("peers", []) if isinstance(data, dict) else data
+        res: dict[str, dict[str, int]] = {}
+        for p in peers if isinstance(peers, list) else []:
+            if not isinstance(p, dict):
+                continue
+            name = p.get("name") or p.get("address")
+            for key in ("received", "prefixes_received", "routes_received", "accepted"):
+                v = p.get(key)
+                if isinstance(v, dict):
+                    res[name] = {f: int(n) for f, n in v.items() if isinstance(n, int)}
+                    break
+                if isinstance(v, list):
+                    res[name] = {e.get("family"): int(e.get("count", 0))
+                                 for e in v if isinstance(e, dict) and "family" in e}
+                    break
+        return res

@@ -28,6 +28,12 @@ void SessionPair::step(Side s, const Event& e) {
   run();
 }
 
+void SessionPair::step_both(const Event& a, const Event& b) {
+  step_now(Side::kA, a);
+  step_now(Side::kB, b);
+  run();
+}
+
 void SessionPair::step_now(Side s, const Event& e) {
   note(s, std::string("event ") + std::string(event_kind_name(event_kind(e))) + " in " +
               std::string(state_name(fsm(s).state())));

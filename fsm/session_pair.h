@@ -57,6 +57,9 @@ class SessionPair {
 
   // Steps one side at the current time, then runs until nothing moves.
   void step(Side s, const Event& e);
+  // Steps both sides at the current time before anything moves (two
+  // speakers started together), then runs.
+  void step_both(const Event& a, const Event& b);
   // Delivers what is in flight and the events that follow, until quiet.
   void run();
   // Moves the clock forward by d, firing each side's timers as they come

@@ -946,8 +946,11 @@ class PetrelPeer:
     families: tuple[str, ...] = FAMILIES
 
 
-class Petrel:
-    """`petrel run` in a node, configured with the agreed TOML shape."""
+class Petrel(Peer):
+    """`petrel run` in a node, configured with the agreed TOML shape.
+
+    Shares the process handling of Peer (stop, alive, log_text); its state
+    comes from the HTTP API, not from a peer's CLI."""
 
     kind = "petrel"
 
@@ -963,6 +966,7 @@ class Petrel:
         self.proc: Optional[subprocess.Popen] = None
         self.log = node.path("petrel.log")
         self.conf = node.path("petrel.toml")
+        self.session = None  # type: ignore[assignment]
 
     def config(self) -> str:
         q = json.dumps   # TOML basic strings and arrays of them are JSON-compatible
@@ -1019,20 +1023,6 @@ class Petrel:
         out = self.node.run(["ss", "-Hltn", "sport", "= :179"], check=False).stdout
         return bool(out.strip())
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10) -> Optional[int]:
-        if self.proc is None:
-            return None
-        return Lab.stop_process(self.proc, sig, timeout)
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def log_text(self) -> str:
-        try:
-            with open(self.log, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
 
     # ---- the HTTP JSON API, reached from inside the node's namespace
 

@@ -1,0 +1,672 @@
+// The per-peer session driver: dialer with back-off, listener hand-off,
+// FSM stepping, socket reads and bounded writes, UPDATE decoding and
+// counting, collision resolution (RFC 4271 section 6.8) and clean closes.
+#include "daemon/peer.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <exception>
+
+#include "codec/notification.h"
+#include "codec/update.h"
+#include "daemon/log.h"
+#include "daemon/worker.h"
+#include "fsm/negotiate.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr int kReadsPerWakeup = 16;           // fairness between sessions on one worker
+constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
+constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
+
+fsm::Time now() {
+  return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
+}
+
+int64_t now_ms() { return now().time_since_epoch().count(); }
+
+std::string notification_text(const codec::Notification& n) {
+  std::string s(codec::error_code_name(n.error_code()));
+  auto sub = codec::error_subcode_name(n.error_code(), n.subcode);
+  if (!sub.empty()) {
+    s += " / ";
+    s += sub;
+  }
+  if (auto text = codec::shutdown_communication(n); text && !text->empty()) {
+    s += ": \"";
+    s += *text;
+    s += "\"";
+  }
+  return s;
+}
+
+// A socket we are done with: its FIN is sent (our NOTIFICATION goes
+// first), and it is drained until the peer closes or kLingerSeconds pass,
+// so unread input does not turn our close into a reset that could discard
+// the NOTIFICATION before the peer reads it.
+struct Linger {
+  int fd;
+  ev_io io;
+  ev_timer timer;
+  struct ev_loop* loop;
+
+  static void start(struct ev_loop* loop, int fd) {
+    auto* l = new Linger{fd, {}, {}, loop};
+    ::shutdown(fd, SHUT_WR);
+    ev_io_init(&l->io, &Linger::on_read, fd, EV_READ);
+    l->io.data = l;
+    ev_io_start(loop, &l->io);
+    ev_timer_init(&l->timer, &Linger::on_timeout, kLingerSeconds, 0);
+    l->timer.data = l;
+    ev_timer_start(loop, &l->timer);
+  }
+  void finish() {
+    ev_io_stop(loop, &io);
+    ev_timer_stop(loop, &timer);
+    ::close(fd);
+    delete this;
+  }
+  static void on_read(struct ev_loop*, ev_io* w, int) {
+    auto* l = static_cast<Linger*>(w->data);
+    char buf[4096];
+    for (int i = 0; i < 64; ++i) {
+      ssize_t n = ::read(l->fd, buf, sizeof buf);
+      if (n > 0) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      break;  // EOF or error
+    }
+    l->finish();
+  }
+  static void on_timeout(struct ev_loop*, ev_timer* w, int) { static_cast<Linger*>(w->data)->finish(); }
+};
+
+}  // namespace
+
+struct Peer::Connection {
+  Connection(Peer* p, fsm::Direction d, fsm::PeerConfig cfg) : peer(p), dir(d), fsm(std::move(cfg)) {}
+
+  Peer* peer;
+  fsm::Direction dir;
+  fsm::Fsm fsm;
+  int fd = -1;
+  bool dialing = false;
+  ev_io rio{};
+  ev_io wio{};
+  ev_timer timer{};
+  codec::Framer framer;
+  std::vector<std::byte> out;
+  size_t out_off = 0;
+  std::optional<fsm::Time> unsent_since;
+  bool dead = false;
+  std::string remote;
+};
+
+fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
+  fsm::PeerConfig f;
+  f.local_as = config.router.asn;
+  f.peer_as = peer.asn;
+  f.local_id = config.router.router_id.v4_value();
+  f.hold_time = peer.hold_time;
+  f.keepalive = peer.keepalive;
+  f.connect_retry = std::chrono::seconds(peer.connect_retry);
+  f.delay_open = std::chrono::seconds(peer.delay_open);
+  if (peer.send_hold_time) {
+    // 0 in the configuration disables RFC 9687's timer; the FSM reads 0 as
+    // "the default", so give it a value no session reaches instead.
+    f.send_hold = *peer.send_hold_time == 0 ? std::chrono::seconds(365L * 24 * 3600)
+                                            : std::chrono::seconds(*peer.send_hold_time);
+  }
+  f.passive = peer.passive;
+  codec::Capabilities& caps = f.capabilities;
+  for (codec::Family fam : codec::kKnownFamilyList)
+    if (peer.families.has(fam)) caps.multiprotocol.push_back(fam);
+  caps.route_refresh = true;
+  caps.enhanced_route_refresh = true;
+  caps.four_octet_as = config.router.asn;
+  caps.extended_message = true;
+  for (codec::Family fam : codec::kKnownFamilyList) {
+    bool rx = peer.add_path_receive.has(fam), tx = peer.add_path_send.has(fam);
+    if (!rx && !tx) continue;
+    codec::AddPathMode m = rx && tx ? codec::AddPathMode::kBoth
+                           : rx     ? codec::AddPathMode::kReceive
+                                    : codec::AddPathMode::kSend;
+    caps.add_path.push_back({fam, m});
+  }
+  for (codec::Family fam : codec::kKnownFamilyList)
+    if (peer.extended_next_hop.has(fam)) caps.extended_next_hop.push_back({fam, 2});
+  return f;
+}
+
+Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, uint64_t seed)
+    : config_(config),
+      peer_(peer),
+      fsm_config_(make_fsm_config(config, peer)),
+      worker_(worker),
+      backoff_(static_cast<double>(peer.connect_retry), std::max(120.0, 8.0 * peer.connect_retry), 0.25,
+               seed) {
+  ev_timer_init(&dial_timer_, &Peer::on_dial_timer, 0, 0);
+  dial_timer_.data = this;
+  read_buf_.resize(kReadChunk);
+}
+
+Peer::~Peer() {
+  ev_timer_stop(worker_.loop(), &dial_timer_);
+  for (auto& c : conns_)
+    if (c) close_socket(*c);
+}
+
+PeerStatus Peer::status() const {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  return status_;
+}
+
+void Peer::set_status(fsm::State s, std::string_view error) {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  status_.state = s;
+  if (!error.empty()) status_.last_error = std::string(error);
+  if (s == fsm::State::kEstablished && status_.established_since_ms == 0) status_.established_since_ms = now_ms();
+  if (s != fsm::State::kEstablished) status_.established_since_ms = 0;
+}
+
+void Peer::start() {
+  if (!peer_.enabled) {
+    log(LogLevel::kInfo, "peer-disabled", {{"peer", peer_.name}}, "enabled = false in the configuration");
+    return;
+  }
+  if (peer_.passive) {
+    set_status(fsm::State::kActive, {});
+    return;  // waits for incoming()
+  }
+  dial_later(0);
+}
+
+void Peer::dial_later(double seconds) {
+  if (shutting_down_ || peer_.passive || !peer_.enabled) return;
+  ev_timer_stop(worker_.loop(), &dial_timer_);
+  ev_timer_set(&dial_timer_, seconds, 0);
+  ev_timer_start(worker_.loop(), &dial_timer_);
+  if (seconds > 0)
+    log(LogLevel::kDebug, "dial-scheduled", {{"peer", peer_.name}, {"in_ms", static_cast<int64_t>(seconds * 1000)}});
+}
+
+void Peer::on_dial_timer(struct ev_loop*, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  try {
+    if (p->conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr)
+      p->new_connection(fsm::Direction::kOutgoing, -1);
+  } catch (const std::exception& e) {
+    log(LogLevel::kError, "session-failure", {{"peer", p->peer_.name}}, e.what());
+  }
+  p->reap();
+}
+
+void Peer::new_connection(fsm::Direction dir, int fd) {
+  fsm::PeerConfig cfg = fsm_config_;
+  if (dir == fsm::Direction::kIncoming) cfg.passive = true;
+  auto c = std::make_unique<Connection>(this, dir, std::move(cfg));
+  c->fd = fd;
+  ev_io_init(&c->rio, &Peer::on_read, 0, EV_READ);
+  c->rio.data = c.get();
+  ev_io_init(&c->wio, &Peer::on_write, 0, EV_WRITE);
+  c->wio.data = c.get();
+  ev_timer_init(&c->timer, &Peer::on_timer, 0, 0);
+  c->timer.data = c.get();
+  Connection& ref = *c;
+  conns_[static_cast<size_t>(dir)] = std::move(c);
+  if (fd >= 0) {
+    if (auto r = remote_endpoint(fd)) ref.remote = r->to_string();
+    ev_io_set(&ref.rio, fd, EV_READ);
+    ev_io_start(worker_.loop(), &ref.rio);
+    step(ref, fsm::ManualStart{});
+    step(ref, fsm::TcpAccepted{});
+  } else {
+    step(ref, fsm::ManualStart{});
+  }
+}
+
+void Peer::incoming(int fd, const SocketAddress& remote) {
+  auto& slot = conns_[static_cast<size_t>(fsm::Direction::kIncoming)];
+  if (shutting_down_ || !peer_.enabled || (slot && !slot->dead)) {
+    counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
+    log(LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
+        shutting_down_ ? "shutting down" : !peer_.enabled ? "peer disabled" : "a connection from this peer is already being set up");
+    ::close(fd);
+    return;
+  }
+  if (slot) reap();
+  log(LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
+  try {
+    new_connection(fsm::Direction::kIncoming, fd);
+  } catch (const std::exception& e) {
+    if (auto& c = conns_[static_cast<size_t>(fsm::Direction::kIncoming)]) session_failed(*c, e.what());
+  }
+  reap();
+}
+
+void Peer::shutdown(std::string message, std::function<void()> done) {
+  shutting_down_ = true;
+  shutdown_message_ = std::move(message);
+  ev_timer_stop(worker_.loop(), &dial_timer_);
+  for (auto& c : conns_) {
+    if (!c || c->dead) continue;
+    try {
+      step(*c, fsm::ManualStop{codec::cease::kAdministrativeShutdown, shutdown_message_});
+    } catch (const std::exception& e) {
+      close_socket(*c);
+    }
+  }
+  reap();
+  if (done) done();
+}
+
+Peer::Connection* Peer::other(const Connection& c) {
+  auto& o = conns_[c.dir == fsm::Direction::kOutgoing ? 1 : 0];
+  return o && !o->dead ? o.get() : nullptr;
+}
+
+void Peer::step(Connection& c, const fsm::Event& e) {
+  if (c.dead) return;
+  fsm::Actions actions;
+  c.fsm.step(e, now(), actions);
+  perform(c, actions);
+  if (!c.dead) arm_timer(c);
+}
+
+void Peer::perform(Connection& c, fsm::Actions& actions) {
+  for (auto& a : actions) {
+    if (auto* send = std::get_if<fsm::Send>(&a)) {
+      send_bytes(c, std::move(send->bytes), send->type);
+    } else if (std::get_if<fsm::Connect>(&a)) {
+      if (c.fd >= 0) close_socket(c);
+      SocketAddress remote{peer_.address, peer_.port, peer_.interface, 0};
+      std::string err;
+      int fd = start_connect(remote, peer_.local_address, err);
+      if (fd < 0) {
+        set_status(c.fsm.state(), err);
+        log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);
+        step(c, fsm::TcpFailed{});
+        if (!c.dead) step(c, fsm::AutomaticStop{});
+        continue;
+      }
+      c.fd = fd;
+      c.dialing = true;
+      c.remote = remote.to_string();
+      ev_io_set(&c.wio, fd, EV_WRITE);
+      ev_io_start(worker_.loop(), &c.wio);
+    } else if (std::get_if<fsm::Disconnect>(&a)) {
+      close_socket(c);
+    } else if (auto* acc = std::get_if<fsm::OpenAccepted>(&a)) {
+      (void)acc;
+      resolve_collision(c);
+    } else if (std::get_if<fsm::SessionUp>(&a)) {
+      counters_.established.fetch_add(1, std::memory_order_relaxed);
+      set_status(fsm::State::kEstablished, {});
+      backoff_.reset();
+      const auto& n = *c.fsm.negotiated();
+      std::string fams;
+      for (codec::Family f : n.all_families) {
+        char buf[32];
+        if (!fams.empty()) fams += ",";
+        fams += codec::family_name(f, buf);
+      }
+      log(LogLevel::kInfo, "session-up",
+          {{"peer", peer_.name}, {"remote", c.remote}, {"peer_as", n.peer_as},
+           {"hold_time", n.hold_time}, {"families", fams},
+           {"four_octet_as", n.params.four_octet_as ? "yes" : "no"},
+           {"direction", c.dir == fsm::Direction::kOutgoing ? "outgoing" : "incoming"}});
+    } else if (auto* up = std::get_if<fsm::DeliverUpdate>(&a)) {
+      deliver_update(c, up->body);
+    } else if (auto* rr = std::get_if<fsm::DeliverRouteRefresh>(&a)) {
+      char buf[32];
+      log(LogLevel::kDebug, "route-refresh-received",
+          {{"peer", peer_.name}, {"family", std::string(codec::family_name(rr->refresh.family, buf))}});
+    } else if (auto* down = std::get_if<fsm::SessionDown>(&a)) {
+      c.dead = true;
+      close_socket(c);
+      bool quiet = down->from == fsm::State::kIdle || down->from == fsm::State::kConnect ||
+                   down->from == fsm::State::kActive;
+      std::string reason(fsm::down_cause_name(down->cause));
+      if (down->code != 0) {
+        auto code = static_cast<codec::ErrorCode>(down->code);
+        reason += std::string(": ") + std::string(codec::error_code_name(code));
+        auto sub = codec::error_subcode_name(code, down->subcode);
+        if (!sub.empty()) reason += " / " + std::string(sub);
+      }
+      if (!quiet) {
+        set_status(fsm::State::kIdle, reason);
+        log(down->from == fsm::State::kEstablished ? LogLevel::kWarn : LogLevel::kInfo, "session-down",
+            {{"peer", peer_.name}, {"remote", c.remote}, {"from", fsm::state_name(down->from)},
+             {"cause", fsm::down_cause_name(down->cause)}, {"code", down->code}, {"subcode", down->subcode}},
+            reason);
+      }
+      if (!shutting_down_ && !peer_.passive && other(c) == nullptr && !ev_is_active(&dial_timer_)) {
+        dial_later(backoff_.next());
+      }
+      if (other(c) == nullptr && !quiet) set_status(peer_.passive ? fsm::State::kActive : fsm::State::kIdle, {});
+    } else if (auto* ign = std::get_if<fsm::Ignored>(&a)) {
+      log(LogLevel::kDebug, "fsm-ignored",
+          {{"peer", peer_.name}, {"state", fsm::state_name(ign->state)}, {"event", fsm::event_kind_name(ign->event)}});
+    } else if (std::get_if<fsm::TimerArmed>(&a) || std::get_if<fsm::TimerStopped>(&a)) {
+      // One timer per connection is armed at next_deadline() after the step.
+    }
+  }
+  if (!c.dead && c.fsm.state() != fsm::State::kEstablished && c.fsm.state() != fsm::State::kIdle &&
+      other(c) == nullptr) {
+    set_status(c.fsm.state(), {});
+  }
+}
+
+void Peer::deliver_update(Connection& c, bytes::Span body) {
+  const auto& neg = c.fsm.negotiated();
+  if (!neg) return;
+  codec::PeerType pt = peer_.asn == config_.router.asn ? codec::PeerType::kInternal : codec::PeerType::kExternal;
+  auto u = codec::UpdateView::decode(body, neg->params, pt);
+  auto action = u.action();
+  if (action != codec::ErrorAction::kNone) {
+    for (const auto& d : u.report().diagnostics()) {
+      char buf[32];
+      log(action >= codec::ErrorAction::kTreatAsWithdraw ? LogLevel::kWarn : LogLevel::kInfo, "update-error",
+          {{"peer", peer_.name}, {"action", codec::error_action_name(d.action)},
+           {"attribute", codec::attr_name(d.attr_type)}, {"family", std::string(codec::family_name(d.family, buf))}},
+          d.reason);
+    }
+  }
+  switch (action) {
+    case codec::ErrorAction::kSessionReset:
+    case codec::ErrorAction::kAfiSafiDisable:
+      // AFI/SAFI disable is carried out as a session reset (RFC 7606
+      // section 2 allows it; Petrel does not yet keep a session up with a
+      // family switched off).
+      step(c, fsm::MessageError{u.report().notification(), codec::MessageType::kUpdate});
+      return;
+    case codec::ErrorAction::kTreatAsWithdraw:
+      counters_.treat_as_withdraw.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case codec::ErrorAction::kAttributeDiscard:
+      counters_.attribute_discard.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case codec::ErrorAction::kNone:
+      break;
+  }
+  // Every prefix is decoded and counted; treat-as-withdraw turns the
+  // announced ones into withdrawals (RFC 7606 section 2).
+  bool withdraw_all = action == codec::ErrorAction::kTreatAsWithdraw;
+  for (const auto& r : u.announced()) {
+    int i = codec::known_index(r.family());
+    if (i < 0) continue;
+    uint64_t n = 0;
+    for (auto it = r.begin(); it != r.end(); ++it) ++n;
+    (withdraw_all ? counters_.withdrawn : counters_.announced)[static_cast<size_t>(i)].fetch_add(n, std::memory_order_relaxed);
+  }
+  for (const auto& r : u.withdrawals()) {
+    int i = codec::known_index(r.family());
+    if (i < 0) continue;
+    uint64_t n = 0;
+    for (auto it = r.begin(); it != r.end(); ++it) ++n;
+    counters_.withdrawn[static_cast<size_t>(i)].fetch_add(n, std::memory_order_relaxed);
+  }
+  if ((u.mp_reach() && !u.mp_reach()->supported) || (u.mp_unreach() && !u.mp_unreach()->supported))
+    counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);
+  if (auto eor = u.end_of_rib()) {
+    char buf[32];
+    int i = codec::known_index(*eor);
+    uint64_t received = i < 0 ? 0 : counters_.announced[static_cast<size_t>(i)].load() - counters_.withdrawn[static_cast<size_t>(i)].load();
+    auto st = status();
+    int64_t since = st.established_since_ms ? now_ms() - st.established_since_ms : 0;
+    log(LogLevel::kInfo, "end-of-rib",
+        {{"peer", peer_.name}, {"family", std::string(codec::family_name(*eor, buf))},
+         {"prefixes", received}, {"ms_since_up", since}});
+  }
+}
+
+void Peer::resolve_collision(Connection& accepted) {
+  Connection* o = other(accepted);
+  if (!o || !accepted.fsm.negotiated()) return;
+  fsm::CollisionInput in;
+  in.first = {o->fsm.state(), o->dir};
+  in.second = {accepted.fsm.state(), accepted.dir};
+  in.local_id = fsm_config_.local_id;
+  in.remote_id = accepted.fsm.negotiated()->peer_id;
+  in.local_as = fsm_config_.local_as;
+  in.remote_as = accepted.fsm.negotiated()->peer_as;
+  auto v = fsm::resolve_collision(in);
+  if (v == fsm::CollisionVerdict::kNoCollision) return;
+  Connection& loser = v == fsm::CollisionVerdict::kCloseFirst ? *o : accepted;
+  log(LogLevel::kInfo, "collision",
+      {{"peer", peer_.name},
+       {"closing", loser.dir == fsm::Direction::kOutgoing ? "outgoing" : "incoming"}});
+  step(loser, fsm::CollisionDump{});
+}
+
+void Peer::send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::MessageType type) {
+  counters_.messages_out[static_cast<size_t>(type)].fetch_add(1, std::memory_order_relaxed);
+  if (type == codec::MessageType::kNotification && bytes.size() >= codec::kHeaderLen) {
+    auto n = codec::decode_notification(bytes::Span(bytes).subspan(codec::kHeaderLen));
+    if (n) {
+      std::string text = notification_text(*n);
+      set_status(c.fsm.state(), "sent " + text);
+      log(LogLevel::kWarn, "notification-sent",
+          {{"peer", peer_.name}, {"code", n->code}, {"subcode", n->subcode}}, text);
+    }
+  }
+  if (c.fd < 0 || c.dialing) return;  // nothing to write to (the FSM sends only on a connection)
+  if (c.out_off == c.out.size()) {
+    c.out.clear();
+    c.out_off = 0;
+  }
+  if (c.out.empty()) {
+    c.out = std::move(bytes);
+  } else {
+    c.out.insert(c.out.end(), bytes.begin(), bytes.end());
+  }
+  if (c.out.size() - c.out_off > kMaxUnsent) {
+    session_failed(c, "more than 64 MiB unsent: the peer does not read");
+    return;
+  }
+  flush(c);
+}
+
+void Peer::flush(Connection& c) {
+  if (c.fd < 0 || c.dialing) return;
+  bool progress = false;
+  while (c.out_off < c.out.size()) {
+    ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out_off += static_cast<size_t>(n);
+      progress = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    set_status(c.fsm.state(), std::string("write: ") + std::strerror(errno));
+    step(c, fsm::TcpFailed{});
+    return;
+  }
+  if (c.out_off == c.out.size()) {
+    c.out.clear();
+    c.out_off = 0;
+    ev_io_stop(worker_.loop(), &c.wio);
+    if (c.unsent_since) {
+      c.unsent_since.reset();
+      step(c, fsm::SendProgress{std::nullopt});
+    }
+    return;
+  }
+  if (c.out_off > (1u << 20) && c.out_off * 2 > c.out.size()) {
+    c.out.erase(c.out.begin(), c.out.begin() + static_cast<std::ptrdiff_t>(c.out_off));
+    c.out_off = 0;
+  }
+  ev_io_set(&c.wio, c.fd, EV_WRITE);
+  ev_io_start(worker_.loop(), &c.wio);
+  if (progress || !c.unsent_since) {
+    c.unsent_since = now();
+    step(c, fsm::SendProgress{c.unsent_since});
+  }
+}
+
+void Peer::close_socket(Connection& c) {
+  ev_io_stop(worker_.loop(), &c.rio);
+  ev_io_stop(worker_.loop(), &c.wio);
+  ev_timer_stop(worker_.loop(), &c.timer);
+  if (c.fd < 0) return;
+  if (!c.dialing) {
+    // One last non-blocking attempt at what is queued (a NOTIFICATION).
+    while (c.out_off < c.out.size()) {
+      ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      c.out_off += static_cast<size_t>(n);
+    }
+    Linger::start(worker_.loop(), c.fd);
+  } else {
+    ::close(c.fd);
+  }
+  c.fd = -1;
+  c.dialing = false;
+  c.out.clear();
+  c.out_off = 0;
+}
+
+void Peer::arm_timer(Connection& c) {
+  ev_timer_stop(worker_.loop(), &c.timer);
+  auto d = c.fsm.next_deadline();
+  if (!d) return;
+  double secs = std::chrono::duration<double>(*d - now()).count();
+  ev_timer_set(&c.timer, secs > 0 ? secs : 0, 0);
+  ev_timer_start(worker_.loop(), &c.timer);
+}
+
+void Peer::reap() {
+  for (auto& slot : conns_) {
+    if (slot && slot->dead) {
+      close_socket(*slot);
+      slot.reset();
+    }
+  }
+}
+
+void Peer::session_failed(Connection& c, const char* what) {
+  log(LogLevel::kError, "session-failure", {{"peer", peer_.name}, {"remote", c.remote}}, what);
+  set_status(c.fsm.state(), std::string("internal failure: ") + what);
+  try {
+    step(c, fsm::AutomaticStop{codec::cease::kOutOfResources, {}});
+  } catch (...) {
+    c.dead = true;
+  }
+  if (!c.dead) {
+    c.dead = true;
+  }
+  close_socket(c);
+  if (!shutting_down_ && !peer_.passive && other(c) == nullptr && !ev_is_active(&dial_timer_))
+    dial_later(backoff_.next());
+}
+
+void Peer::on_read(struct ev_loop*, ev_io* w, int) {
+  auto* c = static_cast<Connection*>(w->data);
+  Peer* p = c->peer;
+  try {
+    p->handle_read(*c);
+  } catch (const std::exception& e) {
+    p->session_failed(*c, e.what());
+  }
+  p->reap();
+}
+
+void Peer::on_write(struct ev_loop*, ev_io* w, int) {
+  auto* c = static_cast<Connection*>(w->data);
+  Peer* p = c->peer;
+  try {
+    p->handle_write(*c);
+  } catch (const std::exception& e) {
+    p->session_failed(*c, e.what());
+  }
+  p->reap();
+}
+
+void Peer::on_timer(struct ev_loop*, ev_timer* w, int) {
+  auto* c = static_cast<Connection*>(w->data);
+  Peer* p = c->peer;
+  try {
+    p->step(*c, fsm::Tick{});
+  } catch (const std::exception& e) {
+    p->session_failed(*c, e.what());
+  }
+  p->reap();
+}
+
+void Peer::handle_write(Connection& c) {
+  if (c.dialing) {
+    int err = connect_result(c.fd);
+    ev_io_stop(worker_.loop(), &c.wio);
+    if (err != 0) {
+      std::string text = std::strerror(err);
+      set_status(c.fsm.state(), "connect: " + text);
+      log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", c.remote}}, text);
+      ::close(c.fd);
+      c.fd = -1;
+      c.dialing = false;
+      step(c, fsm::TcpFailed{});
+      if (!c.dead) step(c, fsm::AutomaticStop{});
+      return;
+    }
+    c.dialing = false;
+    ev_io_set(&c.rio, c.fd, EV_READ);
+    ev_io_start(worker_.loop(), &c.rio);
+    log(LogLevel::kDebug, "connected", {{"peer", peer_.name}, {"remote", c.remote}});
+    step(c, fsm::TcpConnected{});
+    return;
+  }
+  flush(c);
+}
+
+void Peer::handle_read(Connection& c) {
+  for (int i = 0; i < kReadsPerWakeup && !c.dead && c.fd >= 0; ++i) {
+    ssize_t n = ::read(c.fd, read_buf_.data(), read_buf_.size());
+    if (n > 0) {
+      c.framer.feed(bytes::Span(read_buf_.data(), static_cast<size_t>(n)));
+      codec::Message m;
+      codec::NotifyError err;
+      for (;;) {
+        auto st = c.framer.next(m, err);
+        if (st == codec::Framer::Status::kNeedMore) break;
+        if (st == codec::Framer::Status::kError) {
+          step(c, fsm::MessageError{err, std::nullopt});
+          return;
+        }
+        counters_.messages_in[static_cast<size_t>(m.type)].fetch_add(1, std::memory_order_relaxed);
+        fsm::Event ev = fsm::event_from_message(m);
+        if (auto* nr = std::get_if<fsm::NotificationReceived>(&ev)) {
+          std::string text = notification_text(nr->notification);
+          set_status(c.fsm.state(), "received " + text);
+          log(LogLevel::kWarn, "notification-received",
+              {{"peer", peer_.name}, {"code", nr->notification.code}, {"subcode", nr->notification.subcode}},
+              text);
+        }
+        step(c, ev);
+        if (c.dead || c.fd < 0) return;
+        // RFC 8654: once both sides agreed, longer messages are allowed.
+        if (const auto& neg = c.fsm.negotiated(); neg && c.framer.max_len() != neg->params.max_message_len())
+          c.framer.set_max_len(neg->params.max_message_len());
+      }
+      continue;
+    }
+    if (n == 0) {
+      log(LogLevel::kDebug, "connection-closed", {{"peer", peer_.name}, {"remote", c.remote}}, "by the peer");
+      step(c, fsm::TcpFailed{});
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    set_status(c.fsm.state(), std::string("read: ") + std::strerror(errno));
+    step(c, fsm::TcpFailed{});
+    return;
+  }
+}
+
+}  // namespace petrel::daemon

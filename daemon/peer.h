@@ -1,0 +1,121 @@
+// One configured neighbour on its worker: the dialer with back-off, up to
+// two TCP connections (ours and the peer's, until collision resolution
+// picks one), each driven by its own fsm::Fsm, and the per-peer counters.
+//
+// Everything here runs on the peer's worker thread. A failure inside one
+// session's processing (an exception, a broken invariant reported as one)
+// ends that session with a NOTIFICATION Cease and a log line; other peers
+// go on.
+#pragma once
+
+#include <ev.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codec/framer.h"
+#include "codec/types.h"
+#include "daemon/backoff.h"
+#include "daemon/config.h"
+#include "daemon/sockets.h"
+#include "fsm/collision.h"
+#include "fsm/fsm.h"
+
+namespace petrel::daemon {
+
+class Worker;
+
+// Counters per peer. Written on the worker, read by anyone (relaxed).
+struct PeerCounters {
+  std::array<std::atomic<uint64_t>, 6> messages_in{};   // by message type 1..5
+  std::array<std::atomic<uint64_t>, 6> messages_out{};
+  std::array<std::atomic<uint64_t>, codec::kKnownFamilies> announced{};
+  std::array<std::atomic<uint64_t>, codec::kKnownFamilies> withdrawn{};
+  std::atomic<uint64_t> unknown_family_updates{0};
+  std::atomic<uint64_t> treat_as_withdraw{0};
+  std::atomic<uint64_t> attribute_discard{0};
+  std::atomic<uint64_t> established{0};
+  std::atomic<uint64_t> connections_refused{0};
+};
+
+// A snapshot for logs and, later, the API.
+struct PeerStatus {
+  fsm::State state = fsm::State::kIdle;
+  std::string last_error;
+  int64_t established_since_ms = 0;  // steady clock; 0 when not established
+};
+
+class Peer {
+ public:
+  Peer(const Config& config, const PeerConfig& peer, Worker& worker, uint64_t seed);
+  ~Peer();
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  // All of these run on the worker's thread (post them there).
+  void start();
+  // A connection the listener accepted from this peer's address.
+  void incoming(int fd, const SocketAddress& remote);
+  // Administrative shutdown: Cease with the RFC 9003 message to an open
+  // session, then done() once every connection is closed.
+  void shutdown(std::string message, std::function<void()> done);
+
+  [[nodiscard]] const PeerConfig& config() const { return peer_; }
+  [[nodiscard]] Worker& worker() const { return worker_; }
+  [[nodiscard]] const PeerCounters& counters() const { return counters_; }
+  [[nodiscard]] PeerStatus status() const;
+
+ private:
+  struct Connection;
+
+  void dial_later(double seconds);
+  void new_connection(fsm::Direction dir, int fd);
+  // Steps c's FSM and performs the actions; c may be gone afterwards.
+  void step(Connection& c, const fsm::Event& e);
+  void perform(Connection& c, fsm::Actions& actions);
+  void deliver_update(Connection& c, bytes::Span body);
+  void resolve_collision(Connection& accepted);
+  void send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::MessageType type);
+  void flush(Connection& c);
+  void close_socket(Connection& c);
+  void arm_timer(Connection& c);
+  void reap();
+  void session_failed(Connection& c, const char* what);
+  void set_status(fsm::State s, std::string_view error);
+  Connection* other(const Connection& c);
+
+  static void on_read(struct ev_loop*, ev_io* w, int);
+  static void on_write(struct ev_loop*, ev_io* w, int);
+  static void on_timer(struct ev_loop*, ev_timer* w, int);
+  static void on_dial_timer(struct ev_loop*, ev_timer* w, int);
+  void handle_read(Connection& c);
+  void handle_write(Connection& c);
+
+  const Config& config_;
+  PeerConfig peer_;
+  fsm::PeerConfig fsm_config_;
+  Worker& worker_;
+  Backoff backoff_;
+  ev_timer dial_timer_;
+  std::array<std::unique_ptr<Connection>, 2> conns_;  // by fsm::Direction
+  std::vector<std::unique_ptr<Connection>> dead_;
+  bool shutting_down_ = false;
+  std::string shutdown_message_;
+  std::function<void()> shutdown_done_;
+  PeerCounters counters_;
+  mutable std::mutex status_mu_;
+  PeerStatus status_;
+  std::vector<std::byte> read_buf_;
+};
+
+// The FSM's view of a configured peer.
+fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer);
+
+}  // namespace petrel::daemon

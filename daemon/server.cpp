@@ -1,0 +1,196 @@
+// The main loop: listeners, signals, workers and the orderly shutdown.
+#include "daemon/server.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr int kListenBacklog = 64;
+constexpr int kAcceptsPerWakeup = 64;
+constexpr double kShutdownGraceSeconds = 3.0;
+
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Server::Server(Config config, ServerOptions options)
+    : config_(std::move(config)), options_(std::move(options)), loop_(ev_default_loop(EVFLAG_AUTO)) {
+  unsigned n = options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
+  if (n > config_.peers.size() && !config_.peers.empty()) n = static_cast<unsigned>(config_.peers.size());
+  for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(i)));
+  uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (size_t i = 0; i < config_.peers.size(); ++i) {
+    Worker& w = *workers_[i % workers_.size()];
+    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, seed + i));
+  }
+}
+
+Server::~Server() {
+  for (auto& l : listeners_) {
+    ev_io_stop(loop_, &l->io);
+    ::close(l->fd);
+  }
+  for (auto& w : workers_) {
+    w->stop();
+    w->join();
+  }
+  // Peers are destroyed after their workers stopped; each stops its own
+  // watchers on its (now idle) loop.
+  peers_.clear();
+}
+
+bool Server::start() {
+  for (const auto& addr : config_.router.listen) {
+    SocketAddress where{addr, config_.router.port, {}, 0};
+    std::string err;
+    int fd = open_listener(where, kListenBacklog, err);
+    if (fd < 0) {
+      std::string hint;
+      if (err.find("Permission denied") != std::string::npos && config_.router.port < 1024)
+        hint = " (ports below 1024 need root or CAP_NET_BIND_SERVICE)";
+      if (err.find("Address already in use") != std::string::npos)
+        hint = " (another BGP daemon may be running)";
+      log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}}, err + hint);
+      return false;
+    }
+    auto l = std::make_unique<Listener>(Listener{this, fd, {}, where});
+    ev_io_init(&l->io, &Server::on_accept, fd, EV_READ);
+    l->io.data = l.get();
+    ev_io_start(loop_, &l->io);
+    log(LogLevel::kInfo, "listening", {{"address", where.to_string()}});
+    listeners_.push_back(std::move(l));
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  ev_signal_init(&sigterm_, &Server::on_signal, SIGTERM);
+  sigterm_.data = this;
+  ev_signal_start(loop_, &sigterm_);
+  ev_signal_init(&sigint_, &Server::on_signal, SIGINT);
+  sigint_.data = this;
+  ev_signal_start(loop_, &sigint_);
+  ev_async_init(&shutdown_done_, [](struct ev_loop* loop, ev_async*, int) { ev_break(loop, EVBREAK_ALL); });
+  ev_async_start(loop_, &shutdown_done_);
+  // Watches the workers: one that died of an error is fatal for the daemon.
+  ev_timer_init(&watchdog_, &Server::on_watchdog, 1.0, 1.0);
+  watchdog_.data = this;
+  ev_timer_start(loop_, &watchdog_);
+
+  for (auto& w : workers_) w->start();
+  for (auto& p : peers_) {
+    Peer* peer = p.get();
+    peer->worker().post([peer] { peer->start(); });
+  }
+  log(LogLevel::kInfo, "started",
+      {{"asn", config_.router.asn}, {"router_id", config_.router.router_id.to_string()},
+       {"peers", config_.peers.size()}, {"workers", workers_.size()}});
+  return true;
+}
+
+int Server::run() {
+  ev_run(loop_, 0);
+  for (auto& w : workers_) {
+    w->stop();
+    w->join();
+  }
+  log(LogLevel::kInfo, "stopped", {{"exit_code", exit_code_}});
+  return exit_code_;
+}
+
+void Server::on_signal(struct ev_loop*, ev_signal* w, int) {
+  auto* s = static_cast<Server*>(w->data);
+  s->begin_shutdown(0, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+void Server::on_watchdog(struct ev_loop*, ev_timer* w, int) {
+  auto* s = static_cast<Server*>(w->data);
+  for (auto& wk : s->workers_) {
+    if (wk->failed()) {
+      s->begin_shutdown(1, "worker " + wk->name() + " failed: " + wk->failure());
+      return;
+    }
+  }
+}
+
+void Server::begin_shutdown(int exit_code, std::string_view why) {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  exit_code_ = exit_code;
+  log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down", {{"reason", std::string(why)}});
+  for (auto& l : listeners_) ev_io_stop(loop_, &l->io);
+  if (peers_.empty()) {
+    ev_break(loop_, EVBREAK_ALL);
+    return;
+  }
+  for (auto& p : peers_) {
+    Peer* peer = p.get();
+    std::string msg = peer->config().shutdown_message.empty() ? options_.shutdown_message
+                                                                : peer->config().shutdown_message;
+    peer->worker().post([this, peer, msg] {
+      peer->shutdown(msg, [this] {
+        if (peers_closed_.fetch_add(1) + 1 == peers_.size()) ev_async_send(loop_, &shutdown_done_);
+      });
+    });
+  }
+  // Lingering sockets get a moment for the peer to read our NOTIFICATION;
+  // the loop ends when every peer reported (or after the grace period).
+  ev_timer_stop(loop_, &watchdog_);
+  ev_timer_init(&watchdog_, [](struct ev_loop* loop, ev_timer*, int) { ev_break(loop, EVBREAK_ALL); },
+                kShutdownGraceSeconds, 0);
+  ev_timer_start(loop_, &watchdog_);
+}
+
+Peer* Server::find_peer(const SocketAddress& remote) {
+  for (auto& p : peers_) {
+    const PeerConfig& pc = p->config();
+    if (pc.address != remote.addr) continue;
+    if (pc.address.is_link_local() && pc.interface != remote.ifname) continue;
+    return p.get();
+  }
+  return nullptr;
+}
+
+void Server::on_accept(struct ev_loop*, ev_io* w, int) {
+  auto* l = static_cast<Listener*>(w->data);
+  l->server->accept_from(*l);
+}
+
+void Server::accept_from(Listener& l) {
+  for (int i = 0; i < kAcceptsPerWakeup; ++i) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    int fd = ::accept4(l.fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        log(LogLevel::kWarn, "accept-failed", {{"address", l.where.to_string()}}, std::strerror(errno));
+      return;
+    }
+    SocketAddress remote = from_sockaddr(ss);
+    Peer* peer = shutting_down_ ? nullptr : find_peer(remote);
+    if (!peer) {
+      ::close(fd);
+      refused_.fetch_add(1);
+      if (refused_log_.allow(monotonic_seconds())) {
+        uint64_t dropped = refused_log_.take_suppressed();
+        log(LogLevel::kWarn, "connection-refused",
+            {{"remote", remote.to_string()}, {"listener", l.where.to_string()}, {"suppressed", dropped}},
+            shutting_down_ ? "shutting down" : "not a configured peer");
+      }
+      continue;
+    }
+    set_network_control_tos(fd, remote.addr.family());
+    peer->worker().post([peer, fd, remote] { peer->incoming(fd, remote); });
+  }
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,80 @@
+// The daemon's main loop: configuration, signals, listeners, and the
+// session workers that the peers live on (../shared/DESIGN.md, "Threads").
+//
+// Listeners accept only configured peers' addresses (address and, for
+// link-local IPv6, interface); others are closed at once, counted and
+// logged at a bounded rate. SIGTERM and SIGINT send every peer a Cease /
+// Administrative Shutdown with the configured RFC 9003 message and end
+// with status 0; a fatal error in a core component does the same and ends
+// with status 1.
+#pragma once
+
+#include <ev.h>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/config.h"
+#include "daemon/log.h"
+#include "daemon/peer.h"
+#include "daemon/sockets.h"
+#include "daemon/worker.h"
+
+namespace petrel::daemon {
+
+struct ServerOptions {
+  unsigned workers = 0;  // 0: one per core
+  std::string shutdown_message = "petrel is shutting down";
+};
+
+class Server {
+ public:
+  Server(Config config, ServerOptions options);
+  ~Server();
+
+  // Binds the listeners and starts the workers and peers. False (with a
+  // log line saying why) when a listener cannot be opened.
+  bool start();
+  // Runs the main loop until a signal or a fatal error; the exit status.
+  int run();
+
+  [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
+  [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
+
+ private:
+  struct Listener {
+    Server* server;
+    int fd;
+    ev_io io;
+    SocketAddress where;
+  };
+
+  static void on_accept(struct ev_loop*, ev_io* w, int);
+  static void on_signal(struct ev_loop*, ev_signal* w, int);
+  static void on_watchdog(struct ev_loop*, ev_timer* w, int);
+  void accept_from(Listener& l);
+  void begin_shutdown(int exit_code, std::string_view why);
+  Peer* find_peer(const SocketAddress& remote);
+
+  Config config_;
+  ServerOptions options_;
+  struct ev_loop* loop_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  ev_signal sigterm_{}, sigint_{};
+  ev_timer watchdog_{};
+  ev_async shutdown_done_{};
+  std::atomic<size_t> peers_closed_{0};
+  std::atomic<uint64_t> refused_{0};
+  RateLimit refused_log_{1.0, 10.0};
+  bool shutting_down_ = false;
+  int exit_code_ = 0;
+};
+
+}  // namespace petrel::daemon

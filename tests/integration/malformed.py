@@ -9,8 +9,8 @@ the required outcome:
 - ("withdraw", prefixes): treat-as-withdraw (RFC 7606 section 2): the
   session stays up and the prefixes of that UPDATE are not (or no longer)
   installed;
-- ("discard", prefixes): attribute discard: the session stays up and the
-  prefixes are installed without the bad attribute.
+- ("accept", prefixes): a well-formed UPDATE (a control case): the session
+  stays up and the prefixes are installed.
 
 The cases run against BIRD 2 in the lab self-tests (which proves the bytes
 are what each case says) and against Petrel in test_petrel.py.

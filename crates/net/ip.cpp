@@ -203,24 +203,6 @@ std::string IpAddress::to_string() const {
   return std::string(buf, end);
 }
 
-std::optional<Prefix> Prefix::make(const IpAddress& addr, unsigned len) {
-  if (len > IpAddress::max_len(addr.family())) return std::nullopt;
-  Prefix p;
-  p.len_ = static_cast<uint8_t>(len);
-  std::array<uint8_t, 16> b = addr.bytes();
-  size_t full = len / 8;
-  unsigned rem = len % 8;
-  if (full < 16) {
-    if (rem) {
-      b[full] = static_cast<uint8_t>(b[full] & (0xff << (8 - rem)));
-      ++full;
-    }
-    for (size_t k = full; k < 16; ++k) b[k] = 0;
-  }
-  p.addr_ = IpAddress::from_bytes(addr.family(), b.data());
-  return p;
-}
-
 std::optional<Prefix> Prefix::parse(std::string_view text, HostBits hb) {
   size_t slash = text.find('/');
   if (slash == std::string_view::npos) return std::nullopt;

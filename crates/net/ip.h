@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <cstring>
 
 namespace petrel::net {
 
@@ -41,7 +43,7 @@ class IpAddress {
   static IpAddress from_bytes(IpFamily f, const uint8_t* b) {
     IpAddress a;
     a.family_ = f;
-    for (size_t i = 0; i < width(f); ++i) a.bytes_[i] = b[i];
+    std::memcpy(a.bytes_.data(), b, width(f));
     return a;
   }
   static std::optional<IpAddress> parse(std::string_view text);
@@ -80,6 +82,7 @@ class IpAddress {
   }
 
  private:
+  friend class Prefix;
   std::array<uint8_t, 16> bytes_{};
   IpFamily family_ = IpFamily::V4;
 };
@@ -89,7 +92,15 @@ class Prefix {
   constexpr Prefix() = default;
 
   // Clears host bits; nothing if len is longer than the family allows.
-  static std::optional<Prefix> make(const IpAddress& addr, unsigned len);
+  // Inline: NLRI decoding builds one per prefix.
+  static std::optional<Prefix> make(const IpAddress& addr, unsigned len) {
+    if (len > IpAddress::max_len(addr.family())) return std::nullopt;
+    Prefix p;
+    p.addr_ = addr;
+    p.len_ = static_cast<uint8_t>(len);
+    p.clear_host_bits();
+    return p;
+  }
   // "192.0.2.0/24", "2001:db8::/32". Host bits set are accepted and cleared
   // unless strict, where they make the text invalid.
   enum class HostBits : uint8_t { kClear, kReject };
@@ -117,6 +128,26 @@ class Prefix {
   }
 
  private:
+  // Masks the address to len_ bits, two 64-bit words at a time.
+  void clear_host_bits() {
+    uint64_t w[2];
+    std::memcpy(w, addr_.bytes_.data(), 16);
+    if constexpr (std::endian::native == std::endian::little) {
+      w[0] = __builtin_bswap64(w[0]);
+      w[1] = __builtin_bswap64(w[1]);
+    }
+    unsigned len = len_;
+    uint64_t mhi = len >= 64 ? ~0ull : len == 0 ? 0 : ~0ull << (64 - len);
+    uint64_t mlo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~0ull << (128 - len);
+    w[0] &= mhi;
+    w[1] &= mlo;
+    if constexpr (std::endian::native == std::endian::little) {
+      w[0] = __builtin_bswap64(w[0]);
+      w[1] = __builtin_bswap64(w[1]);
+    }
+    std::memcpy(addr_.bytes_.data(), w, 16);
+  }
+
   IpAddress addr_;
   uint8_t len_ = 0;
 };

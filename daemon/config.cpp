@@ -341,6 +341,7 @@ bool valid_peer_name(std::string_view s) {
 }
 
 void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
+  out.listen = {*net::IpAddress::parse("0.0.0.0"), *net::IpAddress::parse("::")};
   const toml::table* t = ck.table(root, "", "router");
   if (!t) {
     if (!root.get("router"))
@@ -366,7 +367,6 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
       out.router_id = *a;
   }
 
-  out.listen = {*net::IpAddress::parse("0.0.0.0"), *net::IpAddress::parse("::")};
   if (const toml::array* arr = ck.array(*t, p, "listen", "an array of addresses")) {
     out.listen.clear();
     size_t idx = 0;
@@ -500,8 +500,10 @@ struct PeerSeen {
   std::map<std::pair<net::IpAddress, std::string>, std::pair<std::string, uint32_t>> addresses;
 };
 
-void parse_peer(Checker& ck, const toml::table& t, const std::string& p, const RouterConfig& router,
-                PeerSeen& seen, std::vector<PeerConfig>& peers) {
+// no_listener: router.listen is written as [] (not merely left empty by
+// its own errors, which are reported already).
+void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no_listener, PeerSeen& seen,
+                std::vector<PeerConfig>& peers) {
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
@@ -550,7 +552,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, const R
   if (auto v = ck.port(t, p, "port")) peer.port = *v;
   if (auto v = ck.boolean(t, p, "passive")) {
     peer.passive = *v;
-    if (*v && router.listen.empty())
+    if (*v && no_listener)
       ck.error(*t.get("passive"), join(p, "passive"),
                "a passive peer needs a listener, but router.listen is []; nothing would ever connect");
   }
@@ -697,14 +699,16 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, const R
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }
 
-void parse_peers(Checker& ck, const toml::table& root, const RouterConfig& router, std::vector<PeerConfig>& out) {
+void parse_peers(Checker& ck, const toml::table& root, std::vector<PeerConfig>& out) {
   const toml::array* arr = ck.array(root, "", "peer", "an array of tables ([[peer]])");
   if (!arr) return;
+  const toml::array* listen = root["router"]["listen"].as_array();
+  bool no_listener = listen && listen->empty();
   PeerSeen seen;
   size_t idx = 0;
   for (const toml::node& el : *arr) {
     std::string p = fmt::format("peer[{}]", idx++);
-    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, router, seen, out);
+    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, no_listener, seen, out);
     else ck.error(el, p, fmt::format("expected a table ([[peer]]), got {}", type_name(el)));
   }
 }
@@ -727,7 +731,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_log(ck, root, cfg.log);
   parse_kernel(ck, root, cfg.kernel);
   parse_rpki(ck, root, cfg.rpki);
-  parse_peers(ck, root, cfg.router, cfg.peers);
+  parse_peers(ck, root, cfg.peers);
   if (!ck.ok()) return fail(ck.take());
   return cfg;
 }

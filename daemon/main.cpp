@@ -20,7 +20,7 @@ constexpr std::string_view kUsage =
     "  check -c FILE [--dump]  validate a configuration file\n"
     "  decode ...              decode BGP messages given as hex, to JSON\n"
     "  show ...                query a running daemon over its HTTP API\n"
-    "  help                    this text\n"
+    "  help [COMMAND]          this text, or a command's\n"
     "\n"
     "options:\n"
     "  --version               print the version\n"
@@ -33,6 +33,21 @@ int show_main(int /*argc*/, char** /*argv*/) {
   return petrel::daemon::kExitFailure;
 }
 
+// Runs subcommand cmd with argv[0] its own name. -1: no such command.
+int dispatch(std::string_view cmd, int argc, char** argv) {
+  using namespace petrel::daemon;
+  if (cmd == "run") return run_main(argc, argv);
+  if (cmd == "check") return check_main(argc, argv);
+  if (cmd == "decode") return decode_main(argc, argv);
+  if (cmd == "show") return show_main(argc, argv);
+  return -1;
+}
+
+int unknown_command(std::string_view cmd) {
+  fmt::print(stderr, "petrel: unknown command \"{}\"\n{}", cmd, kUsage);
+  return petrel::daemon::kExitUsage;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,13 +57,13 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   std::string_view cmd = argv[1];
-  // Each subcommand sees its own name as argv[0].
-  int sub_argc = argc - 1;
-  char** sub_argv = argv + 1;
-  if (cmd == "run") return run_main(sub_argc, sub_argv);
-  if (cmd == "check") return check_main(sub_argc, sub_argv);
-  if (cmd == "decode") return decode_main(sub_argc, sub_argv);
-  if (cmd == "show") return show_main(sub_argc, sub_argv);
+  if (cmd == "help" && argc == 3) {
+    // `petrel help check` is `petrel check --help`.
+    char help_flag[] = "--help";
+    char* help_argv[] = {argv[2], help_flag, nullptr};
+    int rc = dispatch(argv[2], 2, help_argv);
+    return rc >= 0 ? rc : unknown_command(argv[2]);
+  }
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     fmt::print("{}", kUsage);
     return kExitOk;
@@ -57,6 +72,7 @@ int main(int argc, char** argv) {
     fmt::print("petrel {}\n", PETREL_VERSION);
     return kExitOk;
   }
-  fmt::print(stderr, "petrel: unknown command \"{}\"\n{}", cmd, kUsage);
-  return kExitUsage;
+  // Each subcommand sees its own name as argv[0].
+  int rc = dispatch(cmd, argc - 1, argv + 1);
+  return rc >= 0 ? rc : unknown_command(cmd);
 }

@@ -12,7 +12,6 @@ namespace {
 
 constexpr uint8_t kParamCapabilities = 2;   // RFC 5492 section 4
 constexpr uint8_t kParamExtendedLen = 255;  // RFC 9072 section 2
-constexpr size_t kOpenFixedLen = 10;        // version .. Opt Parm Len
 
 NotifyError open_error_of(uint8_t subcode) {
   return NotifyError::make(ErrorCode::kOpenMessage, subcode);

@@ -5,19 +5,21 @@
 
 namespace petrel::codec {
 
-namespace {
-constexpr size_t kRouteRefreshBodyLen = 4;
-}  // namespace
-
 Result<RouteRefresh, NotifyError> decode_route_refresh(bytes::Span body, bytes::Span whole) {
-  if (body.size() != kRouteRefreshBodyLen)
-    return fail(NotifyError::with_view(ErrorCode::kRouteRefresh,
-                                       route_refresh_error::kInvalidMessageLength, whole));
+  auto bad_length = [&] {
+    return NotifyError::with_view(ErrorCode::kRouteRefresh, route_refresh_error::kInvalidMessageLength,
+                                  whole);
+  };
   bytes::Reader r(body);
-  RouteRefresh rr;
-  rr.family.afi = r.u16().value_or(0);
-  rr.subtype = static_cast<RefreshSubtype>(r.u8().value_or(0));
-  rr.family.safi = r.u8().value_or(0);
+  auto afi = r.u16();
+  auto subtype = r.u8();
+  auto safi = r.u8();
+  if (!afi || !subtype || !safi) return fail(bad_length());
+  RouteRefresh rr{Family{*afi, *safi}, static_cast<RefreshSubtype>(*subtype), {}};
+  bool demarcation = rr.subtype == RefreshSubtype::kBeginOfRefresh || rr.subtype == RefreshSubtype::kEndOfRefresh;
+  if (demarcation && !r.empty()) return fail(bad_length());
+  bytes::Span rest = r.rest();
+  rr.orf.assign(rest.begin(), rest.end());
   return rr;
 }
 
@@ -27,6 +29,7 @@ void encode_route_refresh(const RouteRefresh& rr, std::vector<std::byte>& out) {
   w.u16(rr.family.afi);
   w.u8(static_cast<uint8_t>(rr.subtype));
   w.u8(rr.family.safi);
+  w.bytes(rr.orf);
   finish_message(w, start);
 }
 

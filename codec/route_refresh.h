@@ -2,7 +2,10 @@
 //
 // RFC 2918 section 3 (AFI, reserved, SAFI) and RFC 7313 section 3 (the
 // reserved octet becomes the Message Subtype: 0 normal request, 1 BoRR,
-// 2 EoRR) and section 5 (a length other than 4 is an error).
+// 2 EoRR) and section 5 (a BoRR or EoRR whose length is not 4 is an
+// error). A normal request may carry RFC 5291 ORF entries after the four
+// octets; they are kept as bytes, not interpreted (Petrel does not
+// advertise ORF).
 #pragma once
 
 #include <cstddef>
@@ -23,6 +26,9 @@ enum class RefreshSubtype : uint8_t { kRequest = 0, kBeginOfRefresh = 1, kEndOfR
 struct RouteRefresh {
   Family family;
   RefreshSubtype subtype = RefreshSubtype::kRequest;
+  // Octets after the first four: RFC 5291 ORF entries of a normal request,
+  // or whatever follows an unknown subtype.
+  std::vector<std::byte> orf;
 
   friend bool operator==(const RouteRefresh&, const RouteRefresh&) = default;
 
@@ -32,10 +38,9 @@ struct RouteRefresh {
 
 // Decodes a ROUTE-REFRESH body (the bytes after the header). `whole` is the
 // message with its header, for the error's data; the error views into it.
-// A body that is not 4 octets: ROUTE-REFRESH Message Error / Invalid
-// Message Length with the whole message as data (RFC 7313 section 5; a
-// speaker without enhanced route refresh may instead treat this as it
-// likes, which is the FSM's choice).
+// A body shorter than 4 octets, or a BoRR or EoRR whose body is not 4
+// octets: ROUTE-REFRESH Message Error / Invalid Message Length with the
+// whole message as data (RFC 7313 section 5).
 Result<RouteRefresh, NotifyError> decode_route_refresh(bytes::Span body, bytes::Span whole);
 
 // Appends a whole ROUTE-REFRESH message (header included).

@@ -13,6 +13,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/server.h"
 
@@ -79,9 +80,14 @@ int run_main(int argc, char** argv) {
     return kExitUsage;
   }
   log_configure(format, level);
+  HttpServer http;  // bound first: a bad [http] listen fails before any session starts
+  if (!http.bind(*cfg)) return kExitFailure;
   Server server(std::move(cfg).value(), ServerOptions{});
   if (!server.start()) return kExitFailure;
-  return server.run();
+  if (!http.start(server)) return kExitFailure;
+  int rc = server.run();
+  http.stop();
+  return rc;
 }
 
 }  // namespace petrel::daemon

@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo
   iproute2 python3 xxd jq
+  # promtool, which checks /metrics (tests/daemon/api_test.cpp)
+  prometheus
   # the interop lab's real peers and its test runner (docs/interop.md)
   bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest
 )
@@ -49,7 +51,7 @@ fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 if [[ $own_policy -eq 1 ]]; then $SUDO rm -f "$policy"; trap - EXIT; fi
 if [[ -d /run/systemd/system ]]; then
-  for svc in bird frr gobgpd openbgpd exabgp stayrtr; do
+  for svc in bird frr gobgpd openbgpd exabgp stayrtr prometheus; do
     $SUDO systemctl disable --now "$svc.service" >/dev/null 2>&1 || true
   done
 fi

@@ -1,0 +1,285 @@
+// The HTTP API's JSON bodies and Prometheus text (daemon/api.h).
+//
+// Prometheus text exposition format 0.0.4: every family is written once,
+// HELP and TYPE first, then all its samples; label values escape '\\', '"'
+// and newline. Counters end in _total.
+#include "daemon/api.h"
+
+#include <fmt/format.h>
+
+#include <span>
+
+#include "crates/json/json.h"
+
+namespace petrel::daemon::api {
+
+namespace {
+
+constexpr std::array<codec::MessageType, 5> kTypes = {
+    codec::MessageType::kOpen, codec::MessageType::kUpdate, codec::MessageType::kNotification,
+    codec::MessageType::kKeepalive, codec::MessageType::kRouteRefresh};
+
+constexpr std::array<fsm::State, fsm::kStateCount> kStates = {
+    fsm::State::kIdle,     fsm::State::kConnect,     fsm::State::kActive,
+    fsm::State::kOpenSent, fsm::State::kOpenConfirm, fsm::State::kEstablished};
+
+std::string_view family_text(size_t i, std::span<char, 32> buf) {
+  return codec::family_name(codec::kKnownFamilyList[i], buf);
+}
+
+// Families worth showing for a peer: the configured ones, and any other the
+// peer sent prefixes of anyway.
+bool shows_family(const PeerSnapshot& p, size_t i) {
+  return p.families.has(codec::kKnownFamilyList[i]) || p.announced[i] != 0 || p.withdrawn[i] != 0;
+}
+
+void write_peer(json::Writer& w, const PeerSnapshot& p) {
+  char buf[32];
+  w.begin_object();
+  w.member("name", p.name);
+  w.member("address", p.address);
+  w.member("remote_asn", p.remote_asn);
+  w.member("description", p.description);
+  w.key_raw("passive").boolean(p.passive);
+  w.key_raw("enabled").boolean(p.enabled);
+  w.key_raw("state").string_raw(state_json_name(p.state));
+  w.key_raw("uptime_seconds");
+  if (p.uptime_seconds) {
+    w.number(*p.uptime_seconds);
+  } else {
+    w.null();
+  }
+  w.key_raw("last_error");
+  if (p.last_error.empty()) {
+    w.null();
+  } else {
+    w.string(p.last_error);
+  }
+  w.member("established_total", p.established_total);
+  w.member("connections_refused", p.connections_refused);
+  w.key_raw("families").begin_array();
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+    if (p.families.has(codec::kKnownFamilyList[i])) w.string_raw(family_text(i, buf));
+  w.end_array();
+  w.key_raw("update_prefixes").begin_object();
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+    if (!shows_family(p, i)) continue;
+    w.key_raw(family_text(i, buf)).begin_object();
+    w.member("announced", p.announced[i]);
+    w.member("withdrawn", p.withdrawn[i]);
+    w.member("received", static_cast<int64_t>(p.announced[i] - p.withdrawn[i]));
+    w.end_object();
+  }
+  w.end_object();
+  w.member("unknown_family_updates", p.unknown_family_updates);
+  w.key_raw("messages").begin_object();
+  for (int dir = 0; dir < 2; ++dir) {
+    const auto& counts = dir == 0 ? p.messages_in : p.messages_out;
+    w.key_raw(dir == 0 ? "in" : "out").begin_object();
+    for (auto t : kTypes) w.member(codec::message_type_name(t), counts[static_cast<size_t>(t)]);
+    w.end_object();
+  }
+  w.end_object();
+  w.key_raw("rfc7606").begin_object();
+  w.member("treat_as_withdraw", p.treat_as_withdraw);
+  w.member("attribute_discard", p.attribute_discard);
+  w.end_object();
+  w.end_object();
+}
+
+// A label value with '\\', '"' and newline escaped (format 0.0.4).
+void append_label(std::string& out, std::string_view v) {
+  for (char c : v) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += c;
+    }
+  }
+}
+
+class Metrics {
+ public:
+  explicit Metrics(std::string& out) : out_(out) {}
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    name_ = name;
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  // A sample of the current family; labels are name/value pairs.
+  void sample(std::initializer_list<std::pair<std::string_view, std::string_view>> labels, uint64_t value) {
+    out_ += name_;
+    if (labels.size() != 0) {
+      out_ += '{';
+      bool first = true;
+      for (const auto& [k, v] : labels) {
+        if (!first) out_ += ',';
+        first = false;
+        out_ += k;
+        out_ += "=\"";
+        append_label(out_, v);
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += fmt::format(" {}\n", value);
+  }
+
+ private:
+  std::string& out_;
+  std::string_view name_;
+};
+
+}  // namespace
+
+std::string_view state_json_name(fsm::State s) {
+  switch (s) {
+    case fsm::State::kIdle: return "idle";
+    case fsm::State::kConnect: return "connect";
+    case fsm::State::kActive: return "active";
+    case fsm::State::kOpenSent: return "opensent";
+    case fsm::State::kOpenConfirm: return "openconfirm";
+    case fsm::State::kEstablished: return "established";
+  }
+  return "unknown";
+}
+
+int state_number(fsm::State s) { return static_cast<int>(s) + 1; }
+
+std::string status_json(const Snapshot& s) {
+  std::string out;
+  json::Writer w(out);
+  size_t established = 0;
+  for (const auto& p : s.peers)
+    if (p.state == fsm::State::kEstablished) ++established;
+  w.begin_object();
+  w.member("version", s.version);
+  w.member("asn", s.asn);
+  w.member("router_id", s.router_id);
+  w.member("uptime_seconds", s.uptime_seconds);
+  w.key_raw("peers").begin_object();
+  w.member("configured", s.peers.size());
+  w.member("established", established);
+  w.end_object();
+  w.member("connections_refused", s.connections_refused);
+  w.end_object().line_end();
+  return out;
+}
+
+std::string peers_json(const Snapshot& s) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key_raw("peers").begin_array();
+  for (const auto& p : s.peers) write_peer(w, p);
+  w.end_array();
+  w.end_object().line_end();
+  return out;
+}
+
+std::string peer_json(const PeerSnapshot& p) {
+  std::string out;
+  json::Writer w(out);
+  write_peer(w, p);
+  w.line_end();
+  return out;
+}
+
+std::string error_json(std::string_view message) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object().member("error", message).end_object().line_end();
+  return out;
+}
+
+std::string metrics_text(const Snapshot& s) {
+  std::string out;
+  out.reserve(1024 + s.peers.size() * 2048);
+  Metrics m(out);
+  char buf[32];
+
+  m.family("petrel_build_info", "gauge", "Petrel's version as a label; the value is always 1.");
+  m.sample({{"version", s.version}}, 1);
+
+  m.family("petrel_peer_state", "gauge",
+           "BGP FSM state of the peer: 1 Idle, 2 Connect, 3 Active, 4 OpenSent, 5 OpenConfirm, 6 Established.");
+  for (const auto& p : s.peers)
+    m.sample({{"peer", p.name}, {"state", state_json_name(p.state)}}, static_cast<uint64_t>(state_number(p.state)));
+
+  m.family("petrel_peer_update_prefixes_total", "counter",
+           "Prefixes in UPDATE messages received from the peer, by family and kind (announced or withdrawn); "
+           "counts of UPDATE contents, not of a routing table.");
+  for (const auto& p : s.peers) {
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+      if (!shows_family(p, i)) continue;
+      auto fam = family_text(i, buf);
+      m.sample({{"peer", p.name}, {"family", fam}, {"kind", "announced"}}, p.announced[i]);
+      m.sample({{"peer", p.name}, {"family", fam}, {"kind", "withdrawn"}}, p.withdrawn[i]);
+    }
+  }
+
+  m.family("petrel_messages_total", "counter", "BGP messages received (in) and sent (out), by peer and type.");
+  for (const auto& p : s.peers) {
+    for (int dir = 0; dir < 2; ++dir) {
+      const auto& counts = dir == 0 ? p.messages_in : p.messages_out;
+      for (auto t : kTypes)
+        m.sample({{"peer", p.name}, {"direction", dir == 0 ? "in" : "out"}, {"type", codec::message_type_name(t)}},
+                 counts[static_cast<size_t>(t)]);
+    }
+  }
+
+  m.family("petrel_peer_established_total", "counter", "Times the session with the peer reached Established.");
+  for (const auto& p : s.peers) m.sample({{"peer", p.name}}, p.established_total);
+
+  m.family("petrel_update_errors_total", "counter",
+           "Malformed UPDATEs from the peer handled by RFC 7606, by action (treat_as_withdraw, attribute_discard).");
+  for (const auto& p : s.peers) {
+    m.sample({{"peer", p.name}, {"action", "treat_as_withdraw"}}, p.treat_as_withdraw);
+    m.sample({{"peer", p.name}, {"action", "attribute_discard"}}, p.attribute_discard);
+  }
+
+  m.family("petrel_peer_connections_refused_total", "counter",
+           "Connections from the peer's address closed at once (peer disabled, shutting down, or one already "
+           "being set up).");
+  for (const auto& p : s.peers) m.sample({{"peer", p.name}}, p.connections_refused);
+
+  m.family("petrel_connections_refused_total", "counter",
+           "Connections to the BGP listeners from addresses that are not configured peers, closed at once.");
+  m.sample({}, s.connections_refused);
+  return out;
+}
+
+Response respond(std::string_view method, std::string_view path, const Snapshot& s) {
+  Response r;
+  if (method != "GET" && method != "HEAD") {
+    r.status = 405;
+    r.allow = "GET, HEAD";
+    r.body = error_json(fmt::format("method {} is not allowed; use GET", method));
+    return r;
+  }
+  if (path == "/api/status") {
+    r.body = status_json(s);
+  } else if (path == "/api/peers" || path == "/api/peers/") {
+    r.body = peers_json(s);
+  } else if (path.starts_with("/api/peers/")) {
+    std::string_view name = path.substr(std::string_view("/api/peers/").size());
+    for (const auto& p : s.peers) {
+      if (p.name == name) {
+        r.body = peer_json(p);
+        return r;
+      }
+    }
+    r.status = 404;
+    r.body = error_json(fmt::format("no peer named \"{}\"", name));
+  } else if (path == "/metrics") {
+    r.content_type = kMetricsType;
+    r.body = metrics_text(s);
+  } else {
+    r.status = 404;
+    r.body = error_json(fmt::format("no such resource: {}", path));
+  }
+  return r;
+}
+
+}  // namespace petrel::daemon::api

@@ -1,0 +1,87 @@
+// The HTTP API's bodies: JSON for /api/... and the Prometheus text format
+// (0.0.4) for /metrics, built from a plain snapshot of the daemon's state.
+//
+// Pure formatting: no sockets, no clocks, no threads. daemon/http.cpp fills
+// a Snapshot from the peers' atomics and status snapshots and hands the
+// request's method and path to respond(); tests feed a Snapshot directly.
+// docs/http-api.md and docs/metrics.md describe every field and metric.
+//
+// The per-family prefix counts are counters of UPDATE contents (NLRI and
+// withdrawn prefixes as they arrived), not a view of a routing table: a
+// prefix announced twice counts twice.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec/types.h"
+#include "fsm/state.h"
+
+namespace petrel::daemon::api {
+
+// Message types 1..5 (OPEN .. ROUTE-REFRESH) by their code; index 0 unused.
+inline constexpr size_t kMessageTypes = 6;
+
+struct PeerSnapshot {
+  std::string name;
+  std::string address;  // "192.0.2.1", "fe80::2%eth0"
+  uint32_t remote_asn = 0;
+  bool passive = false;
+  bool enabled = true;
+  std::string description;
+  codec::FamilySet families;  // configured
+  fsm::State state = fsm::State::kIdle;
+  std::optional<int64_t> uptime_seconds;  // set only while Established
+  std::string last_error;                 // empty: none
+  std::array<uint64_t, codec::kKnownFamilies> announced{};
+  std::array<uint64_t, codec::kKnownFamilies> withdrawn{};
+  uint64_t unknown_family_updates = 0;
+  std::array<uint64_t, kMessageTypes> messages_in{};
+  std::array<uint64_t, kMessageTypes> messages_out{};
+  uint64_t treat_as_withdraw = 0;  // RFC 7606 section 2
+  uint64_t attribute_discard = 0;
+  uint64_t established_total = 0;  // transitions into Established
+  uint64_t connections_refused = 0;
+};
+
+struct Snapshot {
+  std::string version;
+  uint32_t asn = 0;
+  std::string router_id;
+  int64_t uptime_seconds = 0;
+  uint64_t connections_refused = 0;  // from addresses that are not peers
+  std::vector<PeerSnapshot> peers;   // in configuration order
+};
+
+// The state as JSON writes it: "idle", ..., "openconfirm", "established".
+std::string_view state_json_name(fsm::State s);
+// RFC 4271 / BGP4-MIB numbering: Idle 1 .. Established 6.
+int state_number(fsm::State s);
+
+// Bodies. Each JSON body is one object followed by '\n'.
+std::string status_json(const Snapshot& s);
+std::string peers_json(const Snapshot& s);
+std::string peer_json(const PeerSnapshot& p);
+std::string error_json(std::string_view message);
+std::string metrics_text(const Snapshot& s);
+
+inline constexpr std::string_view kJsonType = "application/json";
+inline constexpr std::string_view kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
+
+struct Response {
+  unsigned status = 200;
+  std::string_view content_type = kJsonType;
+  std::string body;
+  std::string_view allow;  // set for 405: the Allow header
+};
+
+// Routes a request. method as sent ("GET"); path without the query string,
+// already percent-decoded. HEAD is answered like GET (the server leaves
+// out the body).
+Response respond(std::string_view method, std::string_view path, const Snapshot& s);
+
+}  // namespace petrel::daemon::api

@@ -1,0 +1,70 @@
+// The HTTP server of `[http] listen` (default 127.0.0.1:8179): the JSON API
+// and Prometheus metrics of daemon/api.h, served by libmicrohttpd on its
+// own internal thread (docs/http-api.md, docs/metrics.md).
+//
+// A request never waits for the BGP side: it reads the peers' counters
+// (relaxed atomics) and each peer's status snapshot (a short lock held only
+// to copy it), never anything a worker owns.
+//
+// Two steps so that a configuration whose HTTP address cannot be bound
+// fails before any session starts:
+//   HttpServer http;
+//   if (!http.bind(config)) return failure;   // logs why
+//   ... server.start() ...
+//   http.start(server);
+//   ... server.run() ...
+//   http.stop();                              // before the Server goes
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "daemon/config.h"
+
+struct MHD_Daemon;
+
+namespace petrel::daemon {
+
+class Server;
+
+class HttpServer {
+ public:
+  HttpServer();
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Opens the listening socket of config.http.listen and keeps what the
+  // status body needs of config. True when HTTP is disabled (listen = "")
+  // or the socket is bound; false, with an "http-listen-failed" log line,
+  // when it cannot be.
+  bool bind(const Config& config);
+  // Starts answering requests about server's peers. server must outlive
+  // stop(). False (logged) if libmicrohttpd cannot start its thread.
+  bool start(const Server& server);
+  // Stops the thread and closes the socket. Idempotent.
+  void stop();
+
+  // The bound port (useful when the configuration asked for port 0); 0
+  // when disabled.
+  [[nodiscard]] uint16_t port() const { return port_; }
+  [[nodiscard]] bool enabled() const { return fd_ >= 0 || daemon_ != nullptr; }
+
+  // What each request reads: the router's identity from the configuration
+  // and the server whose peers it reports.
+  struct Context {
+    uint32_t asn = 0;
+    std::string router_id;
+    int64_t started_ms = 0;  // steady clock
+    const Server* server = nullptr;
+  };
+
+ private:
+  Context ctx_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::string where_;
+  MHD_Daemon* daemon_ = nullptr;
+};
+
+}  // namespace petrel::daemon

@@ -1,0 +1,305 @@
+// Tests of daemon/api.h: the JSON bodies parse and say what the snapshot
+// says, the routes answer 200/404/405 as docs/http-api.md promises, and the
+// metrics are well-formed Prometheus text (checked by `promtool check
+// metrics` as well when promtool is installed).
+#include "daemon/api.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace petrel::daemon::api {
+namespace {
+
+using nlohmann::json;
+
+PeerSnapshot upstream() {
+  PeerSnapshot p;
+  p.name = "upstream-1";
+  p.address = "192.0.2.1";
+  p.remote_asn = 64500;
+  p.description = "transit \"A\"";
+  p.families = {codec::kIpv4Unicast, codec::kIpv6Unicast};
+  p.state = fsm::State::kEstablished;
+  p.uptime_seconds = 42;
+  p.announced = {1000, 20, 0, 0};
+  p.withdrawn = {10, 0, 0, 0};
+  p.messages_in = {0, 1, 57, 0, 3, 0};
+  p.messages_out = {0, 1, 0, 0, 4, 0};
+  p.treat_as_withdraw = 2;
+  p.attribute_discard = 1;
+  p.established_total = 1;
+  return p;
+}
+
+PeerSnapshot link_local() {
+  PeerSnapshot p;
+  p.name = "ix\\peer";
+  p.address = "fe80::2%eth0";
+  p.remote_asn = 4200000000;
+  p.passive = true;
+  p.families = {codec::kIpv6Unicast};
+  p.state = fsm::State::kActive;
+  p.last_error = "Hold Timer Expired";
+  p.connections_refused = 5;
+  return p;
+}
+
+Snapshot sample() {
+  Snapshot s;
+  s.version = "0.1.0";
+  s.asn = 64496;
+  s.router_id = "198.51.100.1";
+  s.uptime_seconds = 3600;
+  s.connections_refused = 7;
+  s.peers = {upstream(), link_local()};
+  return s;
+}
+
+TEST(ApiStatus, HoldsTheRouterAndCounts) {
+  json j = json::parse(status_json(sample()));
+  EXPECT_EQ(j["version"], "0.1.0");
+  EXPECT_EQ(j["asn"], 64496);
+  EXPECT_EQ(j["router_id"], "198.51.100.1");
+  EXPECT_EQ(j["uptime_seconds"], 3600);
+  EXPECT_EQ(j["peers"]["configured"], 2);
+  EXPECT_EQ(j["peers"]["established"], 1);
+  EXPECT_EQ(j["connections_refused"], 7);
+}
+
+TEST(ApiPeers, ListsEveryPeerInOrder) {
+  json j = json::parse(peers_json(sample()));
+  ASSERT_TRUE(j["peers"].is_array());
+  ASSERT_EQ(j["peers"].size(), 2u);
+  EXPECT_EQ(j["peers"][0]["name"], "upstream-1");
+  EXPECT_EQ(j["peers"][1]["name"], "ix\\peer");
+  EXPECT_EQ(json::parse(peers_json(Snapshot{}))["peers"], json::array());
+}
+
+TEST(ApiPeers, EstablishedPeer) {
+  json p = json::parse(peer_json(upstream()));
+  EXPECT_EQ(p["address"], "192.0.2.1");
+  EXPECT_EQ(p["remote_asn"], 64500);
+  EXPECT_EQ(p["description"], "transit \"A\"");
+  EXPECT_EQ(p["passive"], false);
+  EXPECT_EQ(p["enabled"], true);
+  EXPECT_EQ(p["state"], "established");
+  EXPECT_EQ(p["uptime_seconds"], 42);
+  EXPECT_TRUE(p["last_error"].is_null());
+  EXPECT_EQ(p["established_total"], 1);
+  EXPECT_EQ(p["families"], json({"ipv4-unicast", "ipv6-unicast"}));
+  const json& v4 = p["update_prefixes"]["ipv4-unicast"];
+  EXPECT_EQ(v4["announced"], 1000);
+  EXPECT_EQ(v4["withdrawn"], 10);
+  EXPECT_EQ(v4["received"], 990);
+  EXPECT_EQ(p["update_prefixes"]["ipv6-unicast"]["received"], 20);
+  EXPECT_FALSE(p["update_prefixes"].contains("ipv4-multicast"));
+  EXPECT_EQ(p["messages"]["in"]["update"], 57);
+  EXPECT_EQ(p["messages"]["in"]["open"], 1);
+  EXPECT_EQ(p["messages"]["in"]["keepalive"], 3);
+  EXPECT_EQ(p["messages"]["out"]["keepalive"], 4);
+  EXPECT_EQ(p["messages"]["out"]["route-refresh"], 0);
+  EXPECT_EQ(p["rfc7606"]["treat_as_withdraw"], 2);
+  EXPECT_EQ(p["rfc7606"]["attribute_discard"], 1);
+}
+
+TEST(ApiPeers, PeerNotEstablished) {
+  json p = json::parse(peer_json(link_local()));
+  EXPECT_EQ(p["address"], "fe80::2%eth0");
+  EXPECT_EQ(p["remote_asn"], 4200000000u);
+  EXPECT_EQ(p["state"], "active");
+  EXPECT_TRUE(p["uptime_seconds"].is_null());
+  EXPECT_EQ(p["last_error"], "Hold Timer Expired");
+  EXPECT_EQ(p["connections_refused"], 5);
+  EXPECT_EQ(p["passive"], true);
+}
+
+TEST(ApiPeers, PrefixesOfAFamilyNotConfiguredStillShow) {
+  PeerSnapshot p = link_local();
+  p.announced[2] = 3;  // ipv4-multicast
+  json j = json::parse(peer_json(p));
+  EXPECT_EQ(j["update_prefixes"]["ipv4-multicast"]["announced"], 3);
+  EXPECT_EQ(j["families"], json({"ipv6-unicast"}));
+}
+
+TEST(ApiPeers, StateNames) {
+  EXPECT_EQ(state_json_name(fsm::State::kIdle), "idle");
+  EXPECT_EQ(state_json_name(fsm::State::kConnect), "connect");
+  EXPECT_EQ(state_json_name(fsm::State::kOpenSent), "opensent");
+  EXPECT_EQ(state_json_name(fsm::State::kOpenConfirm), "openconfirm");
+  EXPECT_EQ(state_number(fsm::State::kIdle), 1);
+  EXPECT_EQ(state_number(fsm::State::kEstablished), 6);
+}
+
+TEST(ApiRoutes, Endpoints) {
+  Snapshot s = sample();
+  Response r = respond("GET", "/api/status", s);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(json::parse(r.body)["asn"], 64496);
+
+  r = respond("GET", "/api/peers", s);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(json::parse(r.body)["peers"].size(), 2u);
+
+  r = respond("GET", "/api/peers/upstream-1", s);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(json::parse(r.body)["name"], "upstream-1");
+
+  r = respond("GET", "/metrics", s);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+
+  r = respond("HEAD", "/api/peers", s);
+  EXPECT_EQ(r.status, 200u);
+}
+
+TEST(ApiRoutes, UnknownPeerIs404WithJsonError) {
+  Response r = respond("GET", "/api/peers/nobody", sample());
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_EQ(r.content_type, "application/json");
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["error"], "no peer named \"nobody\"");
+}
+
+TEST(ApiRoutes, UnknownPathIs404) {
+  for (const char* path : {"/", "/api", "/api/", "/api/peers/upstream-1/routes", "/metrics/x", "/nope"}) {
+    Response r = respond("GET", path, sample());
+    EXPECT_EQ(r.status, 404u) << path;
+    EXPECT_TRUE(json::parse(r.body).contains("error")) << path;
+  }
+}
+
+TEST(ApiRoutes, OtherMethodsAre405) {
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    Response r = respond(method, "/api/peers", sample());
+    EXPECT_EQ(r.status, 405u) << method;
+    EXPECT_EQ(r.allow, "GET, HEAD");
+    EXPECT_TRUE(json::parse(r.body).contains("error"));
+  }
+}
+
+// One sample line of the text format: name, labels, value.
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::string value;
+};
+
+std::vector<Sample> parse_metrics(const std::string& text, std::set<std::string>& typed) {
+  static const std::regex kSample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? ([0-9]+)$)");
+  static const std::regex kLabel(R"re(([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)")re");
+  static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge)$)");
+  std::vector<Sample> out;
+  std::istringstream in(text);
+  std::string line;
+  std::string current;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (line.starts_with("# HELP ")) continue;
+    if (std::regex_match(line, m, kType)) {
+      EXPECT_FALSE(typed.contains(m[1])) << "family written twice: " << m[1];
+      current = m[1];
+      typed.insert(current);
+      continue;
+    }
+    if (!std::regex_match(line, m, kSample)) {
+      ADD_FAILURE() << "not a sample line: " << line;
+      continue;
+    }
+    Sample s{m[1], {}, m[4]};
+    EXPECT_EQ(s.name, current) << "sample outside its family: " << line;
+    std::string labels = m[3];
+    for (std::sregex_iterator it(labels.begin(), labels.end(), kLabel), end; it != end; ++it)
+      s.labels[(*it)[1]] = (*it)[2];
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+const Sample* find(const std::vector<Sample>& samples, std::string_view name,
+                   const std::map<std::string, std::string>& labels) {
+  for (const auto& s : samples)
+    if (s.name == name && s.labels == labels) return &s;
+  return nullptr;
+}
+
+TEST(ApiMetrics, WellFormedAndComplete) {
+  std::string text = metrics_text(sample());
+  ASSERT_TRUE(text.ends_with("\n"));
+  std::set<std::string> typed;
+  auto samples = parse_metrics(text, typed);
+  EXPECT_EQ(typed, (std::set<std::string>{"petrel_build_info", "petrel_peer_state",
+                                          "petrel_peer_update_prefixes_total", "petrel_messages_total",
+                                          "petrel_peer_established_total", "petrel_update_errors_total",
+                                          "petrel_peer_connections_refused_total",
+                                          "petrel_connections_refused_total"}));
+  auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
+    const Sample* s = find(samples, name, labels);
+    return s ? s->value : "<missing>";
+  };
+  EXPECT_EQ(value("petrel_build_info", {{"version", "0.1.0"}}), "1");
+  EXPECT_EQ(value("petrel_peer_state", {{"peer", "upstream-1"}, {"state", "established"}}), "6");
+  EXPECT_EQ(value("petrel_peer_state", {{"peer", "ix\\\\peer"}, {"state", "active"}}), "3");
+  EXPECT_EQ(value("petrel_peer_update_prefixes_total",
+                  {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "announced"}}),
+            "1000");
+  EXPECT_EQ(value("petrel_peer_update_prefixes_total",
+                  {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "withdrawn"}}),
+            "10");
+  EXPECT_EQ(value("petrel_messages_total", {{"peer", "upstream-1"}, {"direction", "in"}, {"type", "update"}}), "57");
+  EXPECT_EQ(value("petrel_messages_total", {{"peer", "upstream-1"}, {"direction", "out"}, {"type", "keepalive"}}),
+            "4");
+  EXPECT_EQ(value("petrel_peer_established_total", {{"peer", "upstream-1"}}), "1");
+  EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "treat_as_withdraw"}}), "2");
+  EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "attribute_discard"}}), "1");
+  EXPECT_EQ(value("petrel_peer_connections_refused_total", {{"peer", "ix\\\\peer"}}), "5");
+  EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
+}
+
+TEST(ApiMetrics, LabelValuesAreEscaped) {
+  Snapshot s;
+  s.version = "1";
+  PeerSnapshot p;
+  p.name = "a\"b\\c\nd";
+  s.peers = {p};
+  std::string text = metrics_text(s);
+  EXPECT_NE(text.find(R"(peer="a\"b\\c\nd")"), std::string::npos);
+  std::set<std::string> typed;
+  parse_metrics(text, typed);
+}
+
+// promtool (Debian package prometheus) is the reference checker; the test
+// skips where it is not installed.
+TEST(ApiMetrics, PromtoolAccepts) {
+  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
+  char path[] = "/tmp/petrel-metrics-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  {
+    std::ofstream(path) << metrics_text(sample());
+  }
+  std::string cmd = std::string("promtool check metrics < ") + path + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+  int status = pclose(pipe);
+  std::remove(path);
+  EXPECT_EQ(status, 0) << output;
+  EXPECT_EQ(output, "") << "promtool found problems";
+}
+
+}  // namespace
+}  // namespace petrel::daemon::api

@@ -40,8 +40,6 @@ struct Negotiated {
   std::optional<codec::GracefulRestart> graceful_restart;
   std::optional<codec::Role> peer_role;  // RFC 9234, as the peer sent it
   codec::Capabilities peer_capabilities; // as received, for the status page
-
-  friend bool operator==(const Negotiated&, const Negotiated&) = default;
 };
 
 // The hold time both sides use: the smaller of the two (RFC 4271 section

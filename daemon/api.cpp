@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <span>
+#include <utility>
 
 #include "crates/json/json.h"
 
@@ -18,10 +20,6 @@ namespace {
 constexpr std::array<codec::MessageType, 5> kTypes = {
     codec::MessageType::kOpen, codec::MessageType::kUpdate, codec::MessageType::kNotification,
     codec::MessageType::kKeepalive, codec::MessageType::kRouteRefresh};
-
-constexpr std::array<fsm::State, fsm::kStateCount> kStates = {
-    fsm::State::kIdle,     fsm::State::kConnect,     fsm::State::kActive,
-    fsm::State::kOpenSent, fsm::State::kOpenConfirm, fsm::State::kEstablished};
 
 std::string_view family_text(size_t i, std::span<char, 32> buf) {
   return codec::family_name(codec::kKnownFamilyList[i], buf);

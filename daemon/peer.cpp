@@ -357,6 +357,18 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       // One timer per connection is armed at next_deadline() after the step.
     }
   }
+  // An accepted connection whose socket is gone (the FSM fell back from
+  // OpenSent/OpenConfirm to Active without a SessionDown) can never do
+  // anything again: the listener hands over the peer's next connection,
+  // which incoming() refuses while this one holds the slot.
+  if (!c.dead && c.dir == fsm::Direction::kIncoming && c.fd < 0) {
+    c.dead = true;
+    close_socket(c);  // stops its watchers
+    if (!shutting_down_ && !peer_.passive && other(c) == nullptr && !ev_is_active(&dial_timer_))
+      dial_later(backoff_.next());
+    if (other(c) == nullptr) set_status(peer_.passive ? fsm::State::kActive : fsm::State::kIdle, {});
+    return;
+  }
   if (!c.dead && c.fsm.state() != fsm::State::kEstablished && c.fsm.state() != fsm::State::kIdle &&
       other(c) == nullptr) {
     set_status(c.fsm.state(), {});

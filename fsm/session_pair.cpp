@@ -21,7 +21,9 @@ std::string at(Time t) { return std::to_string(t.time_since_epoch().count()) + "
 SessionPair::SessionPair(PeerConfig a, PeerConfig b, Time start)
     : fsms_{Fsm(std::move(a)), Fsm(std::move(b))}, now_(start) {}
 
-void SessionPair::note(Side s, std::string line) { traces_[idx(s)].log.push_back(at(now_) + line); }
+void SessionPair::note(Side s, std::string line) {
+  if (logging_) traces_[idx(s)].log.push_back(at(now_) + line);
+}
 
 void SessionPair::step(Side s, const Event& e) {
   step_now(s, e);
@@ -35,7 +37,8 @@ void SessionPair::step_both(const Event& a, const Event& b) {
 }
 
 void SessionPair::step_now(Side s, const Event& e) {
-  note(s, std::string("event ") + std::string(event_kind_name(event_kind(e))) + " in " +
+  if (logging_)
+    note(s, std::string("event ") + std::string(event_kind_name(event_kind(e))) + " in " +
               std::string(state_name(fsm(s).state())));
   Actions actions;
   fsm(s).step(e, now_, actions);

@@ -67,6 +67,8 @@ class SessionPair {
   void advance(Duration d);
   void advance_to(Time t);
 
+  // Whether Trace::log gets a line per event and action (off for fuzzing).
+  void set_logging(bool on) { logging_ = on; }
   // A side that stops reading (RFC 9687): the other side's bytes wait, and
   // the other side is told since when. Reading again delivers them.
   void set_reading(Side s, bool reading);
@@ -107,6 +109,7 @@ class SessionPair {
 
   std::deque<Work> pending_;
   bool connected_ = false;
+  bool logging_ = true;
   uint64_t generation_ = 0;  // bumped by every connect and disconnect
   Time now_;
 };

@@ -91,6 +91,8 @@ void Fsm::step(const Event& event, Time now, Actions& out) {
   EventKind kind = event_kind(event);
   if (kind == EventKind::kTick) return tick(now, out);
   if (const auto* p = std::get_if<SendProgress>(&event)) {
+    // Idle has no connection whose bytes could wait.
+    if (state_ == State::kIdle) return out.push_back(Ignored{state_, kind});
     unsent_since_ = p->unsent_since;
     return update_send_hold(now, out);
   }

@@ -600,6 +600,10 @@ class Frr(Peer):
         # and FRR sends routes back to the AS they came from (with its own AS
         # prepended): drop those on the way out, as the other daemons do
         lines += [f"bgp as-path access-list PEER-AS seq 5 permit _{s.peer_asn}_", "!"]
+        # the route-maps below are "changed" when the delay timer (5 s after
+        # start) first runs, and FRR then announces every route again: a
+        # peer counting UPDATE contents would see each prefix twice
+        lines += ["bgp route-map delay-timer 0", "!"]
         for rm, setter in (("NH4", f"set ip next-hop {self.node.v4}"),
                            ("NH6", f"set ipv6 next-hop global {self.node.v6}")):
             lines += [f"route-map {rm} deny 5", " match as-path PEER-AS", "!",
@@ -944,6 +948,7 @@ class PetrelPeer:
     passive: bool = False
     hold_time: int = 9
     families: tuple[str, ...] = FAMILIES
+    connect_retry: int = 1
 
 
 class Petrel(Peer):
@@ -988,6 +993,7 @@ class Petrel(Peer):
                 f"asn = {p.asn}",
                 f"passive = {'true' if p.passive else 'false'}",
                 f"hold_time = {p.hold_time}",
+                f"connect_retry = {p.connect_retry}",
                 f"families = {q(list(p.families))}",
                 f"local_address = {q(p.local_address)}",
             ]
@@ -1004,7 +1010,9 @@ class Petrel(Peer):
                                  f"(build it, or set PETREL=/path/to/petrel)")
         with open(self.conf, "w") as f:
             f.write(self.config())
-        self.proc = self.node.popen([self.binary, "run", "-c", self.conf], self.log)
+        # JSON-lines logs: events() reads them back
+        self.proc = self.node.popen([self.binary, "run", "-c", self.conf,
+                                     "--log-format", "json"], self.log)
 
         def ready():
             if self.proc.poll() is not None:
@@ -1018,6 +1026,24 @@ class Petrel(Peer):
             raise LabError(f"petrel run exited {self.proc.returncode}:\n{out[-3000:]}\n"
                            f"config:\n{self.config()}")
         return self
+
+    def events(self, event: Optional[str] = None, **match: object) -> list[dict]:
+        """Petrel's JSON log lines (one dict each), in order: those whose
+        "event" is `event` (any when None) and whose fields equal `match`
+        (compared as strings: every value in a log line is a string)."""
+        res = []
+        for line in self.log_text().splitlines():
+            if not line.startswith("{"):
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            if event is not None and ev.get("event") != event:
+                continue
+            if all(ev.get(k) == str(v) for k, v in match.items()):
+                res.append(ev)
+        return res
 
     def _listening(self) -> bool:
         out = self.node.run(["ss", "-Hltn", "sport", "= :179"], check=False).stdout
@@ -1052,32 +1078,26 @@ class Petrel(Peer):
         finally:
             conn.close()
 
+    def api_peer(self, name: str) -> Optional[dict]:
+        """GET /api/peers/{name} (docs/http-api.md); None if it does not answer."""
+        data = self.api(f"/api/peers/{name}")
+        return data if isinstance(data, dict) else None
+
     def petrel_received_counts(self) -> Optional[dict[str, dict[str, int]]]:
         """Routes Petrel holds from each peer, by family, from /api/peers.
 
-        Returns {peer name: {family: count}}, or None while the API does not
-        exist. Accepts a list of peers or {"peers": [...]}, each peer with a
-        "name" (or "address") and its per-family received counts under one
-        of "received", "prefixes_received", "routes_received", "accepted",
-        either as {family: n} or as a list of {"family": f, "count": n}.
-        Fields it cannot find are left out rather than guessed.
+        Returns {peer name: {family: count}} with count the API's
+        `update_prefixes.FAMILY.received` (prefixes announced minus
+        withdrawn, RFC 7606 treat-as-withdraw included; docs/http-api.md),
+        or None when the API does not answer.
         """
         data = self.api("/api/peers")
-        if data is None:
+        if not isinstance(data, dict) or not isinstance(data.get("peers"), list):
             return None
-        peers = data.get("peers", []) if isinstance(data, dict) else data
         res: dict[str, dict[str, int]] = {}
-        for p in peers if isinstance(peers, list) else []:
-            if not isinstance(p, dict):
-                continue
-            name = p.get("name") or p.get("address")
-            for key in ("received", "prefixes_received", "routes_received", "accepted"):
-                v = p.get(key)
-                if isinstance(v, dict):
-                    res[name] = {f: int(n) for f, n in v.items() if isinstance(n, int)}
-                    break
-                if isinstance(v, list):
-                    res[name] = {e.get("family"): int(e.get("count", 0))
-                                 for e in v if isinstance(e, dict) and "family" in e}
-                    break
+        for p in data["peers"]:
+            fams = p.get("update_prefixes")
+            if not isinstance(fams, dict):
+                raise LabError(f"/api/peers: peer without update_prefixes: {p}")
+            res[p["name"]] = {f: int(v["received"]) for f, v in fams.items()}
         return res

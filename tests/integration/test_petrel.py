@@ -6,17 +6,20 @@ These tests SKIP, with the reason, while the `petrel` binary is missing
 (Petrel rejects the configuration, crashes, a session does not come up) is
 a failure.
 
-What they assert today comes from the other side of each session: the real
-peer's own view (session Established, and when Petrel stops, the reason it
-reports) and the speaker's record of every message Petrel sent. Petrel does
-not announce routes yet; what Petrel received is checked through
-Petrel.petrel_received_counts() (the /api/peers JSON), and only once that
-API answers: until then those checks are reported as not run, never faked.
+What they assert comes from both sides of each session: the real peer's
+own view (session Established, and when Petrel stops, the NOTIFICATION it
+reports), the speaker's record of every message Petrel sent, and Petrel's
+own view: its JSON log lines (`petrel run --log-format json`, read back by
+Petrel.events()) and its HTTP API (/api/peers, /api/status; route counts
+through Petrel.petrel_received_counts()). Petrel does not announce routes
+yet, so nothing asserts what the peers receive from it.
 """
 
 from __future__ import annotations
 
+import re
 import signal
+import socket
 import time
 
 import pytest
@@ -56,26 +59,77 @@ def _skip_early():
         pytest.skip(f"petrel binary not found at {binary} (build it, or set PETREL)")
 
 
-def report_counts(petrel: L.Petrel, expected: dict[str, dict[str, int]]) -> None:
-    counts = petrel.petrel_received_counts()
-    if counts is None:
-        print("petrel_received_counts: /api/peers not available yet; "
-              "Petrel-side route counts not checked")
-        return
-    for name, want in expected.items():
-        assert counts.get(name) == want, f"Petrel holds {counts.get(name)} from {name}, " \
-                                         f"want {want} (all: {counts})"
+SHUTDOWN_TEXT = "petrel is shutting down"   # ServerOptions' default RFC 9003 text
+# The Cease each peer sends when it is stopped with SIGTERM (docs/interop.md)
+PEER_CEASE = {"bird": 2, "frr": 3, "gobgp": 3}
+# Which end stops first, per case: each mode and each transport sees both
+PEERS_STOP_FIRST = {("petrel-active", "v4"), ("petrel-passive", "v6")}
+
+
+def wait_counts(petrel: L.Petrel, expected: dict[str, dict[str, int]],
+                timeout: float = 15) -> dict:
+    """Waits until Petrel's /api/peers shows exactly `expected` for each
+    named peer; fails naming what it holds."""
+    last: list = [None]
+
+    def pred():
+        counts = petrel.petrel_received_counts()
+        last[0] = counts
+        return counts is not None and all(counts.get(n) == w for n, w in expected.items())
+    try:
+        L.wait_until(pred, timeout, "Petrel's route counts")
+    except TimeoutError:
+        raise AssertionError(f"/api/peers counts {last[0]}, want {expected}") from None
+    return last[0]
+
+
+def gobgp_ceases(peer: L.Peer) -> list[tuple[int, int, str]]:
+    """(code, subcode, communicated reason) of every NOTIFICATION GoBGP logged."""
+    res = []
+    for line in peer.log_text().splitlines():
+        if 'msg="received notification"' not in line:
+            continue
+        code = re.search(r"\bCode=(\d+)", line)
+        sub = re.search(r"\bSubcode=(\d+)", line)
+        why = re.search(r'Communicated-Reason="([^"]*)"', line)
+        if code and sub:
+            res.append((int(code.group(1)), int(sub.group(1)), why.group(1) if why else ""))
+    return res
+
+
+def assert_peer_got_shutdown(kind: str, peer: L.Peer) -> None:
+    """The peer's own record says it received Petrel's Cease / Administrative
+    Shutdown (6/2), with the RFC 9003 text where the peer keeps it."""
+    if kind == "bird":
+        err = peer.last_error()
+        assert err.startswith("Received: Administrative shutdown"), \
+            f"BIRD's last error {err!r}: no Cease/Administrative Shutdown from Petrel"
+    elif kind == "frr":
+        nb = peer.state().raw
+        got = (nb.get("lastErrorCodeSubcode"), nb.get("lastShutdownDescription"),
+               nb.get("lastResetDueTo"))
+        assert got == ("0602", SHUTDOWN_TEXT, "BGP Notification received"), \
+            f"FRR's last reset: {got}"
+    elif kind == "gobgp":
+        assert gobgp_ceases(peer) == [(6, 2, SHUTDOWN_TEXT)], \
+            f"GoBGP logged NOTIFICATIONs {gobgp_ceases(peer)}, want one 6/2 {SHUTDOWN_TEXT!r}"
+    else:
+        raise AssertionError(kind)
 
 
 @pytest.mark.parametrize("transport", ["v4", "v6"])
 @pytest.mark.parametrize("mode", ["petrel-active", "petrel-passive"])
 def test_petrel_sessions(lab, mode, transport):
-    """Petrel with BIRD, FRR, GoBGP and the speaker at once: sessions come
-    up, stay up over two hold-time periods, routes are counted, and
-    stopping Petrel gives each peer a NOTIFICATION (Cease)."""
+    """Petrel with BIRD, FRR, GoBGP and the speaker at once, Petrel dialling
+    (peers passive) or only listening (peers dial), over IPv4 or IPv6: each
+    session comes up from the expected side with both unicast families,
+    stays up over two hold-time periods, every peer's routes are counted
+    exactly, and the end that stops first (Petrel, or every peer) gives the
+    other side a Cease NOTIFICATION that it records."""
     for kind, _ in REAL_PEERS:
         require(kind)
     petrel_active = mode == "petrel-active"
+    peers_first = (mode, transport) in PEERS_STOP_FIRST
     me = lab.node("petrel")
     nodes = {kind: lab.node(kind) for kind, _ in REAL_PEERS}
     spk_node = lab.node("speaker")
@@ -116,6 +170,27 @@ def test_petrel_sessions(lab, mode, transport):
     sp.send_update([p for p in L.sample_prefixes(spk_node.index) if ":" not in p], spk_node.v4)
     sp.send_update([p for p in L.sample_prefixes(spk_node.index) if ":" in p], spk_node.v6)
 
+    # Petrel's side of each session: up once, from the side the mode says,
+    # to the peer's address, with both unicast families negotiated
+    direction = "outgoing" if petrel_active else "incoming"
+    for name in [kind for kind, _ in REAL_PEERS] + ["speaker"]:
+        node = nodes.get(name, spk_node)
+        ups = petrel.events("session-up", peer=name)
+        assert len(ups) == 1, f"{name}: {len(ups)} session-up lines: {ups}"
+        up = ups[0]
+        assert up["direction"] == direction, f"{name}: {up}"
+        assert up["families"] == "ipv4-unicast,ipv6-unicast", f"{name}: {up}"
+        assert up["hold_time"] == str(HOLD) and up["four_octet_as"] == "yes", f"{name}: {up}"
+        host = up["remote"].rsplit(":", 1)[0].strip("[]")
+        assert host == node.addr(transport), f"{name}: {up}"
+
+    # routes: every peer's 3 IPv4 and 2 IPv6 prefixes, exactly, on Petrel's side
+    wait_counts(petrel, {**{kind: BOTH for kind, _ in REAL_PEERS}, "speaker": BOTH})
+    # BIRD sends End-of-RIB (FRR and GoBGP do not: no graceful restart);
+    # Petrel's end-of-rib line carries the count per family
+    eor = {e["family"]: int(e["prefixes"]) for e in petrel.events("end-of-rib", peer="bird")}
+    assert eor == BOTH, f"end-of-rib from BIRD: {eor}"
+
     # two hold-time periods (and a bit): every session stays Established
     deadline = time.monotonic() + 2 * HOLD + 1.5
     polls = 0
@@ -135,18 +210,48 @@ def test_petrel_sessions(lab, mode, transport):
     assert max(gaps) < HOLD, f"KEEPALIVE gaps {gaps} reach the hold time {HOLD}"
     frr = peers["frr"].state().raw
     assert frr.get("connectionsEstablished", 1) == 1, "FRR's session flapped"
+    for name in [kind for kind, _ in REAL_PEERS] + ["speaker"]:
+        st = petrel.api_peer(name)
+        assert st is not None, f"/api/peers/{name} does not answer"
+        assert (st["state"], st["established_total"]) == ("established", 1), \
+            f"{name} on Petrel's side: {st['state']}, established {st['established_total']} times"
+    # nothing arrived twice or was withdrawn while the sessions stayed up
+    wait_counts(petrel, {**{kind: BOTH for kind, _ in REAL_PEERS}, "speaker": BOTH}, 1)
+    assert petrel.events("notification-sent") == [] and \
+        petrel.events("notification-received") == [], "a NOTIFICATION before shutdown"
 
-    report_counts(petrel, {**{kind: BOTH for kind, _ in REAL_PEERS}, "speaker": BOTH})
+    if peers_first:
+        # every peer stops: Petrel records each one's Cease and stays up
+        why = b"lab speaker stops"
+        sp.close(code=S.ERR_CEASE, subcode=2, data=bytes([len(why)]) + why)
+        for kind, peer in peers.items():
+            peer.stop(signal.SIGTERM)
+        want = {**PEER_CEASE, "speaker": 2}
+        for name, sub in want.items():
+            got = L.wait_until(lambda: petrel.events("notification-received", peer=name), 10,
+                               f"Petrel logs {name}'s NOTIFICATION")
+            assert [(e["code"], e["subcode"]) for e in got] == [("6", str(sub))], \
+                f"{name}: Petrel received {got}, want Cease 6/{sub}"
+        assert petrel.events("notification-received", peer="speaker")[0]["msg"].endswith(
+            '"lab speaker stops"'), "the RFC 9003 text did not reach Petrel's log"
+        for name in want:
+            L.wait_until(lambda: (petrel.api_peer(name) or {}).get("state") != "established",
+                         5, f"{name} leaves Established on Petrel's side")
+        assert petrel.alive(), "Petrel exited when its peers stopped"
+        assert petrel.events("notification-sent") == [], petrel.events("notification-sent")
+        assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
+        return
 
-    petrel.stop(signal.SIGTERM)
+    # Petrel stops: every peer gets Cease / Administrative Shutdown with the text
+    assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
     n = sp.wait_notification(10)
-    assert n.code == S.ERR_CEASE, f"on shutdown Petrel sent {n!r}, want Cease"
-    assert n.subcode in (2, 3), f"Cease subcode {n.subcode}: want 2 (Administrative " \
-                                f"Shutdown) or 3 (Peer De-configured)"
+    assert (n.code, n.subcode) == (S.ERR_CEASE, 2), f"on shutdown Petrel sent {n!r}"
+    assert n.data == bytes([len(SHUTDOWN_TEXT)]) + SHUTDOWN_TEXT.encode(), n
     for kind, peer in peers.items():
         L.wait_until(lambda: not peer.state().established, 10, f"{kind} leaves Established")
-    err = peers["bird"].last_error()
-    assert err.startswith("Received:"), f"BIRD did not get a NOTIFICATION: {err!r}"
+        assert_peer_got_shutdown(kind, peer)
+    sent = {e["peer"]: (e["code"], e["subcode"]) for e in petrel.events("notification-sent")}
+    assert sent == {name: ("6", "2") for name in [k for k, _ in REAL_PEERS] + ["speaker"]}, sent
 
 
 def _petrel_with_speaker(lab, hold=9, **speaker_kw):
@@ -166,20 +271,21 @@ def _petrel_with_speaker(lab, hold=9, **speaker_kw):
 
 @pytest.mark.parametrize("case", M.CASES, ids=[c.name for c in M.CASES])
 def test_petrel_malformed(lab, case):
-    """RFC 4271 / RFC 7606: each malformed message gets the required answer."""
-    me, spk, petrel, connect = _petrel_with_speaker(lab)
+    """RFC 4271 / RFC 7606: each malformed message gets the required answer:
+    a reset with the required NOTIFICATION (and Petrel goes on), or
+    treat-as-withdraw (the session stays up and the route announced before
+    is gone), or, for the well-formed control case, the route is taken."""
+    me, spk, petrel, connect = _petrel_with_speaker(lab, hold=HOLD)  # a KEEPALIVE a second
     sp = connect()
     sp.wait_established(10)
     kind = case.outcome[0]
     target = case.outcome[1] if kind in ("withdraw", "accept") else []
-    before = None
     if kind == "withdraw":
+        # the same prefix first, well-formed: Petrel holds it
         sp.send_update(target, spk.v4 if ":" not in target[0] else spk.v6)
         fam = L.family_of(target[0])
-        if petrel.petrel_received_counts() is not None:
-            before = L.wait_until(
-                lambda: (petrel.petrel_received_counts() or {}).get("speaker", {}).get(fam) == 1
-                and petrel.petrel_received_counts(), 10, "Petrel holds the valid route")
+        wait_counts(petrel, {"speaker": {"ipv4-unicast": int(fam == "ipv4-unicast"),
+                                         "ipv6-unicast": int(fam == "ipv6-unicast")}}, 5)
     sp.send(case.build(SPEAKER_ASN, spk.v4, spk.v6))
     if kind == "reset":
         n = sp.wait_notification(5)
@@ -188,22 +294,33 @@ def test_petrel_malformed(lab, case):
             f"{case.outcome[1]}/{sorted(case.outcome[2])}"
         sp.wait_closed(5)
         assert petrel.alive(), "Petrel died on a malformed message"
+        sent = petrel.events("notification-sent", peer="speaker")
+        assert [(e["code"], e["subcode"]) for e in sent] == [(str(n.code), str(n.subcode))], sent
+        st = petrel.api_peer("speaker")
+        assert st is not None and st["state"] != "established", st
         return
     # the session must stay up: no NOTIFICATION, KEEPALIVEs keep coming
+    kas = len(sp.received(S.KEEPALIVE))
     with pytest.raises(TimeoutError):
         sp.wait_notification(2.0)
     assert not sp.closed.is_set(), f"{case.name}: session closed ({sp.close_reason})"
+    assert len(sp.received(S.KEEPALIVE)) > kas, "no KEEPALIVE from Petrel after the UPDATE"
     assert petrel.alive()
-    after = petrel.petrel_received_counts()
-    if after is None:
-        print(f"{case.name}: /api/peers not available; only 'session stays up' checked")
-        return
-    held = after.get("speaker", {}).get(L.family_of(target[0]), 0)
+    st = petrel.api_peer("speaker")
+    assert st is not None, "/api/peers/speaker does not answer"
+    assert (st["state"], st["established_total"]) == ("established", 1), st
+    fam = L.family_of(target[0])
+    held = petrel.petrel_received_counts()["speaker"][fam]
     if kind == "withdraw":
-        assert before is not None, "the API appeared mid-test"
+        assert st["rfc7606"] == {"treat_as_withdraw": 1, "attribute_discard": 0}, \
+            f"{case.name}: RFC 7606 counters {st['rfc7606']}, want one treat-as-withdraw"
         assert held == 0, f"{case.name}: treat-as-withdraw left {held} routes"
+        errs = petrel.events("update-error", peer="speaker")
+        assert errs and all(e["action"] == "treat-as-withdraw" for e in errs), errs
     else:
+        assert st["rfc7606"] == {"treat_as_withdraw": 0, "attribute_discard": 0}, st
         assert held == 1, f"{case.name}: the route was not accepted"
+        assert petrel.events("update-error") == []
 
 
 def test_petrel_hold_timer_expires(lab):
@@ -213,27 +330,42 @@ def test_petrel_hold_timer_expires(lab):
     sp = connect()
     sp.send(S.keepalive())   # answer Petrel's OPEN once, then stay silent
     sp.wait_established(10)
+    up = time.monotonic()
     n = sp.wait_notification(HOLD + 4)
     assert (n.code, n.subcode) == (S.ERR_HOLD, 0), n
+    assert time.monotonic() - up > HOLD - 1.5, "hold timer expired too early"
+    down = petrel.events("session-down", peer="speaker")
+    assert [(e["from"], e["code"]) for e in down] == [("Established", "4")], down
 
 
 def test_petrel_refuses_unconfigured_address(lab):
-    """A connection from an address with no [[peer]] never reaches
-    Established (refused, closed, or NOTIFICATION Cease/Connection Rejected),
-    while the configured peer on the same link does."""
+    """A connection from an address with no [[peer]] (over IPv4 and IPv6) is
+    closed at once without a byte from Petrel, logged and counted, while
+    the configured peer on the same link keeps its session."""
     me, spk, petrel, connect = _petrel_with_speaker(lab)
     good = connect()
     good.wait_established(10)
     stranger = lab.node("stranger")
-    sp = L.speaker(stranger, 65099, hold_time=9)
-    try:
-        sp.connect(me.v4, local=stranger.v4, netns=stranger.ns, timeout=3, attempts=1)
-    except TimeoutError:
-        return   # refused at TCP: fine
-    sp.start()
-    with pytest.raises((AssertionError, TimeoutError)):
-        sp.wait_established(5)
-    assert not sp.established.is_set()
-    if sp.notification is not None:
-        assert sp.notification.code == S.ERR_CEASE, sp.notification
+    for fam, src, dst in ((socket.AF_INET, stranger.v4, me.v4),
+                          (socket.AF_INET6, stranger.v6, me.v6)):
+        s = stranger.socket(fam)
+        s.settimeout(5)
+        s.bind((src, 0))
+        s.connect((dst, 179))
+        try:
+            got = s.recv(4096)
+        except ConnectionResetError:
+            got = b""
+        s.close()
+        assert got == b"", f"Petrel sent {got.hex()} to an unconfigured address"
+        L.wait_until(lambda: [e for e in petrel.events("connection-refused")
+                              if e["remote"].rsplit(":", 1)[0].strip("[]") == src],
+                     5, f"connection-refused logged for {src}")
+    status = petrel.api("/api/status")
+    assert status is not None and status["connections_refused"] == 2, status
+    assert petrel.events("session-up", peer="speaker") and \
+        len(petrel.events("session-up")) == 1, petrel.events("session-up")
+    time.sleep(0.5)
     assert not good.closed.is_set(), "the configured session suffered"
+    st = petrel.api_peer("speaker")
+    assert st["state"] == "established" and st["connections_refused"] == 0, st

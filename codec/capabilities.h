@@ -10,8 +10,9 @@
 // (BGP role), draft-walton-bgp-hostname-capability (FQDN, code 73).
 //
 // Repeated capabilities are merged: list capabilities (multiprotocol,
-// ADD-PATH, extended next hop, graceful restart and LLGR families) append;
-// for single values (4-octet AS, hostname) the last one wins. The encoder
+// ADD-PATH, extended next hop, graceful restart and LLGR families) append,
+// the graceful restart flags and time come from the first one; for single
+// values (4-octet AS, hostname) the last one wins. The encoder
 // splits a list that does not fit in one capability's 255 octets into
 // several capabilities of the same code, so encode then decode is the
 // identity.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "codec/rfc7606.h"
@@ -64,6 +65,12 @@ struct AsSegmentView {
 
 class AsSegmentIterator {
  public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = AsSegmentView;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const AsSegmentView*;
+  using reference = const AsSegmentView&;
+
   AsSegmentIterator() = default;
   AsSegmentIterator(bytes::Span v, AsWidth w) : r_(v), width_(w) { advance(); }
   const AsSegmentView& operator*() const { return cur_; }

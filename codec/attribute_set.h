@@ -30,6 +30,8 @@
 
 namespace petrel::codec {
 
+class UpdateView;
+
 struct UnknownAttribute {
   uint8_t flags = 0;
   uint8_t type = 0;
@@ -57,6 +59,9 @@ struct PathAttributes {
   std::vector<LargeCommunity> large_communities;
   std::optional<uint32_t> otc;
   std::vector<UnknownAttribute> unknown;  // optional transitive, carried on
+  // Recognised optional transitive attributes that arrived with the
+  // Partial bit set (RFC 4271 section 5): bit n for type code n.
+  uint64_t partial = 0;
   friend bool operator==(const PathAttributes&, const PathAttributes&) = default;
 };
 
@@ -112,7 +117,7 @@ class AttributeSet {
   uint32_t cluster_list_len_ = 0;
   bool atomic_aggregate_ = false;
 
-  friend class AttributeSetWriter;
+  friend class UpdateView;  // builds the canonical form from a message
 };
 
 }  // namespace petrel::codec

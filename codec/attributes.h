@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -97,6 +98,12 @@ std::optional<RawAttribute> read_attribute(bytes::Reader& r, AttrReadError& err)
 // error (UpdateView trims the block to its readable part).
 class AttributeIterator {
  public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = RawAttribute;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const RawAttribute*;
+  using reference = const RawAttribute&;
+
   AttributeIterator() = default;
   explicit AttributeIterator(bytes::Span block) : r_(block) { advance(); }
 

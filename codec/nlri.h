@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string_view>
 
@@ -47,6 +48,12 @@ Result<size_t, std::string_view> validate_nlri(bytes::Span field, NlriFormat fmt
 
 class NlriIterator {
  public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = NlriPrefix;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const NlriPrefix*;
+  using reference = const NlriPrefix&;
+
   NlriIterator() = default;
   NlriIterator(bytes::Span field, NlriFormat fmt) : r_(field), fmt_(fmt) { advance(); }
 

@@ -87,6 +87,7 @@ class UpdateView {
   void walk_attributes(bytes::Span block);
   void check_attribute(const RawAttribute& a);
   void check_value(const AttrDescriptor& d, const RawAttribute& a);
+  void mp_failed(const RawAttribute& a, const MpError& e);
   void check_mandatory();
   void check_as4();
   void malformed(const AttrDescriptor& d, std::string_view reason, ErrorAction cost);

@@ -51,14 +51,16 @@ std::string notification_text(const codec::Notification& n) {
 // first), and it is drained until the peer closes or kLingerSeconds pass,
 // so unread input does not turn our close into a reset that could discard
 // the NOTIFICATION before the peer reads it.
+// `finished` runs on the loop when the socket is closed.
 struct Linger {
   int fd;
   ev_io io;
   ev_timer timer;
   struct ev_loop* loop;
+  std::function<void()> finished;
 
-  static void start(struct ev_loop* loop, int fd) {
-    auto* l = new Linger{fd, {}, {}, loop};
+  static void start(struct ev_loop* loop, int fd, std::function<void()> finished) {
+    auto* l = new Linger{fd, {}, {}, loop, std::move(finished)};
     ::shutdown(fd, SHUT_WR);
     ev_io_init(&l->io, &Linger::on_read, fd, EV_READ);
     l->io.data = l;
@@ -71,7 +73,9 @@ struct Linger {
     ev_io_stop(loop, &io);
     ev_timer_stop(loop, &timer);
     ::close(fd);
+    auto f = std::move(finished);
     delete this;
+    if (f) f();
   }
   static void on_read(struct ev_loop*, ev_io* w, int) {
     auto* l = static_cast<Linger*>(w->data);
@@ -263,7 +267,20 @@ void Peer::shutdown(std::string message, std::function<void()> done) {
     }
   }
   reap();
-  if (done) done();
+  // done() once the peers had their chance to read our NOTIFICATION: when
+  // the last lingering socket of this peer is closed (at most
+  // kLingerSeconds from now), or now if there is none.
+  shutdown_done_ = std::move(done);
+  if (lingering_ == 0) linger_finished();
+}
+
+void Peer::linger_finished() {
+  if (lingering_ > 0) --lingering_;
+  if (lingering_ == 0 && shutting_down_ && shutdown_done_) {
+    auto done = std::move(shutdown_done_);
+    shutdown_done_ = nullptr;
+    done();
+  }
 }
 
 Peer::Connection* Peer::other(const Connection& c) {
@@ -535,7 +552,8 @@ void Peer::close_socket(Connection& c) {
       if (n <= 0) break;
       c.out_off += static_cast<size_t>(n);
     }
-    Linger::start(worker_.loop(), c.fd);
+    ++lingering_;
+    Linger::start(worker_.loop(), c.fd, [this] { linger_finished(); });
   } else {
     ::close(c.fd);
   }

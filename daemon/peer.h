@@ -88,6 +88,8 @@ class Peer {
   void arm_timer(Connection& c);
   void reap();
   void session_failed(Connection& c, const char* what);
+  // A lingering socket of this peer was closed (see Linger in peer.cpp).
+  void linger_finished();
   void set_status(fsm::State s, std::string_view error);
   Connection* other(const Connection& c);
 
@@ -109,6 +111,7 @@ class Peer {
   bool shutting_down_ = false;
   std::string shutdown_message_;
   std::function<void()> shutdown_done_;
+  int lingering_ = 0;  // sockets closed by us, waiting for the peer to read the last bytes
   PeerCounters counters_;
   mutable std::mutex status_mu_;
   PeerStatus status_;

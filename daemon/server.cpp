@@ -39,7 +39,7 @@ Server::Server(Config config, ServerOptions options)
 Server::~Server() {
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
-    ::close(l->fd);
+    if (l->fd >= 0) ::close(l->fd);
   }
   for (auto& w : workers_) {
     w->stop();
@@ -126,7 +126,14 @@ void Server::begin_shutdown(int exit_code, std::string_view why) {
   shutting_down_ = true;
   exit_code_ = exit_code;
   log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down", {{"reason", std::string(why)}});
-  for (auto& l : listeners_) ev_io_stop(loop_, &l->io);
+  // Closed, not just unwatched: a peer dialling while our NOTIFICATIONs
+  // linger is refused now instead of sitting in the backlog until exit
+  // resets it.
+  for (auto& l : listeners_) {
+    ev_io_stop(loop_, &l->io);
+    ::close(l->fd);
+    l->fd = -1;
+  }
   if (peers_.empty()) {
     ev_break(loop_, EVBREAK_ALL);
     return;

@@ -101,9 +101,12 @@ def assert_peer_got_shutdown(kind: str, peer: L.Peer) -> None:
     """The peer's own record says it received Petrel's Cease / Administrative
     Shutdown (6/2), with the RFC 9003 text where the peer keeps it."""
     if kind == "bird":
-        err = peer.last_error()
-        assert err.startswith("Received: Administrative shutdown"), \
-            f"BIRD's last error {err!r}: no Cease/Administrative Shutdown from Petrel"
+        # its log, not "Last error": BIRD may dial again and overwrite that
+        with open(peer.node.path("bird-daemon.log"), errors="replace") as f:
+            got = [ln for ln in f if "Received:" in ln]
+        want = f'peer: Received: Administrative shutdown: "{SHUTDOWN_TEXT}"'
+        assert len(got) == 1 and got[0].rstrip().endswith(want), \
+            f"BIRD logged {got}, want one {want!r}"
     elif kind == "frr":
         nb = peer.state().raw
         got = (nb.get("lastErrorCodeSubcode"), nb.get("lastShutdownDescription"),

@@ -5,7 +5,7 @@
 # everything it made (namespaces, processes, temp dir) on exit, Ctrl-C
 # included.
 #
-# While `petrel run` is not built yet, the Python test speaker
+# Without a petrel binary (PETREL or build/daemon/petrel), the Python test speaker
 # (tests/integration/speaker.py) takes Petrel's place and prints the routes
 # it receives from BIRD.
 #
@@ -130,15 +130,25 @@ if [[ $petrel_running -eq 1 ]]; then
     birdc -s "$tmp/bird.ctl" show protocols petrel | grep -q Established && break
     sleep 1
   done
-  birdc -s "$tmp/bird.ctl" show protocols all petrel | sed -n '1,12p'
-  if command -v curl >/dev/null; then
-    echo "demo: Petrel's view (/api/peers):"
-    in_ns "$ns_petrel" curl -sf --max-time 3 http://127.0.0.1:8179/api/peers || echo "  (no HTTP API yet)"
-    echo
-  fi
-  echo "demo: Petrel's log:"; tail -n 20 "$tmp/petrel.log"
+  echo "demo: BIRD's view of the session:"
+  birdc -s "$tmp/bird.ctl" show protocols all petrel | sed -n '2,8p'
+  sleep 2
+  echo "demo: Petrel's log:"; sed 's/^/  /' "$tmp/petrel.log"
+  echo "demo: Petrel's view (GET /api/peers/bird on 127.0.0.1:8179 in its namespace):"
+  in_ns "$ns_petrel" python3 - <<'PY' || echo "  (the API did not answer)"
+import json, urllib.request
+p = json.load(urllib.request.urlopen("http://127.0.0.1:8179/api/peers/bird", timeout=3))
+print(f"  peer {p['name']} ({p['address']}, AS{p['remote_asn']}): {p['state']}")
+for fam, c in sorted(p.get("update_prefixes", {}).items()):
+    print(f"  {fam}: {c['announced']} prefixes announced, {c['withdrawn']} withdrawn")
+PY
   echo "demo: keeping it up for $duration s (Ctrl-C ends it)"
   sleep "$duration"
+  echo "demo: stopping Petrel (SIGTERM): it sends BIRD a Cease with its shutdown message"
+  pkill -TERM -f -- "run -c $tmp/petrel.toml" 2>/dev/null || true
+  for _ in $(seq 50); do pgrep -f -- "run -c $tmp/petrel.toml" >/dev/null || break; sleep 0.1; done
+  sleep 1
+  grep -h "Received:" "$tmp/bird.log" | tail -n 1 | sed "s/^/  BIRD logged: /" || true
 else
   echo "demo: the Python test speaker stands in for Petrel"
   in_ns "$ns_petrel" python3 "$root/tests/integration/speaker.py" \

@@ -1,0 +1,141 @@
+// Benchmark of rpki/vrp_table.h: build time and ns per lookup for a
+// synthetic table shaped like today's RPKI (default 600,000 VRPs, four in
+// five IPv4, mostly /24 and /48 with some nesting and max length > length),
+// looked up with random routes: half drawn from the VRPs (valid, or invalid
+// by origin or length), half random addresses. Prints one JSON line per
+// measurement. Usage: vrp_bench [vrp count] [lookups]
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "rpki/vrp_table.h"
+
+namespace {
+
+// Thread CPU time: the machine is shared, so wall time alone overstates.
+double cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+using petrel::net::IpAddress;
+using petrel::net::IpFamily;
+using petrel::net::Prefix;
+using petrel::rpki::Vrp;
+
+Prefix random_prefix(std::mt19937_64& rng, bool v6, unsigned len) {
+  uint8_t b[16] = {};
+  uint64_t hi = rng();
+  uint64_t lo = rng();
+  for (int i = 0; i < 8; ++i) {
+    b[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
+    b[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
+  }
+  if (v6) {
+    b[0] = static_cast<uint8_t>(0x20 | (b[0] & 0x1f));  // 2000::/3
+  } else {
+    b[0] = static_cast<uint8_t>(1 + b[0] % 223);  // unicast-ish
+  }
+  return *Prefix::make(IpAddress::from_bytes(v6 ? IpFamily::V6 : IpFamily::V4, b), len);
+}
+
+std::vector<Vrp> synth(size_t count, std::mt19937_64& rng) {
+  std::vector<Vrp> out;
+  out.reserve(count);
+  std::uniform_int_distribution<int> pct(0, 99);
+  while (out.size() < count) {
+    bool v6 = pct(rng) < 20;
+    int r = pct(rng);
+    unsigned len;
+    if (v6) {
+      len = r < 55 ? 48 : r < 75 ? 32 : r < 90 ? 44 : 29 + static_cast<unsigned>(rng() % 36);
+    } else {
+      len = r < 60 ? 24 : r < 75 ? 22 : r < 85 ? 23 : 12 + static_cast<unsigned>(rng() % 13);
+    }
+    Prefix p = random_prefix(rng, v6, len);
+    uint32_t asn = 1 + static_cast<uint32_t>(rng() % 400000);
+    unsigned maxbits = v6 ? 128u : 32u;
+    unsigned max_len = pct(rng) < 80 ? len : std::min(maxbits, len + static_cast<unsigned>(rng() % 9));
+    out.push_back({p, static_cast<uint8_t>(max_len), asn});
+    // Some nesting: more specifics of the same block, other origins.
+    if (pct(rng) < 15 && len + 4 <= (v6 ? 64u : 32u)) {
+      for (int k = 0; k < 3 && out.size() < count; ++k) {
+        IpAddress a = p.addr();
+        auto bytes = a.bytes();
+        unsigned bit = len + static_cast<unsigned>(rng() % 4);
+        bytes[bit / 8] = static_cast<uint8_t>(bytes[bit / 8] | (0x80u >> (bit % 8)));
+        Prefix sub = *Prefix::make(IpAddress::from_bytes(p.family(), bytes.data()), len + 4);
+        out.push_back({sub, static_cast<uint8_t>(len + 4), 1 + static_cast<uint32_t>(rng() % 400000)});
+      }
+    }
+  }
+  return out;
+}
+
+struct Query {
+  Prefix route;
+  uint32_t origin;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t count = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 600000;
+  size_t lookups = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20000000;
+  std::mt19937_64 rng(42);
+  std::vector<Vrp> vrps = synth(count, rng);
+
+  using Clock = std::chrono::steady_clock;
+  double best_build_ms = 1e9;
+  petrel::rpki::VrpTable table;
+  for (int round = 0; round < 3; ++round) {
+    auto t0 = Clock::now();
+    table = petrel::rpki::VrpTable::build(vrps);
+    auto t1 = Clock::now();
+    best_build_ms = std::min(best_build_ms, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"memory_bytes\":%zu}\n",
+              vrps.size(), table.size(), best_build_ms, table.memory_bytes());
+
+  std::vector<Query> queries;
+  queries.reserve(1 << 20);
+  std::uniform_int_distribution<int> pct(0, 99);
+  while (queries.size() < (1u << 20)) {
+    if (pct(rng) < 50) {
+      const Vrp& v = vrps[rng() % vrps.size()];
+      unsigned maxbits = v.prefix.family() == IpFamily::V4 ? 32u : 128u;
+      unsigned len = std::min(maxbits, v.prefix.len() + static_cast<unsigned>(rng() % 3));
+      uint32_t origin = pct(rng) < 70 ? v.asn : 1 + static_cast<uint32_t>(rng() % 400000);
+      queries.push_back({*Prefix::make(v.prefix.addr(), len), origin});
+    } else {
+      bool v6 = pct(rng) < 20;
+      queries.push_back({random_prefix(rng, v6, v6 ? 48 : 24), 1 + static_cast<uint32_t>(rng() % 400000)});
+    }
+  }
+  // Shuffle so consecutive lookups touch unrelated parts of the table.
+  std::shuffle(queries.begin(), queries.end(), rng);
+
+  for (const char* mix : {"mixed", "mixed-again"}) {
+    size_t counts[3] = {0, 0, 0};
+    double c0 = cpu_ns();
+    auto t0 = Clock::now();
+    for (size_t i = 0; i < lookups; ++i) {
+      const Query& q = queries[i & ((1u << 20) - 1)];
+      counts[static_cast<size_t>(table.validate(q.route, q.origin))]++;
+    }
+    auto t1 = Clock::now();
+    double cpu = (cpu_ns() - c0) / static_cast<double>(lookups);
+    double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(lookups);
+    std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
+                "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
+                mix, vrps.size(), lookups, ns, cpu, counts[0], counts[1], counts[2]);
+  }
+  return 0;
+}

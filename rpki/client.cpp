@@ -1,0 +1,440 @@
+// The RTR client machine (see client.h for what it does and why).
+#include "rpki/client.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+#include "rpki/internal/overloaded.h"
+
+namespace petrel::rpki {
+namespace {
+
+using internal::Overloaded;
+
+// RFC 1982 serial number arithmetic: a comes before b.
+bool serial_before(uint32_t a, uint32_t b) {
+  return a != b && ((a < b && b - a < 0x80000000u) || (a > b && a - b > 0x80000000u));
+}
+
+Duration seconds(uint32_t s) { return std::chrono::duration_cast<Duration>(std::chrono::seconds(s)); }
+
+bool is_error_report(bytes::Span raw) {
+  return raw.size() >= 2 && std::to_integer<uint8_t>(raw[1]) == static_cast<uint8_t>(PduType::kErrorReport);
+}
+
+// Replays the announcements and withdrawals of one answer, record by
+// record in arrival order, from `present` (whether the record was held
+// before). Returns the error code, or nothing; sets `now_present`.
+template <typename T>
+std::optional<ErrorCode> replay(const std::vector<std::pair<T, bool>>& ops, size_t from, size_t to, bool present,
+                                bool& now_present, size_t& bad) {
+  for (size_t i = from; i < to; ++i) {
+    if (ops[i].second) {
+      if (present) {
+        bad = i;
+        return ErrorCode::kDuplicateAnnouncement;
+      }
+      present = true;
+    } else {
+      if (!present) {
+        bad = i;
+        return ErrorCode::kWithdrawalOfUnknownRecord;
+      }
+      present = false;
+    }
+  }
+  now_present = present;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view state_name(Client::State s) {
+  switch (s) {
+    case Client::State::kDisconnected: return "disconnected";
+    case Client::State::kDialing: return "dialing";
+    case Client::State::kQuerySent: return "query-sent";
+    case Client::State::kReceiving: return "receiving";
+    case Client::State::kIdle: return "idle";
+    case Client::State::kClosing: return "closing";
+  }
+  return "?";
+}
+
+Client::Client(ClientConfig config)
+    : config_(config), version_(std::min(config.max_version, kVersion1)), intervals_(clamp(config.defaults)) {}
+
+ClientActions Client::step(const ClientEvent& event, Time now) {
+  ClientActions out;
+  step(event, now, out);
+  return out;
+}
+
+void Client::step(const ClientEvent& event, Time now, ClientActions& out) {
+  std::visit(Overloaded{
+                 [&](const Connected&) { connected(now, out); },
+                 [&](const Disconnected&) { disconnected(now); },
+                 [&](const Received& r) { received(r.data, now, out); },
+                 [&](const Tick&) { tick(now, out); },
+             },
+             event);
+}
+
+std::optional<Time> Client::next_deadline() const {
+  std::optional<Time> d = expire_at_;
+  auto earliest = [&](std::optional<Time> t) {
+    if (t && (!d || *t < *d)) d = t;
+  };
+  if (state_ == State::kDisconnected) earliest(reconnect_at_);
+  if (state_ == State::kIdle) earliest(query_at_);
+  return d;
+}
+
+void Client::connected(Time now, ClientActions& out) {
+  framer_.reset();
+  version_agreed_ = false;
+  reconnect_at_.reset();
+  clear_pending();
+  send_query(now, out);
+}
+
+void Client::disconnected(Time now) {
+  bool at_once = state_ == State::kClosing && reconnect_now_;
+  state_ = State::kDisconnected;
+  reconnect_now_ = false;
+  clear_pending();
+  query_at_.reset();
+  reconnect_at_ = at_once ? now : now + seconds(intervals_.retry);
+}
+
+void Client::received(bytes::Span data, Time now, ClientActions& out) {
+  switch (state_) {
+    case State::kDisconnected:
+    case State::kDialing:
+    case State::kClosing: return;  // late bytes of a connection we gave up
+    case State::kQuerySent:
+    case State::kReceiving:
+    case State::kIdle: break;
+  }
+  framer_.feed(data);
+  for (;;) {
+    bytes::Span raw;
+    DecodeError err;
+    auto status = framer_.next(raw, err);
+    if (status == Framer::Status::kNeedMore) return;
+    if (status == Framer::Status::kError) {
+      fail_with(err.code, err.what, framer_.offending(), out);
+      return;
+    }
+    auto m = decode(raw);
+    if (!m) {
+      fail_with(m.error().code, m.error().what, raw, out);
+      return;
+    }
+    on_pdu(*m, raw, now, out);
+    if (state_ == State::kClosing) return;
+  }
+}
+
+void Client::tick(Time now, ClientActions& out) {
+  if (expire_at_ && now >= *expire_at_) expire(out);
+  if (state_ == State::kDisconnected && reconnect_at_ && now >= *reconnect_at_) {
+    reconnect_at_.reset();
+    state_ = State::kDialing;
+    out.push_back(Reconnect{});
+  }
+  if (state_ == State::kIdle && query_at_ && now >= *query_at_) send_query(now, out);
+}
+
+void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& out) {
+  if (std::holds_alternative<ErrorReport>(m.pdu)) {
+    on_error_report(m, now, out);
+    return;
+  }
+  // RFC 8210 section 7.
+  if (!version_agreed_) {
+    if (std::holds_alternative<SerialNotify>(m.pdu)) return;  // ignored during start-up
+    if (m.version > version_) {
+      fail_with(ErrorCode::kUnsupportedProtocolVersion, "answer in a version higher than our query", raw, out);
+      return;
+    }
+    if (m.version < version_) {
+      version_ = m.version;
+      out.push_back(Diagnostic{Diagnostic::Kind::kVersionFallback, ErrorCode::kUnsupportedProtocolVersion,
+                               "cache answered in version " + std::to_string(m.version)});
+      // Session ids and serials are not commensurate across versions.
+      if (!reset_pending_) want_reset_ = true;
+    }
+    version_agreed_ = true;
+  } else if (m.version != version_) {
+    fail_with(ErrorCode::kUnexpectedProtocolVersion, "PDU version differs from the agreed one", raw, out);
+    return;
+  }
+
+  auto session_mismatch = [&](uint16_t id) {
+    // RFC 8210 section 5.1: Corrupt Data, and the router flushes.
+    fail_with(ErrorCode::kCorruptData, "session id differs from ours", raw, out);
+    (void)id;
+    flush(out);
+  };
+
+  std::visit(
+      Overloaded{
+          [&](const SerialNotify& n) {
+            if (session_id_ && n.session_id != *session_id_) {
+              session_mismatch(n.session_id);
+              return;
+            }
+            // A query already out will bring the news; the refresh timer
+            // catches anything after it.
+            if (state_ == State::kIdle && (!serial_ || n.serial != *serial_)) send_query(now, out);
+          },
+          [&](const SerialQuery&) { fail_with(ErrorCode::kUnsupportedPduType, "a query sent to the router", raw, out); },
+          [&](const ResetQuery&) { fail_with(ErrorCode::kUnsupportedPduType, "a query sent to the router", raw, out); },
+          [&](const CacheResponse& c) {
+            if (state_ != State::kQuerySent) {
+              fail_with(ErrorCode::kCorruptData, "Cache Response without a query", raw, out);
+              return;
+            }
+            if (!reset_pending_ && session_id_ && c.session_id != *session_id_) {
+              session_mismatch(c.session_id);
+              return;
+            }
+            pending_session_ = c.session_id;
+            clear_pending();
+            state_ = State::kReceiving;
+          },
+          [&](const PrefixPdu& p) {
+            if (state_ != State::kReceiving) {
+              fail_with(ErrorCode::kCorruptData, "Prefix PDU outside a Cache Response", raw, out);
+              return;
+            }
+            pending_.emplace_back(p.vrp, p.announce);
+          },
+          [&](const RouterKeyPdu& k) {
+            if (state_ != State::kReceiving) {
+              fail_with(ErrorCode::kCorruptData, "Router Key PDU outside a Cache Response", raw, out);
+              return;
+            }
+            pending_keys_.emplace_back(k.key, k.announce);
+          },
+          [&](const EndOfData& e) {
+            if (state_ != State::kReceiving) {
+              fail_with(ErrorCode::kCorruptData, "End of Data outside a Cache Response", raw, out);
+              return;
+            }
+            if (e.session_id != pending_session_) {
+              session_mismatch(e.session_id);
+              return;
+            }
+            on_end_of_data(e, now, out);
+          },
+          [&](const CacheReset&) {
+            if (state_ != State::kQuerySent || reset_pending_) {
+              fail_with(ErrorCode::kCorruptData, "Cache Reset not in answer to a Serial Query", raw, out);
+              return;
+            }
+            want_reset_ = true;
+            send_reset_query(out);
+          },
+          [&](const ErrorReport&) {},
+      },
+      m.pdu);
+}
+
+void Client::on_error_report(const Message& m, Time now, ClientActions& out) {
+  const auto& e = std::get<ErrorReport>(m.pdu);
+  out.push_back(Diagnostic{Diagnostic::Kind::kErrorReceived, e.code, e.text});
+  if (e.code == ErrorCode::kUnsupportedProtocolVersion && !version_agreed_ && m.version < version_) {
+    version_ = m.version;
+    want_reset_ = true;
+    out.push_back(Diagnostic{Diagnostic::Kind::kVersionFallback, e.code,
+                             "cache speaks version " + std::to_string(m.version)});
+    clear_pending();
+    state_ = State::kClosing;
+    reconnect_now_ = true;
+    out.push_back(CloseConnection{CloseReason::kVersionFallback});
+    return;
+  }
+  if (!is_fatal(e.code)) {
+    // No Data Available: ask again after the retry interval.
+    clear_pending();
+    state_ = State::kIdle;
+    query_at_ = now + seconds(intervals_.retry);
+    return;
+  }
+  clear_pending();
+  state_ = State::kClosing;
+  out.push_back(CloseConnection{CloseReason::kErrorReceived});
+}
+
+void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
+  bool reset = reset_pending_;
+  if (!reset && serial_ && serial_before(e.serial, *serial_)) {
+    // The serial does not follow ours: start over.
+    out.push_back(Diagnostic{Diagnostic::Kind::kIgnored, ErrorCode::kCorruptData,
+                             "End of Data serial behind ours; sending Reset Query"});
+    clear_pending();
+    want_reset_ = true;
+    send_reset_query(out);
+    return;
+  }
+
+  ApplyUpdate up;
+  up.reset = reset;
+  up.session_id = e.session_id;
+  up.serial = e.serial;
+
+  // VRPs: group the operations per record, in arrival order within a group.
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Vrp> now_held;  // for a reset: the whole new set
+  for (size_t i = 0; i < pending_.size();) {
+    size_t j = i;
+    while (j < pending_.size() && pending_[j].first == pending_[i].first) ++j;
+    bool before = !reset && std::binary_search(vrps_.begin(), vrps_.end(), pending_[i].first);
+    bool after = false;
+    size_t bad = 0;
+    if (auto err = replay(pending_, i, j, before, after, bad)) {
+      auto quoted = encode(version_, PrefixPdu{pending_[bad].second, pending_[bad].first});
+      fail_with(*err, error_code_name(*err), quoted, out);
+      return;
+    }
+    if (reset) {
+      if (after) now_held.push_back(pending_[i].first);
+    } else if (before != after) {
+      (after ? up.announced : up.withdrawn).push_back(pending_[i].first);
+    }
+    i = j;
+  }
+  std::stable_sort(pending_keys_.begin(), pending_keys_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::set<RouterKey> keys_held = reset ? std::set<RouterKey>{} : keys_;
+  for (size_t i = 0; i < pending_keys_.size();) {
+    size_t j = i;
+    while (j < pending_keys_.size() && pending_keys_[j].first == pending_keys_[i].first) ++j;
+    bool before = keys_held.count(pending_keys_[i].first) != 0;
+    bool after = false;
+    size_t bad = 0;
+    if (auto err = replay(pending_keys_, i, j, before, after, bad)) {
+      if (version_ >= kVersion1) {
+        auto quoted = encode(version_, RouterKeyPdu{pending_keys_[bad].second, pending_keys_[bad].first});
+        fail_with(*err, error_code_name(*err), quoted, out);
+      } else {
+        fail_with(*err, error_code_name(*err), {}, out);
+      }
+      return;
+    }
+    if (after) {
+      keys_held.insert(pending_keys_[i].first);
+    } else {
+      keys_held.erase(pending_keys_[i].first);
+    }
+    i = j;
+  }
+
+  if (reset) {
+    std::set_difference(now_held.begin(), now_held.end(), vrps_.begin(), vrps_.end(),
+                        std::back_inserter(up.announced));
+    std::set_difference(vrps_.begin(), vrps_.end(), now_held.begin(), now_held.end(),
+                        std::back_inserter(up.withdrawn));
+    vrps_ = std::move(now_held);
+  } else {
+    std::vector<Vrp> kept;
+    kept.reserve(vrps_.size() - up.withdrawn.size());
+    std::set_difference(vrps_.begin(), vrps_.end(), up.withdrawn.begin(), up.withdrawn.end(),
+                        std::back_inserter(kept));
+    std::vector<Vrp> next;
+    next.reserve(kept.size() + up.announced.size());
+    std::merge(kept.begin(), kept.end(), up.announced.begin(), up.announced.end(), std::back_inserter(next));
+    vrps_ = std::move(next);
+  }
+  std::set_difference(keys_held.begin(), keys_held.end(), keys_.begin(), keys_.end(),
+                      std::back_inserter(up.keys_announced));
+  std::set_difference(keys_.begin(), keys_.end(), keys_held.begin(), keys_held.end(),
+                      std::back_inserter(up.keys_withdrawn));
+  keys_ = std::move(keys_held);
+
+  session_id_ = e.session_id;
+  serial_ = e.serial;
+  intervals_ = clamp(e.intervals.value_or(config_.defaults));
+  query_at_ = now + seconds(intervals_.refresh);
+  expire_at_ = now + seconds(intervals_.expire);
+  reset_pending_ = false;
+  want_reset_ = false;
+  clear_pending();
+  state_ = State::kIdle;
+  out.push_back(std::move(up));
+}
+
+void Client::send(const Pdu& pdu, ClientActions& out) { out.push_back(SendBytes{encode(version_, pdu)}); }
+
+void Client::send_query(Time now, ClientActions& out) {
+  (void)now;
+  query_at_.reset();
+  if (!want_reset_ && session_id_ && serial_ && has_data()) {
+    reset_pending_ = false;
+    state_ = State::kQuerySent;
+    send(SerialQuery{*session_id_, *serial_}, out);
+    return;
+  }
+  send_reset_query(out);
+}
+
+void Client::send_reset_query(ClientActions& out) {
+  query_at_.reset();
+  reset_pending_ = true;
+  state_ = State::kQuerySent;
+  send(ResetQuery{}, out);
+}
+
+void Client::fail_with(ErrorCode code, std::string_view text, bytes::Span raw, ClientActions& out) {
+  if (!is_error_report(raw)) {
+    ErrorReport r;
+    r.code = code;
+    // Quote at most the PDU's first kMaxPduLen / 2 bytes: the report must
+    // itself stay within kMaxPduLen.
+    raw = raw.first(std::min<size_t>(raw.size(), kMaxPduLen / 2));
+    r.pdu.assign(raw.begin(), raw.end());
+    r.text = std::string(text);
+    send(r, out);
+    out.push_back(Diagnostic{Diagnostic::Kind::kErrorSent, code, std::string(text)});
+  } else {
+    out.push_back(Diagnostic{Diagnostic::Kind::kIgnored, code, "bad Error Report (not answered): " + std::string(text)});
+  }
+  clear_pending();
+  want_reset_ = true;
+  state_ = State::kClosing;
+  out.push_back(CloseConnection{CloseReason::kErrorSent});
+}
+
+void Client::flush(ClientActions& out) {
+  ApplyUpdate up;
+  up.reset = true;
+  up.withdrawn = std::move(vrps_);
+  up.keys_withdrawn.assign(keys_.begin(), keys_.end());
+  vrps_.clear();
+  keys_.clear();
+  session_id_.reset();
+  serial_.reset();
+  expire_at_.reset();
+  out.push_back(std::move(up));
+}
+
+void Client::expire(ClientActions& out) {
+  vrps_.clear();
+  keys_.clear();
+  session_id_.reset();
+  serial_.reset();
+  expire_at_.reset();
+  want_reset_ = true;
+  out.push_back(DataExpired{});
+}
+
+void Client::clear_pending() {
+  pending_.clear();
+  pending_keys_.clear();
+}
+
+}  // namespace petrel::rpki

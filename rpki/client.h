@@ -1,0 +1,178 @@
+// The RTR client (router side of RFC 8210, falling back to RFC 6810) as a
+// sans-I/O machine: step(event, now) appends actions; no sockets, no clock.
+//
+// The daemon dials the cache, feeds Connected, the bytes that arrive and
+// Disconnected, performs the actions in order (send bytes, close, dial
+// again, apply an update, drop expired data) and arms one timer at
+// next_deadline(), stepping a Tick when it fires.
+//
+// What it does, by RFC 8210 section:
+//  - 8.1: on each connection it sends a Reset Query, or a Serial Query when
+//    it holds unexpired data and the session id and serial that go with
+//    it. 8.2: a Serial Query on a Serial Notify (when idle) and at the
+//    refresh interval.
+//  - 5.x: an answer (Cache Response ... End of Data) takes effect only when
+//    complete and consistent: withdrawing a record it does not hold is
+//    Withdrawal of Unknown Record (6), announcing one it holds is Duplicate
+//    Announcement Received (7); either sends that Error Report, keeps the
+//    old data, closes and starts over with a Reset Query. The update says
+//    which VRPs and router keys came and went.
+//  - 5.1: a session id that differs from ours is Corrupt Data: an Error
+//    Report, the data flushed, the connection closed. An End of Data serial
+//    behind ours (RFC 1982 arithmetic) or a Cache Reset leads to a Reset
+//    Query.
+//  - 6: refresh, retry and expire intervals from End of Data (version 1,
+//    brought into the RFC's ranges) or the configured defaults (version 0).
+//    After a failed connection it dials again after the retry interval;
+//    data not renewed within the expire interval is dropped (DataExpired).
+//  - 7: it speaks version 1 first; a version 0 answer or an Unsupported
+//    Protocol Version report in version 0 makes it fall back to version 0
+//    (reconnecting at once after a report). Once a version is agreed, a PDU
+//    of another version is Unexpected Protocol Version (8).
+//  - 10/11: no Error Report is sent about an Error Report. A received No
+//    Data Available is not fatal: the query is repeated after the retry
+//    interval; other received reports close the connection.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "crates/bytes/bytes.h"
+#include "rpki/framer.h"
+#include "rpki/pdu.h"
+#include "rpki/vrp.h"
+
+namespace petrel::rpki {
+
+using Duration = std::chrono::milliseconds;
+// A monotonic time in milliseconds, as the daemon hands it in.
+using Time = std::chrono::time_point<std::chrono::steady_clock, Duration>;
+
+struct ClientConfig {
+  uint8_t max_version = kVersion1;
+  Intervals defaults{};  // until a version 1 End of Data says otherwise
+};
+
+// Events.
+struct Connected {};
+struct Disconnected {};
+struct Received {
+  bytes::Span data;
+};
+struct Tick {};
+using ClientEvent = std::variant<Connected, Disconnected, Received, Tick>;
+
+// Actions.
+struct SendBytes {
+  std::vector<std::byte> bytes;
+};
+enum class CloseReason : uint8_t {
+  kErrorSent,        // we sent a fatal Error Report
+  kErrorReceived,    // the cache sent a fatal Error Report
+  kVersionFallback,  // reconnect in a lower version
+};
+struct CloseConnection {
+  CloseReason reason;
+};
+struct Reconnect {};  // dial the cache again now
+struct ApplyUpdate {
+  bool reset = false;  // the answer to a Reset Query
+  uint16_t session_id = 0;
+  uint32_t serial = 0;
+  std::vector<Vrp> announced;  // sorted
+  std::vector<Vrp> withdrawn;  // sorted
+  std::vector<RouterKey> keys_announced;
+  std::vector<RouterKey> keys_withdrawn;
+};
+struct DataExpired {};  // the daemon stops using the data (it is already gone here)
+// Something worth a log line: an Error Report we sent or received, a
+// version fallback. Not an instruction.
+struct Diagnostic {
+  enum class Kind : uint8_t { kErrorSent, kErrorReceived, kVersionFallback, kIgnored };
+  Kind kind;
+  ErrorCode code = ErrorCode::kCorruptData;
+  std::string text;
+};
+using ClientAction = std::variant<SendBytes, CloseConnection, Reconnect, ApplyUpdate, DataExpired, Diagnostic>;
+using ClientActions = std::vector<ClientAction>;
+
+class Client {
+ public:
+  enum class State : uint8_t {
+    kDisconnected,  // waiting to dial (retry deadline) or for the daemon
+    kDialing,       // Reconnect sent; waiting for Connected / Disconnected
+    kQuerySent,     // a query is out; waiting for Cache Response
+    kReceiving,     // between Cache Response and End of Data
+    kIdle,          // in sync; waiting for the refresh deadline or a notify
+    kClosing,       // we asked to close; waiting for Disconnected
+  };
+
+  explicit Client(ClientConfig config = {});
+
+  void step(const ClientEvent& event, Time now, ClientActions& out);
+  [[nodiscard]] ClientActions step(const ClientEvent& event, Time now);
+  [[nodiscard]] std::optional<Time> next_deadline() const;
+
+  [[nodiscard]] State state() const { return state_; }
+  [[nodiscard]] uint8_t version() const { return version_; }
+  [[nodiscard]] const Intervals& intervals() const { return intervals_; }
+  [[nodiscard]] std::optional<uint16_t> session_id() const { return session_id_; }
+  [[nodiscard]] std::optional<uint32_t> serial() const { return serial_; }
+  // The data in force, sorted and distinct: what the VRP table is built from.
+  [[nodiscard]] const std::vector<Vrp>& vrps() const { return vrps_; }
+  [[nodiscard]] const std::set<RouterKey>& router_keys() const { return keys_; }
+  [[nodiscard]] bool has_data() const { return expire_at_.has_value(); }
+
+ private:
+  void connected(Time now, ClientActions& out);
+  void disconnected(Time now);
+  void received(bytes::Span data, Time now, ClientActions& out);
+  void tick(Time now, ClientActions& out);
+  void on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& out);
+  void on_error_report(const Message& m, Time now, ClientActions& out);
+  void on_end_of_data(const EndOfData& e, Time now, ClientActions& out);
+
+  void send(const Pdu& pdu, ClientActions& out);
+  void send_query(Time now, ClientActions& out);
+  void send_reset_query(ClientActions& out);
+  // Sends an Error Report quoting `raw` (unless raw is itself a report),
+  // closes the connection.
+  void fail_with(ErrorCode code, std::string_view text, bytes::Span raw, ClientActions& out);
+  void flush(ClientActions& out);
+  void expire(ClientActions& out);
+  void clear_pending();
+
+  ClientConfig config_;
+  State state_ = State::kDisconnected;
+  uint8_t version_;
+  bool version_agreed_ = false;  // in this connection
+  Intervals intervals_;
+  Framer framer_;
+
+  std::optional<uint16_t> session_id_;
+  std::optional<uint32_t> serial_;
+  bool reset_pending_ = false;  // the query out is a Reset Query
+  bool want_reset_ = false;     // the next query must be a Reset Query
+  bool reconnect_now_ = false;  // dial again at once after this close (version fallback)
+
+  std::optional<Time> reconnect_at_;
+  std::optional<Time> query_at_;  // refresh, or retry after No Data Available
+  std::optional<Time> expire_at_;
+
+  std::vector<Vrp> vrps_;
+  std::set<RouterKey> keys_;
+
+  // The answer being received.
+  uint16_t pending_session_ = 0;
+  std::vector<std::pair<Vrp, bool>> pending_;  // (record, announce) in arrival order
+  std::vector<std::pair<RouterKey, bool>> pending_keys_;
+};
+
+std::string_view state_name(Client::State s);
+
+}  // namespace petrel::rpki

@@ -1,0 +1,151 @@
+// RTR protocol data units as bytes and back: RFC 8210 (version 1) section 5
+// and RFC 6810 (version 0) section 5.
+//
+// Every PDU starts with an 8-byte header: version, type, a 16-bit field
+// (session id, error code, flags or zero, by type) and a 32-bit length of
+// the whole PDU. The length is checked against the type before anything
+// else (check_header), so a framer can refuse a PDU before waiting for it.
+// Version 0 differs in two places: its End of Data carries no intervals
+// (12 bytes instead of 24) and it has no Router Key PDU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "crates/bytes/bytes.h"
+#include "crates/result/result.h"
+#include "rpki/vrp.h"
+
+namespace petrel::rpki {
+
+inline constexpr uint8_t kVersion0 = 0;  // RFC 6810
+inline constexpr uint8_t kVersion1 = 1;  // RFC 8210
+inline constexpr size_t kHeaderLen = 8;
+// No PDU of ours is near this; a larger length is refused at once (an
+// Error Report carrying a Router Key and its text stays far below).
+inline constexpr uint32_t kMaxPduLen = 64 * 1024;
+
+enum class PduType : uint8_t {
+  kSerialNotify = 0,
+  kSerialQuery = 1,
+  kResetQuery = 2,
+  kCacheResponse = 3,
+  kIpv4Prefix = 4,
+  kIpv6Prefix = 6,
+  kEndOfData = 7,
+  kCacheReset = 8,
+  kRouterKey = 9,
+  kErrorReport = 10,
+};
+std::string_view pdu_type_name(PduType t);
+
+// RFC 8210 section 12 (error codes); all but No Data Available are fatal.
+enum class ErrorCode : uint16_t {
+  kCorruptData = 0,
+  kInternalError = 1,
+  kNoDataAvailable = 2,
+  kInvalidRequest = 3,
+  kUnsupportedProtocolVersion = 4,
+  kUnsupportedPduType = 5,
+  kWithdrawalOfUnknownRecord = 6,
+  kDuplicateAnnouncement = 7,
+  kUnexpectedProtocolVersion = 8,
+};
+std::string_view error_code_name(ErrorCode c);  // "unknown" for codes not listed
+bool is_fatal(ErrorCode c);
+
+// RFC 8210 section 6: refresh 1..86400 s, retry 1..7200 s, expire
+// 600..172800 s; defaults 3600, 600, 7200.
+struct Intervals {
+  uint32_t refresh = 3600;
+  uint32_t retry = 600;
+  uint32_t expire = 7200;
+  friend bool operator==(const Intervals&, const Intervals&) = default;
+};
+// The values brought into the ranges of RFC 8210 section 6.
+Intervals clamp(Intervals i);
+
+struct SerialNotify {
+  uint16_t session_id = 0;
+  uint32_t serial = 0;
+  friend bool operator==(const SerialNotify&, const SerialNotify&) = default;
+};
+struct SerialQuery {
+  uint16_t session_id = 0;
+  uint32_t serial = 0;
+  friend bool operator==(const SerialQuery&, const SerialQuery&) = default;
+};
+struct ResetQuery {
+  friend bool operator==(const ResetQuery&, const ResetQuery&) = default;
+};
+struct CacheResponse {
+  uint16_t session_id = 0;
+  friend bool operator==(const CacheResponse&, const CacheResponse&) = default;
+};
+// IPv4 Prefix or IPv6 Prefix, by the VRP's family.
+struct PrefixPdu {
+  bool announce = true;
+  Vrp vrp;
+  friend bool operator==(const PrefixPdu&, const PrefixPdu&) = default;
+};
+struct EndOfData {
+  uint16_t session_id = 0;
+  uint32_t serial = 0;
+  std::optional<Intervals> intervals;  // version 1 only; encoded as defaults if absent
+  friend bool operator==(const EndOfData&, const EndOfData&) = default;
+};
+struct CacheReset {
+  friend bool operator==(const CacheReset&, const CacheReset&) = default;
+};
+struct RouterKeyPdu {
+  bool announce = true;
+  RouterKey key;
+  friend bool operator==(const RouterKeyPdu&, const RouterKeyPdu&) = default;
+};
+struct ErrorReport {
+  ErrorCode code = ErrorCode::kCorruptData;
+  std::vector<std::byte> pdu;  // the erroneous PDU, possibly empty
+  std::string text;            // UTF-8 diagnostic, possibly empty
+  friend bool operator==(const ErrorReport&, const ErrorReport&) = default;
+};
+
+using Pdu = std::variant<SerialNotify, SerialQuery, ResetQuery, CacheResponse, PrefixPdu, EndOfData,
+                         CacheReset, RouterKeyPdu, ErrorReport>;
+
+struct Message {
+  uint8_t version = kVersion1;
+  Pdu pdu;
+  friend bool operator==(const Message&, const Message&) = default;
+};
+
+// What is wrong with a PDU, as the Error Report code to send for it.
+struct DecodeError {
+  ErrorCode code = ErrorCode::kCorruptData;
+  std::string_view what;  // static text
+};
+
+struct Header {
+  uint8_t version = 0;
+  PduType type = PduType::kSerialNotify;
+  uint16_t field = 0;
+  uint32_t length = 0;
+};
+
+// Checks the 8-byte header alone: a known version (0 or 1), a type known
+// in that version, and a length right for the type (exact for the fixed
+// PDUs, at least the fixed part and at most kMaxPduLen for the others).
+Result<Header, DecodeError> check_header(bytes::Span header8);
+
+// Decodes one whole PDU (`whole` is exactly header.length bytes).
+Result<Message, DecodeError> decode(bytes::Span whole);
+
+// Appends the PDU. A Router Key in version 0 is a bug of the caller.
+void encode(uint8_t version, const Pdu& pdu, std::vector<std::byte>& out);
+std::vector<std::byte> encode(uint8_t version, const Pdu& pdu);
+
+}  // namespace petrel::rpki

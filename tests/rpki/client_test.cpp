@@ -1,0 +1,405 @@
+// Tests of rpki/client.h: conversations with a scripted cache, bytes in and
+// bytes out, on a fake clock; and a property: a random cache's changes,
+// sent split anywhere, leave the client holding exactly the cache's data.
+#include "rpki/client.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <set>
+
+#include "tests/rpki/rpki_testing.h"
+
+namespace petrel::rpki {
+namespace {
+
+using std::chrono::seconds;
+
+Vrp V(const char* p, uint8_t max, uint32_t as) { return Vrp{*net::Prefix::parse(p), max, as}; }
+
+std::vector<Message> sent(const ClientActions& acts) {
+  std::vector<Message> out;
+  for (const auto& a : acts) {
+    if (const auto* s = std::get_if<SendBytes>(&a)) {
+      auto m = decode(s->bytes);
+      EXPECT_TRUE(m.ok());
+      if (m) out.push_back(*m);
+    }
+  }
+  return out;
+}
+
+template <typename T>
+const T* find(const ClientActions& acts) {
+  for (const auto& a : acts) {
+    if (const auto* t = std::get_if<T>(&a)) return t;
+  }
+  return nullptr;
+}
+
+struct Harness {
+  Client client;
+  Time now{seconds(1000)};
+
+  explicit Harness(ClientConfig c = {}) : client(c) {}
+  ClientActions step(const ClientEvent& e) { return client.step(e, now); }
+  ClientActions cache(uint8_t version, const std::vector<Pdu>& pdus) {
+    std::vector<std::byte> wire;
+    for (const auto& p : pdus) encode(version, p, wire);
+    return step(Received{wire});
+  }
+  ClientActions advance(Duration d) {
+    now += d;
+    return step(Tick{});
+  }
+  // Connected, answered Reset Query with `vrps`.
+  void synced(const std::vector<Vrp>& vrps, uint16_t session = 5, uint32_t serial = 10) {
+    auto a = step(Connected{});
+    std::vector<std::byte> wire;
+    encode(1, CacheResponse{session}, wire);
+    for (const auto& v : vrps) encode(1, PrefixPdu{true, v}, wire);
+    encode(1, EndOfData{session, serial, Intervals{100, 50, 1000}}, wire);
+    auto b = step(Received{wire});
+    ASSERT_NE(find<ApplyUpdate>(b), nullptr);
+  }
+};
+
+ErrorReport error_sent(const ClientActions& acts) {
+  for (const auto& m : sent(acts)) {
+    if (const auto* e = std::get_if<ErrorReport>(&m.pdu)) return *e;
+  }
+  ADD_FAILURE() << "no Error Report sent";
+  return {};
+}
+
+TEST(Client, StartsWithResetQueryAndAppliesOnlyAtEndOfData) {
+  Harness h;
+  EXPECT_EQ(h.client.next_deadline(), std::nullopt);
+  auto a = h.step(Connected{});
+  auto s = sent(a);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].version, kVersion1);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(s[0].pdu));
+  EXPECT_EQ(h.client.state(), Client::State::kQuerySent);
+
+  auto b = h.cache(1, {CacheResponse{5}, PrefixPdu{true, V("192.0.2.0/24", 24, 64496)},
+                       PrefixPdu{true, V("2001:db8::/32", 48, 64497)}});
+  EXPECT_EQ(find<ApplyUpdate>(b), nullptr);
+  EXPECT_TRUE(h.client.vrps().empty());
+
+  auto c = h.cache(1, {EndOfData{5, 10, Intervals{100, 50, 1000}}});
+  const auto* up = find<ApplyUpdate>(c);
+  ASSERT_NE(up, nullptr);
+  EXPECT_TRUE(up->reset);
+  EXPECT_EQ(up->announced.size(), 2u);
+  EXPECT_TRUE(up->withdrawn.empty());
+  EXPECT_EQ(up->session_id, 5);
+  EXPECT_EQ(up->serial, 10u);
+  EXPECT_EQ(h.client.vrps().size(), 2u);
+  EXPECT_EQ(h.client.intervals(), (Intervals{100, 50, 1000}));
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(100));
+  EXPECT_EQ(h.client.state(), Client::State::kIdle);
+}
+
+TEST(Client, SerialQueryAtRefreshAppliesTheDifference) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1), V("198.51.100.0/24", 24, 2)});
+  EXPECT_TRUE(sent(h.advance(seconds(99))).empty());
+  auto q = sent(h.advance(seconds(1)));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(std::get<SerialQuery>(q[0].pdu), (SerialQuery{5, 10}));
+  auto a = h.cache(1, {CacheResponse{5}, PrefixPdu{false, V("192.0.2.0/24", 24, 1)},
+                       PrefixPdu{true, V("203.0.113.0/24", 24, 3)}, EndOfData{5, 11, Intervals{100, 50, 1000}}});
+  const auto* up = find<ApplyUpdate>(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_FALSE(up->reset);
+  EXPECT_EQ(up->announced, std::vector<Vrp>{V("203.0.113.0/24", 24, 3)});
+  EXPECT_EQ(up->withdrawn, std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  EXPECT_EQ(h.client.vrps(), (std::vector<Vrp>{V("198.51.100.0/24", 24, 2), V("203.0.113.0/24", 24, 3)}));
+  EXPECT_EQ(h.client.serial(), 11u);
+}
+
+TEST(Client, SerialNotify) {
+  Harness h;
+  h.synced({});
+  EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 10}})).empty());  // nothing new
+  auto q = sent(h.cache(1, {SerialNotify{5, 12}}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  // A second notify while the query is out asks nothing more.
+  EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 13}})).empty());
+}
+
+TEST(Client, WithdrawalOfUnknownRecordKeepsTheDataAndResets) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.advance(seconds(100));
+  auto bad = PrefixPdu{false, V("203.0.113.0/24", 24, 3)};
+  auto a = h.cache(1, {CacheResponse{5}, PrefixPdu{true, V("198.51.100.0/24", 24, 2)}, bad,
+                       EndOfData{5, 11, Intervals{100, 50, 1000}}});
+  EXPECT_EQ(find<ApplyUpdate>(a), nullptr);
+  auto e = error_sent(a);
+  EXPECT_EQ(e.code, ErrorCode::kWithdrawalOfUnknownRecord);
+  EXPECT_EQ(e.pdu, encode(1, bad));
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(h.client.vrps(), std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  // Reconnect after the retry interval, then a Reset Query.
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
+  ASSERT_NE(find<Reconnect>(h.advance(seconds(50))), nullptr);
+  auto q = sent(h.step(Connected{}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+}
+
+TEST(Client, DuplicateAnnouncement) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.advance(seconds(100));
+  auto a = h.cache(1, {CacheResponse{5}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                       EndOfData{5, 11, Intervals{100, 50, 1000}}});
+  EXPECT_EQ(error_sent(a).code, ErrorCode::kDuplicateAnnouncement);
+  // The same within one reset answer.
+  Harness g;
+  (void)g.step(Connected{});
+  auto b = g.cache(1, {CacheResponse{1}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                       PrefixPdu{true, V("192.0.2.0/24", 24, 1)}, EndOfData{1, 1, Intervals{}}});
+  EXPECT_EQ(error_sent(b).code, ErrorCode::kDuplicateAnnouncement);
+  // Announce then withdraw in one answer is no change, and fine.
+  Harness k;
+  k.synced({});
+  (void)k.advance(seconds(100));
+  auto c = k.cache(1, {CacheResponse{5}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                       PrefixPdu{false, V("192.0.2.0/24", 24, 1)}, EndOfData{5, 11, Intervals{}}});
+  ASSERT_NE(find<ApplyUpdate>(c), nullptr);
+  EXPECT_TRUE(find<ApplyUpdate>(c)->announced.empty());
+}
+
+TEST(Client, CacheResetLeadsToResetQuery) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.advance(seconds(100));
+  auto q = sent(h.cache(1, {CacheReset{}}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+  auto a = h.cache(1, {CacheResponse{6}, PrefixPdu{true, V("198.51.100.0/24", 24, 2)}, EndOfData{6, 1, Intervals{}}});
+  const auto* up = find<ApplyUpdate>(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_TRUE(up->reset);
+  EXPECT_EQ(up->announced, std::vector<Vrp>{V("198.51.100.0/24", 24, 2)});
+  EXPECT_EQ(up->withdrawn, std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  EXPECT_EQ(h.client.session_id(), 6);
+}
+
+TEST(Client, SessionIdMismatchIsCorruptDataAndFlushes) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.advance(seconds(100));
+  auto a = h.cache(1, {CacheResponse{9}});
+  EXPECT_EQ(error_sent(a).code, ErrorCode::kCorruptData);
+  const auto* up = find<ApplyUpdate>(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->withdrawn.size(), 1u);
+  EXPECT_TRUE(h.client.vrps().empty());
+  EXPECT_FALSE(h.client.has_data());
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+}
+
+TEST(Client, SerialBehindOursLeadsToResetQuery) {
+  Harness h;
+  h.synced({}, 5, 10);
+  (void)h.advance(seconds(100));
+  auto q = sent(h.cache(1, {CacheResponse{5}, EndOfData{5, 9, Intervals{}}}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+}
+
+TEST(Client, FallsBackToVersion0OnUnsupportedVersionReport) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto a = h.cache(0, {ErrorReport{ErrorCode::kUnsupportedProtocolVersion, encode(1, ResetQuery{}), ""}});
+  const auto* close = find<CloseConnection>(a);
+  ASSERT_NE(close, nullptr);
+  EXPECT_EQ(close->reason, CloseReason::kVersionFallback);
+  EXPECT_TRUE(sent(a).empty());  // no report about a report
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now);
+  ASSERT_NE(find<Reconnect>(h.step(Tick{})), nullptr);
+  auto q = sent(h.step(Connected{}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(q[0].version, kVersion0);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+  auto b = h.cache(0, {CacheResponse{3}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)}, EndOfData{3, 1, std::nullopt}});
+  ASSERT_NE(find<ApplyUpdate>(b), nullptr);
+  EXPECT_EQ(h.client.intervals(), Intervals{});  // RFC 8210 section 6 defaults
+  EXPECT_EQ(h.client.version(), kVersion0);
+}
+
+TEST(Client, FallsBackWhenTheCacheAnswersInVersion0) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto a = h.cache(0, {CacheResponse{3}, EndOfData{3, 1, std::nullopt}});
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  EXPECT_EQ(h.client.version(), kVersion0);
+  // Once agreed, a PDU of another version is Unexpected Protocol Version.
+  auto b = h.cache(1, {SerialNotify{3, 2}});
+  EXPECT_EQ(error_sent(b).code, ErrorCode::kUnexpectedProtocolVersion);
+}
+
+TEST(Client, SerialNotifyIgnoredDuringStartUp) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto a = h.cache(0, {SerialNotify{3, 2}});
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(h.client.version(), kVersion1);
+}
+
+TEST(Client, NoDataAvailableRetriesWithoutClosing) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto a = h.cache(1, {ErrorReport{ErrorCode::kNoDataAvailable, {}, "warming up"}});
+  EXPECT_EQ(find<CloseConnection>(a), nullptr);
+  const auto* d = find<Diagnostic>(a);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->kind, Diagnostic::Kind::kErrorReceived);
+  EXPECT_EQ(d->text, "warming up");
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(600));
+  auto q = sent(h.advance(seconds(600)));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+}
+
+TEST(Client, FatalReportReceivedCloses) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto a = h.cache(1, {ErrorReport{ErrorCode::kInternalError, {}, ""}});
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kErrorReceived);
+  EXPECT_TRUE(sent(a).empty());
+}
+
+TEST(Client, DataExpiresWithoutRefresh) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.step(Disconnected{});
+  // Reconnects keep failing; the data expires 1000 s after it came.
+  for (int i = 0; i < 19; ++i) {
+    auto a = h.advance(seconds(50));
+    EXPECT_EQ(find<DataExpired>(a), nullptr);
+    if (find<Reconnect>(a)) (void)h.step(Disconnected{});
+  }
+  auto a = h.advance(seconds(50));
+  EXPECT_NE(find<DataExpired>(a), nullptr);
+  EXPECT_TRUE(h.client.vrps().empty());
+  EXPECT_FALSE(h.client.has_data());
+}
+
+TEST(Client, GarbageGetsCorruptDataQuotingTheHeader) {
+  Harness h;
+  (void)h.step(Connected{});
+  auto wire = testing::hex("01 04 0000 00000099");
+  auto a = h.step(Received{wire});
+  auto e = error_sent(a);
+  EXPECT_EQ(e.code, ErrorCode::kCorruptData);
+  EXPECT_EQ(e.pdu, wire);
+  // A broken Error Report is not answered with one.
+  Harness g;
+  (void)g.step(Connected{});
+  auto b = g.step(Received{testing::hex("01 0a 0000 00000003")});
+  EXPECT_TRUE(sent(b).empty());
+  EXPECT_NE(find<CloseConnection>(b), nullptr);
+  // Bytes after we asked to close are ignored.
+  EXPECT_TRUE(g.step(Received{wire}).empty());
+}
+
+TEST(Client, RouterKeysAreKept) {
+  Harness h;
+  (void)h.step(Connected{});
+  RouterKey k;
+  k.ski.fill(1);
+  k.asn = 64496;
+  k.spki = {1, 2, 3};
+  auto a = h.cache(1, {CacheResponse{1}, RouterKeyPdu{true, k}, EndOfData{1, 1, Intervals{}}});
+  const auto* up = find<ApplyUpdate>(a);
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->keys_announced, std::vector<RouterKey>{k});
+  EXPECT_EQ(h.client.router_keys().size(), 1u);
+  (void)h.advance(seconds(3600));
+  auto b = h.cache(1, {CacheResponse{1}, RouterKeyPdu{false, k}, EndOfData{1, 2, Intervals{}}});
+  ASSERT_NE(find<ApplyUpdate>(b), nullptr);
+  EXPECT_EQ(find<ApplyUpdate>(b)->keys_withdrawn, std::vector<RouterKey>{k});
+  EXPECT_TRUE(h.client.router_keys().empty());
+}
+
+// A cache with random data that changes at random, talking to the client
+// through a stream split at random points: after every End of Data the
+// client holds exactly the cache's VRPs, and the updates it reported,
+// applied in order to a mirror, give the same set.
+RC_GTEST_PROP(Client, FollowsARandomCache, ()) {
+  Harness h;
+  std::set<Vrp> cache;
+  std::set<Vrp> mirror;
+  uint32_t serial = 1;
+  auto apply = [&](const ClientActions& acts) {
+    for (const auto& a : acts) {
+      if (const auto* up = std::get_if<ApplyUpdate>(&a)) {
+        for (const auto& v : up->withdrawn) RC_ASSERT(mirror.erase(v) == 1u);
+        for (const auto& v : up->announced) RC_ASSERT(mirror.insert(v).second);
+      }
+      RC_ASSERT(!std::holds_alternative<CloseConnection>(a));
+    }
+  };
+  auto send_split = [&](const std::vector<std::byte>& wire) {
+    size_t at = 0;
+    while (at < wire.size()) {
+      size_t n = std::min(wire.size() - at, *rc::gen::inRange<size_t>(1, 64));
+      apply(h.step(Received{bytes::Span(wire).subspan(at, n)}));
+      at += n;
+    }
+  };
+  auto vrp_gen = rc::gen::apply(
+      [](uint8_t a, uint8_t len, uint32_t as) {
+        uint8_t b[16] = {10, a, 0, 0};
+        auto p = net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V4, b), 8 + len % 9);
+        return Vrp{*p, 24, as % 4};
+      },
+      rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint32_t>());
+
+  auto first = sent(h.step(Connected{}));
+  RC_ASSERT(std::holds_alternative<ResetQuery>(first.at(0).pdu));
+  for (const auto& v : *rc::gen::container<std::vector<Vrp>>(vrp_gen)) cache.insert(v);
+  std::vector<std::byte> wire;
+  encode(1, CacheResponse{42}, wire);
+  for (const auto& v : cache) encode(1, PrefixPdu{true, v}, wire);
+  encode(1, EndOfData{42, serial, Intervals{60, 30, 600}}, wire);
+  send_split(wire);
+  RC_ASSERT(h.client.vrps() == std::vector<Vrp>(cache.begin(), cache.end()));
+  RC_ASSERT(mirror == cache);
+
+  int rounds = *rc::gen::inRange(1, 6);
+  for (int r = 0; r < rounds; ++r) {
+    auto q = sent(h.advance(seconds(60)));
+    RC_ASSERT(q.size() == 1u);
+    RC_ASSERT(std::get<SerialQuery>(q[0].pdu) == (SerialQuery{42, serial}));
+    wire.clear();
+    encode(1, CacheResponse{42}, wire);
+    for (const auto& v : *rc::gen::container<std::vector<Vrp>>(vrp_gen)) {
+      if (cache.count(v)) {
+        cache.erase(v);
+        encode(1, PrefixPdu{false, v}, wire);
+      } else {
+        cache.insert(v);
+        encode(1, PrefixPdu{true, v}, wire);
+      }
+    }
+    encode(1, EndOfData{42, ++serial, Intervals{60, 30, 600}}, wire);
+    send_split(wire);
+    RC_ASSERT(h.client.serial() == serial);
+    RC_ASSERT(h.client.vrps() == std::vector<Vrp>(cache.begin(), cache.end()));
+    RC_ASSERT(mirror == cache);
+  }
+}
+
+}  // namespace
+}  // namespace petrel::rpki

@@ -1,0 +1,126 @@
+// Tests of rpki/vrp_table.h: the examples of RFC 6811 section 2 and a
+// property check against the plain definition (every VRP scanned) over
+// random VRP sets and routes, IPv4 and IPv6.
+#include "rpki/vrp_table.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <vector>
+
+namespace petrel::rpki {
+namespace {
+
+net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
+
+// RFC 6811 section 2, word for word: covered, matched, else not found.
+Validity plain(const std::vector<Vrp>& vrps, const net::Prefix& route, std::optional<uint32_t> origin) {
+  bool covered = false;
+  for (const Vrp& v : vrps) {
+    if (!v.prefix.contains(route)) continue;
+    covered = true;
+    if (origin && *origin != 0 && v.asn == *origin && route.len() <= v.max_len) return Validity::kValid;
+  }
+  return covered ? Validity::kInvalid : Validity::kNotFound;
+}
+
+TEST(VrpTable, EmptyIsNotFound) {
+  VrpTable t;
+  EXPECT_EQ(t.validate(P("192.0.2.0/24"), 1), Validity::kNotFound);
+  EXPECT_EQ(t.validate(P("2001:db8::/32"), 1), Validity::kNotFound);
+  auto b = VrpTable::build({});
+  EXPECT_EQ(b.validate(P("0.0.0.0/0"), 1), Validity::kNotFound);
+  EXPECT_EQ(b.size(), 0u);
+}
+
+TEST(VrpTable, CoveredMatchedAndMaxLength) {
+  std::vector<Vrp> v = {{P("10.0.0.0/8"), 16, 64496}, {P("10.1.0.0/16"), 24, 64497},
+                        {P("2001:db8::/32"), 48, 64498}};
+  auto t = VrpTable::build(v);
+  EXPECT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.validate(P("10.0.0.0/8"), 64496), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.2.0.0/16"), 64496), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.2.3.0/24"), 64496), Validity::kInvalid);  // too long
+  EXPECT_EQ(t.validate(P("10.1.2.0/24"), 64497), Validity::kValid);    // inner VRP
+  EXPECT_EQ(t.validate(P("10.1.0.0/16"), 64496), Validity::kValid);    // outer VRP still matches
+  EXPECT_EQ(t.validate(P("10.1.2.0/24"), 64496), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("11.0.0.0/8"), 64496), Validity::kNotFound);
+  EXPECT_EQ(t.validate(P("0.0.0.0/0"), 64496), Validity::kNotFound);  // not covered: VRP is longer
+  EXPECT_EQ(t.validate(P("2001:db8:1::/48"), 64498), Validity::kValid);
+  EXPECT_EQ(t.validate(P("2001:db8:1::/49"), 64498), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("2001:db9::/32"), 64498), Validity::kNotFound);
+  // IPv4 VRPs do not cover IPv6 routes.
+  EXPECT_EQ(t.validate(P("::/0"), 64496), Validity::kNotFound);
+}
+
+TEST(VrpTable, AsZeroAndNoneNeverMatch) {
+  auto t = VrpTable::build(std::vector<Vrp>{{P("192.0.2.0/24"), 24, 0}, {P("198.51.100.0/24"), 24, 64496}});
+  EXPECT_EQ(t.validate(P("192.0.2.0/24"), 0), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("192.0.2.0/24"), 64496), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("198.51.100.0/24"), std::nullopt), Validity::kInvalid);
+}
+
+TEST(VrpTable, EdgesOfTheAddressSpace) {
+  auto t = VrpTable::build(std::vector<Vrp>{{P("0.0.0.0/0"), 0, 1},
+                                            {P("255.255.255.255/32"), 32, 2},
+                                            {P("::/0"), 0, 3},
+                                            {P("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"), 128, 4}});
+  EXPECT_EQ(t.validate(P("0.0.0.0/0"), 1), Validity::kValid);
+  EXPECT_EQ(t.validate(P("255.255.255.255/32"), 2), Validity::kValid);
+  EXPECT_EQ(t.validate(P("255.255.255.254/32"), 2), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128"), 4), Validity::kValid);
+  EXPECT_EQ(t.validate(P("::1/128"), 3), Validity::kInvalid);
+}
+
+// Random VRPs and routes drawn from a small address space so that they
+// nest, collide and cover each other often.
+net::Prefix random_prefix(bool v6, uint32_t bits, unsigned len) {
+  uint8_t b[16] = {};
+  if (v6) {
+    b[0] = 0x20;
+    b[1] = static_cast<uint8_t>(bits >> 24);
+    b[2] = static_cast<uint8_t>(bits >> 16);
+    b[15] = static_cast<uint8_t>(bits);
+    return *net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V6, b), len);
+  }
+  b[0] = static_cast<uint8_t>(bits >> 24);
+  b[1] = static_cast<uint8_t>(bits >> 16);
+  b[3] = static_cast<uint8_t>(bits);
+  return *net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V4, b), len);
+}
+
+rc::Gen<net::Prefix> gen_prefix() {
+  return rc::gen::apply(
+      [](bool v6, uint32_t bits, unsigned len) {
+        // Few distinct high bits: 10.x and 0x0a/0x0b under 2000::/8.
+        bits = (bits & 0x0301ffffu) | 0x0a000000u;
+        return random_prefix(v6, bits, v6 ? len % 129 : len % 33);
+      },
+      rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint32_t>(), rc::gen::inRange(0u, 129u));
+}
+
+RC_GTEST_PROP(VrpTable, AgreesWithThePlainDefinition, ()) {
+  auto vrps = *rc::gen::container<std::vector<Vrp>>(rc::gen::apply(
+      [](net::Prefix p, unsigned extra, uint32_t asn) {
+        unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
+        return Vrp{p, static_cast<uint8_t>(std::min(max, p.len() + extra % 6)), asn % 5};
+      },
+      gen_prefix(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>()));
+  auto table = VrpTable::build(vrps);
+  for (int i = 0; i < 50; ++i) {
+    net::Prefix route = *gen_prefix();
+    if (!vrps.empty() && *rc::gen::inRange(0, 3) == 0) {
+      // A route at or under one of the VRPs.
+      const Vrp& v = vrps[*rc::gen::inRange<size_t>(0, vrps.size())];
+      unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
+      route = *net::Prefix::make(v.prefix.addr(), std::min(max, v.prefix.len() + *rc::gen::inRange(0u, 4u)));
+    }
+    std::optional<uint32_t> origin;
+    if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
+    RC_ASSERT(table.validate(route, origin) == plain(vrps, route, origin));
+  }
+}
+
+}  // namespace
+}  // namespace petrel::rpki

@@ -11,6 +11,9 @@ namespace {
 
 constexpr unsigned kIndexBits = 16;
 constexpr size_t kBuckets = size_t{1} << kIndexBits;
+// A block holding at most this many entries is copied into the blocks of
+// the prefixes nested in it; a larger one is linked.
+constexpr uint32_t kCopyLimit = 16;
 
 template <typename Key>
 constexpr unsigned kKeyBits = sizeof(Key) * 8;
@@ -45,43 +48,68 @@ void FamilyIndex<Key>::build(std::vector<Raw>& raw) {
             raw.end());
 
   intervals.clear();
-  nodes.clear();
-  more.clear();
-  std::vector<Key> node_start;
-  std::vector<Key> node_end;
-  for (size_t i = 0; i < raw.size();) {
-    size_t j = i + 1;
-    while (j < raw.size() && raw[j].start == raw[i].start && raw[j].len == raw[i].len) ++j;
-    Node n{-1, raw[i].asn, static_cast<uint32_t>(more.size()), static_cast<uint32_t>(j - i - 1), raw[i].max_len,
-           raw[i].len};
-    for (size_t k = i + 1; k < j; ++k) more.push_back({raw[k].asn, raw[k].max_len});
-    nodes.push_back(n);
-    node_start.push_back(raw[i].start);
-    node_end.push_back(static_cast<Key>(raw[i].start | host_mask<Key>(raw[i].len)));
-    i = j;
-  }
-
-  // Sweep in (start, shorter first) order: a stack of the open prefixes,
-  // each nested in the one below it.
-  auto emit = [&](Key s, int32_t n) {
-    if (!intervals.empty() && intervals.back().start == s) {
-      intervals.back().node = n;
-    } else {
-      intervals.push_back({s, n});
-    }
+  entries.clear();
+  // Per distinct prefix: its block of entries (its own, then those of its
+  // covering prefixes, copied from the parent's block, built first).
+  struct Node {
+    Key start;
+    Key end;
+    uint32_t first;
+    uint32_t count;
+    int32_t link;
+    uint8_t root_len;
   };
+  std::vector<Node> nodes;
+  blocks.clear();
   std::vector<int32_t> stack;
   auto close_top = [&] {
     int32_t t = stack.back();
     stack.pop_back();
-    Key e = node_end[static_cast<size_t>(t)];
-    if (e != static_cast<Key>(~Key{0})) emit(static_cast<Key>(e + 1), stack.empty() ? -1 : stack.back());
+    Key e = nodes[static_cast<size_t>(t)].end;
+    if (e == static_cast<Key>(~Key{0})) return;
+    const Node* up = stack.empty() ? nullptr : &nodes[static_cast<size_t>(stack.back())];
+    Interval iv{static_cast<Key>(e + 1), up ? up->first : 0, up ? up->count : 0, up ? up->link : -1,
+                up ? up->root_len : uint8_t{0}};
+    if (!intervals.empty() && intervals.back().start == iv.start) {
+      intervals.back() = iv;
+    } else {
+      intervals.push_back(iv);
+    }
   };
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    while (!stack.empty() && node_end[static_cast<size_t>(stack.back())] < node_start[i]) close_top();
-    nodes[i].parent = stack.empty() ? -1 : stack.back();
-    emit(node_start[i], static_cast<int32_t>(i));
-    stack.push_back(static_cast<int32_t>(i));
+  // Sweep in (start, shorter first) order: a stack of the open prefixes,
+  // each nested in the one below it.
+  for (size_t i = 0; i < raw.size();) {
+    size_t j = i + 1;
+    while (j < raw.size() && raw[j].start == raw[i].start && raw[j].len == raw[i].len) ++j;
+    Key start = raw[i].start;
+    while (!stack.empty() && nodes[static_cast<size_t>(stack.back())].end < start) close_top();
+    Node n{start, static_cast<Key>(start | host_mask<Key>(raw[i].len)), static_cast<uint32_t>(entries.size()), 0,
+           -1, raw[i].len};
+    for (size_t k = i; k < j; ++k) entries.push_back({raw[k].asn, raw[k].max_len, raw[k].len});
+    if (!stack.empty()) {
+      const Node parent = nodes[static_cast<size_t>(stack.back())];
+      if (parent.count <= kCopyLimit) {
+        for (uint32_t k = 0; k < parent.count; ++k) {
+          Entry copy = entries[parent.first + k];
+          entries.push_back(copy);
+        }
+        n.link = parent.link;
+      } else {
+        n.link = stack.back();
+      }
+      n.root_len = parent.root_len;
+    }
+    n.count = static_cast<uint32_t>(entries.size() - n.first);
+    nodes.push_back(n);
+    blocks.push_back({n.first, n.count, n.link});
+    Interval iv{start, n.first, n.count, n.link, n.root_len};
+    if (!intervals.empty() && intervals.back().start == start) {
+      intervals.back() = iv;
+    } else {
+      intervals.push_back(iv);
+    }
+    stack.push_back(static_cast<int32_t>(nodes.size() - 1));
+    i = j;
   }
   while (!stack.empty()) close_top();
 
@@ -102,6 +130,13 @@ Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t
   const Interval* base = intervals.data();
   const Interval* lo = base + bucket[b];
   size_t n = bucket[b + 1] - bucket[b];
+  // The bucket's lines are fetched together rather than one per step of
+  // the search: the search then runs from cache.
+  {
+    const char* p = reinterpret_cast<const char*>(lo);
+    const char* end = reinterpret_cast<const char*>(lo + std::min<size_t>(n, 64));
+    for (; p < end; p += 64) __builtin_prefetch(p);
+  }
   while (n > 1) {
     size_t half = n / 2;
     lo = (lo[half].start <= addr) ? lo + half : lo;
@@ -111,33 +146,33 @@ Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t
     if (lo == base) return Validity::kNotFound;
     --lo;
   }
-  int32_t at = lo->node;
+  if (lo->count == 0 || lo->root_len > len) return Validity::kNotFound;
   // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
-  // than the route's and contains it; it matches when it also allows the
-  // route's length and names the route's origin, which is not NONE and a
-  // VRP for AS 0 never names.
-  bool covered = false;
+  // than the route's and contains it (every entry here contains it); it
+  // matches when it also allows the route's length and names the route's
+  // origin, which is not NONE and a VRP for AS 0 never names.
   uint32_t as = origin.value_or(0);
-  while (at >= 0) {
-    const Node& node = nodes[static_cast<size_t>(at)];
-    if (node.len <= len) {
-      covered = true;
-      if (as != 0) {
-        if (node.asn == as && node.max_len >= len) return Validity::kValid;
-        for (uint32_t e = node.more_first, end = node.more_first + node.more_count; e < end; ++e) {
-          if (more[e].asn == as && more[e].max_len >= len) return Validity::kValid;
-        }
-      }
+  if (as == 0) return Validity::kInvalid;
+  auto matches = [&](uint32_t first, uint32_t count) {
+    const Entry* e = entries.data() + first;
+    for (const Entry* end = e + count; e != end; ++e) {
+      if (e->asn == as && e->len <= len && e->max_len >= len) return true;
     }
-    at = node.parent;
+    return false;
+  };
+  if (matches(lo->first, lo->count)) return Validity::kValid;
+  for (int32_t l = lo->link; l >= 0;) {
+    const Block& blk = blocks[static_cast<size_t>(l)];
+    if (matches(blk.first, blk.count)) return Validity::kValid;
+    l = blk.link;
   }
-  return covered ? Validity::kInvalid : Validity::kNotFound;
+  return Validity::kInvalid;
 }
 
 template <typename Key>
 size_t FamilyIndex<Key>::memory_bytes() const {
-  return intervals.capacity() * sizeof(Interval) + nodes.capacity() * sizeof(Node) +
-         more.capacity() * sizeof(Entry) + bucket.capacity() * sizeof(uint32_t);
+  return intervals.capacity() * sizeof(Interval) + entries.capacity() * sizeof(Entry) +
+         blocks.capacity() * sizeof(Block) + bucket.capacity() * sizeof(uint32_t);
 }
 
 template struct FamilyIndex<uint32_t>;

@@ -5,14 +5,16 @@
 // lookup takes no lock.
 //
 // Per address family, the distinct VRP prefixes nest or are disjoint (they
-// are prefixes). The table keeps them sorted, each with a link to the
-// nearest shorter VRP prefix that covers it, and cuts the address space
-// into intervals, each labelled with the longest VRP prefix containing it.
-// A lookup finds the route address's interval (a direct index on the top
-// 16 address bits, then a binary search in that bucket) and walks the
-// chain of covering VRP prefixes no longer than the route: each such
-// prefix covers the route, and one of its (origin AS, max length) entries
-// may match it.
+// are prefixes). The table cuts the address space into intervals, each
+// holding the (origin AS, max length, prefix length) entries of every VRP
+// prefix that contains it, side by side. A lookup finds the route
+// address's interval (a direct index on the top 16 address bits, then a
+// binary search in that bucket, its lines prefetched) and scans that one
+// block: an entry whose prefix is no longer than the route covers it, and
+// may match it. Entries of nested prefixes are copied into each nested
+// prefix's block, trading memory for one block read per lookup; past 16
+// entries the block links to its parent's instead, so that memory stays
+// linear whatever the data.
 #pragma once
 
 #include <cstddef>
@@ -33,25 +35,30 @@ __extension__ typedef unsigned __int128 U128;
 // One family's index; Key is uint32_t (IPv4) or U128 (IPv6).
 template <typename Key>
 struct FamilyIndex {
-  // A VRP prefix. Its first (AS, max length) entry is inline: most
-  // prefixes have one, and a lookup then reads no other array.
-  struct Node {
-    int32_t parent;       // nearest shorter VRP prefix covering this one, or -1
-    uint32_t asn;         // first entry
-    uint32_t more_first;  // further entries: more_[more_first, + more_count)
-    uint32_t more_count;
-    uint8_t max_len;      // first entry
-    uint8_t len;
-  };
+  // One (AS, max length) of a VRP prefix of length `len`.
   struct Entry {
     uint32_t asn;
     uint8_t max_len;
+    uint8_t len;
   };
-  // An interval of the address space from `start` to the next start,
-  // labelled with the longest VRP prefix containing it (or -1).
+  // An interval of the address space from `start` to the next start. The
+  // VRP prefixes that contain it are those of the longest one and its
+  // covering VRP prefixes; their entries lie together in entries
+  // [first, first + count), and root_len is the shortest one's length.
+  // count == 0: no VRP prefix contains the interval.
   struct Interval {
     Key start;
-    int32_t node;
+    uint32_t first;
+    uint32_t count;
+    int32_t link;  // more entries in blocks[link], or -1
+    uint8_t root_len;
+  };
+  // A prefix's block whose covering prefixes' entries were too many to
+  // copy: the block continues in blocks[link].
+  struct Block {
+    uint32_t first;
+    uint32_t count;
+    int32_t link;
   };
   struct Raw {
     Key start;
@@ -61,8 +68,8 @@ struct FamilyIndex {
   };
 
   std::vector<Interval> intervals;  // ascending starts
-  std::vector<Node> nodes;
-  std::vector<Entry> more;
+  std::vector<Entry> entries;
+  std::vector<Block> blocks;     // per distinct prefix
   std::vector<uint32_t> bucket;  // (1 << 16) + 1 offsets into intervals
 
   void build(std::vector<Raw>& raw);

@@ -94,15 +94,18 @@ int main(int argc, char** argv) {
 
   using Clock = std::chrono::steady_clock;
   double best_build_ms = 1e9;
+  double best_build_cpu_ms = 1e9;
   petrel::rpki::VrpTable table;
   for (int round = 0; round < 3; ++round) {
+    double c0 = cpu_ns();
     auto t0 = Clock::now();
     table = petrel::rpki::VrpTable::build(vrps);
     auto t1 = Clock::now();
+    best_build_cpu_ms = std::min(best_build_cpu_ms, (cpu_ns() - c0) / 1e6);
     best_build_ms = std::min(best_build_ms, std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"memory_bytes\":%zu}\n",
-              vrps.size(), table.size(), best_build_ms, table.memory_bytes());
+  std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,\"memory_bytes\":%zu}\n",
+              vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes());
 
   std::vector<Query> queries;
   queries.reserve(1 << 20);

@@ -73,6 +73,25 @@ TEST(VrpTable, EdgesOfTheAddressSpace) {
   EXPECT_EQ(t.validate(P("::1/128"), 3), Validity::kInvalid);
 }
 
+// A covering prefix with many entries is linked rather than copied into
+// the blocks of the prefixes nested in it; lookups must still see it.
+TEST(VrpTable, ManyEntriesOnACoveringPrefix) {
+  std::vector<Vrp> v;
+  for (uint32_t as = 1; as <= 40; ++as) v.push_back({P("10.0.0.0/8"), 24, as});
+  v.push_back({P("10.1.0.0/16"), 24, 100});
+  v.push_back({P("10.1.1.0/24"), 24, 200});
+  for (uint32_t as = 300; as < 320; ++as) v.push_back({P("10.1.1.0/24"), 24, as});
+  auto t = VrpTable::build(v);
+  EXPECT_EQ(t.validate(P("10.1.1.0/24"), 20), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.1.1.0/24"), 40), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.1.1.0/24"), 100), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.1.1.0/24"), 319), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.1.1.0/24"), 41), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("10.1.2.0/24"), 200), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("10.2.0.0/16"), 7), Validity::kValid);
+  EXPECT_EQ(t.validate(P("10.1.1.0/25"), 7), Validity::kInvalid);
+}
+
 // Random VRPs and routes drawn from a small address space so that they
 // nest, collide and cover each other often.
 net::Prefix random_prefix(bool v6, uint32_t bits, unsigned len) {

@@ -163,8 +163,17 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
       version_ = m.version;
       out.push_back(Diagnostic{Diagnostic::Kind::kVersionFallback, ErrorCode::kUnsupportedProtocolVersion,
                                "cache answered in version " + std::to_string(m.version)});
-      // Session ids and serials are not commensurate across versions.
-      if (!reset_pending_) want_reset_ = true;
+      if (!reset_pending_) {
+        // An answer to a Serial Query of another version: session ids and
+        // serials are not commensurate across versions, so start over in
+        // this version with a Reset Query.
+        want_reset_ = true;
+        clear_pending();
+        state_ = State::kClosing;
+        reconnect_now_ = true;
+        out.push_back(CloseConnection{CloseReason::kVersionFallback});
+        return;
+      }
     }
     version_agreed_ = true;
   } else if (m.version != version_) {

@@ -27,7 +27,8 @@
 //    data not renewed within the expire interval is dropped (DataExpired).
 //  - 7: it speaks version 1 first; a version 0 answer or an Unsupported
 //    Protocol Version report in version 0 makes it fall back to version 0
-//    (reconnecting at once after a report). Once a version is agreed, a PDU
+//    (reconnecting at once after a report, or after an answer to a Serial
+//    Query, whose session id and serial belong to the other version). Once a version is agreed, a PDU
 //    of another version is Unexpected Protocol Version (8).
 //  - 10/11: no Error Report is sent about an Error Report. A received No
 //    Data Available is not fatal: the query is repeated after the retry

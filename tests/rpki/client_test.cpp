@@ -247,6 +247,27 @@ TEST(Client, FallsBackWhenTheCacheAnswersInVersion0) {
   EXPECT_EQ(error_sent(b).code, ErrorCode::kUnexpectedProtocolVersion);
 }
 
+TEST(Client, VersionFallbackDuringASerialQueryStartsOver) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.step(Disconnected{});
+  ASSERT_NE(find<Reconnect>(h.advance(seconds(50))), nullptr);
+  auto q = sent(h.step(Connected{}));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  auto a = h.cache(0, {CacheResponse{5}});
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kVersionFallback);
+  EXPECT_EQ(h.client.vrps().size(), 1u);  // kept until the reset answer
+  (void)h.step(Disconnected{});
+  ASSERT_NE(find<Reconnect>(h.step(Tick{})), nullptr);
+  auto r = sent(h.step(Connected{}));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].version, kVersion0);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(r[0].pdu));
+  EXPECT_EQ(state_name(h.client.state()), "query-sent");
+}
+
 TEST(Client, SerialNotifyIgnoredDuringStartUp) {
   Harness h;
   (void)h.step(Connected{});

@@ -35,35 +35,6 @@ int64_t steady_ms() {
       .count();
 }
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-// A listening socket on exactly this address (no IP_FREEBIND: an HTTP
-// address that is not ours should fail loudly, not listen to nothing).
-int open_http_socket(const Endpoint& where, std::string& err) {
-  sockaddr_storage ss;
-  socklen_t len;
-  if (!to_sockaddr(SocketAddress{where.address, where.port, {}, 0}, ss, len, err)) return -1;
-  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    err = errno_text("socket");
-    return -1;
-  }
-  int one = 1;
-  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (ss.ss_family == AF_INET6) (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-    err = errno_text("bind");
-    ::close(fd);
-    return -1;
-  }
-  if (::listen(fd, kBacklog) != 0) {
-    err = errno_text("listen");
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
   const PeerConfig& pc = peer.config();
@@ -172,7 +143,8 @@ bool HttpServer::bind(const Config& config) {
   }
   where_ = config.http.listen->to_string();
   std::string err;
-  fd_ = open_http_socket(*config.http.listen, err);
+  fd_ = open_listener(SocketAddress{config.http.listen->address, config.http.listen->port, {}, 0}, kBacklog, err,
+                      BindMode::kExact);
   if (fd_ < 0) {
     std::string hint;
     if (err.find("Address already in use") != std::string::npos) hint = " (is another petrel running?)";

@@ -92,7 +92,7 @@ void set_network_control_tos(int fd, net::IpFamily family) {
 
 static std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
-int open_listener(const SocketAddress& where, int backlog, std::string& err) {
+int open_listener(const SocketAddress& where, int backlog, std::string& err, BindMode mode) {
   sockaddr_storage ss;
   socklen_t len;
   if (!to_sockaddr(where, ss, len, err)) return -1;
@@ -106,10 +106,12 @@ int open_listener(const SocketAddress& where, int backlog, std::string& err) {
   if (ss.ss_family == AF_INET6) (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
   // Listening on an address not (yet) configured locally is allowed, so a
   // listener can come up before its interface does.
-  if (ss.ss_family == AF_INET6)
-    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);
-  else
-    (void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
+  if (mode == BindMode::kFreebind) {
+    if (ss.ss_family == AF_INET6)
+      (void)setsockopt(fd, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);
+    else
+      (void)setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof one);
+  }
   if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
     err = errno_text("bind");
     ::close(fd);

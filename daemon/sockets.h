@@ -31,9 +31,15 @@ struct SocketAddress {
 bool to_sockaddr(const SocketAddress& e, sockaddr_storage& ss, socklen_t& len, std::string& err);
 SocketAddress from_sockaddr(const sockaddr_storage& ss);
 
+// Whether a listener may bind an address that is not (yet) on this host.
+// BGP listeners may (IP_FREEBIND: the interface can come up later); the HTTP
+// listener may not, so a wrong address fails loudly.
+enum class BindMode : uint8_t { kFreebind, kExact };
+
 // Creates a non-blocking listening TCP socket. IPv6 sockets are v6-only so
 // "0.0.0.0" and "::" can both be bound. Returns the fd or -1 with err set.
-int open_listener(const SocketAddress& where, int backlog, std::string& err);
+int open_listener(const SocketAddress& where, int backlog, std::string& err,
+                  BindMode mode = BindMode::kFreebind);
 
 // Starts a non-blocking connect from `local` (port 0 = any; address may be
 // unspecified) to `remote`. Returns the fd (connect in progress or done) or

@@ -1045,6 +1045,17 @@ class Petrel(Peer):
                 res.append(ev)
         return res
 
+    def wait_events(self, event: str, count: int = 1, timeout: float = 5,
+                    **match: object) -> list[dict]:
+        """events(event, **match) once it holds at least `count` lines.
+
+        Petrel logs a session's end after the NOTIFICATION has gone out, so
+        a test that has just seen the peer's side must wait for the line;
+        bounded by `timeout` seconds."""
+        return wait_until(lambda: (lambda evs: evs if len(evs) >= count else None)(
+                              self.events(event, **match)),
+                          timeout, f"{count} {event} log line(s) matching {match}")
+
     def _listening(self) -> bool:
         out = self.node.run(["ss", "-Hltn", "sport", "= :179"], check=False).stdout
         return bool(out.strip())

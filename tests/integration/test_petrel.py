@@ -297,7 +297,7 @@ def test_petrel_malformed(lab, case):
             f"{case.outcome[1]}/{sorted(case.outcome[2])}"
         sp.wait_closed(5)
         assert petrel.alive(), "Petrel died on a malformed message"
-        sent = petrel.events("notification-sent", peer="speaker")
+        sent = petrel.wait_events("notification-sent", peer="speaker")
         assert [(e["code"], e["subcode"]) for e in sent] == [(str(n.code), str(n.subcode))], sent
         st = petrel.api_peer("speaker")
         assert st is not None and st["state"] != "established", st
@@ -318,7 +318,7 @@ def test_petrel_malformed(lab, case):
         assert st["rfc7606"] == {"treat_as_withdraw": 1, "attribute_discard": 0}, \
             f"{case.name}: RFC 7606 counters {st['rfc7606']}, want one treat-as-withdraw"
         assert held == 0, f"{case.name}: treat-as-withdraw left {held} routes"
-        errs = petrel.events("update-error", peer="speaker")
+        errs = petrel.wait_events("update-error", peer="speaker")
         assert errs and all(e["action"] == "treat-as-withdraw" for e in errs), errs
     else:
         assert st["rfc7606"] == {"treat_as_withdraw": 0, "attribute_discard": 0}, st
@@ -337,7 +337,7 @@ def test_petrel_hold_timer_expires(lab):
     n = sp.wait_notification(HOLD + 4)
     assert (n.code, n.subcode) == (S.ERR_HOLD, 0), n
     assert time.monotonic() - up > HOLD - 1.5, "hold timer expired too early"
-    down = petrel.events("session-down", peer="speaker")
+    down = petrel.wait_events("session-down", peer="speaker")
     assert [(e["from"], e["code"]) for e in down] == [("Established", "4")], down
 
 

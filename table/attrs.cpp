@@ -1,0 +1,159 @@
+#include "table/attrs.h"
+
+#include <cassert>
+#include <cstring>
+#include <new>
+
+namespace petrel::table {
+namespace {
+
+// A word-at-a-time multiplicative hash of the canonical bytes (the sets
+// are 30-200 octets; this is one multiply per 8 of them).
+uint32_t hash_bytes(bytes::Span s) {
+  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+  uint64_t h = 0x243F6A8885A308D3ull ^ (s.size() * kMul);
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size();
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * kMul;
+  h ^= h >> 32;
+  return static_cast<uint32_t>(h);
+}
+
+bool same_wire(const Attrs* a, uint32_t hash, bytes::Span w) {
+  return a->hash() == hash && a->wire().size() == w.size() &&
+         std::memcmp(a->wire().data(), w.data(), w.size()) == 0;
+}
+
+}  // namespace
+
+codec::AttributeSet Attrs::decode() const {
+  auto r = codec::AttributeSet::from_canonical(wire());
+  assert(r.ok());  // the bytes came from an AttributeSet
+  return r.ok() ? std::move(r).value() : codec::AttributeSet{};
+}
+
+Interner::Interner(size_t stripes) : stripes_(stripes == 0 ? 1 : stripes) {
+  for (auto& s : stripes_) s.buckets.assign(64, nullptr);
+}
+
+Interner::~Interner() {
+  for (auto& s : stripes_) {
+    for (Attrs* head : s.buckets) {
+      while (head) {
+        Attrs* next = head->chain_;
+        head->~Attrs();
+        ::operator delete(head);
+        head = next;
+      }
+    }
+  }
+}
+
+void Interner::grow(Stripe& s) {
+  std::vector<Attrs*> nb(s.buckets.size() * 2, nullptr);
+  for (Attrs* head : s.buckets) {
+    while (head) {
+      Attrs* next = head->chain_;
+      // The low bits of the hash chose the stripe; the bucket uses the rest.
+      size_t i = (head->hash_ >> 8) & (nb.size() - 1);
+      head->chain_ = nb[i];
+      nb[i] = head;
+      head = next;
+    }
+  }
+  s.buckets.swap(nb);
+}
+
+void Interner::unlink(Stripe& s, Attrs* a) {
+  Attrs** pp = &s.buckets[(a->hash_ >> 8) & (s.buckets.size() - 1)];
+  while (*pp != a) pp = &(*pp)->chain_;
+  *pp = a->chain_;
+}
+
+Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
+  assert(refs >= 1);
+  bytes::Span w = set.wire();
+  uint32_t h = hash_bytes(w);
+  Stripe& s = stripe_of(h);
+  std::lock_guard lock(s.mu);
+  Attrs** slot = &s.buckets[(h >> 8) & (s.buckets.size() - 1)];
+  for (Attrs* a = *slot; a; a = a->chain_) {
+    if (same_wire(a, h, w)) {
+      a->refs_.fetch_add(refs, std::memory_order_relaxed);
+      return a;
+    }
+  }
+  void* mem = ::operator new(sizeof(Attrs) + w.size());
+  auto* a = new (mem) Attrs();
+  a->refs_.store(refs, std::memory_order_relaxed);
+  a->hash_ = h;
+  a->wire_len_ = static_cast<uint32_t>(w.size());
+  if (!w.empty()) std::memcpy(a->bytes_(), w.data(), w.size());
+  if (auto v = set.local_pref()) { a->local_pref_ = *v; a->flags_ |= Attrs::kHasLocalPref; }
+  if (auto v = set.med()) { a->med_ = *v; a->flags_ |= Attrs::kHasMed; }
+  if (auto v = set.originator_id()) { a->originator_id_ = *v; a->flags_ |= Attrs::kHasOriginator; }
+  if (auto o = set.origin()) a->origin_ = static_cast<uint8_t>(*o);
+  a->as_path_len_ = set.as_path_length();
+  a->neighbour_as_ = set.first_as();
+  a->origin_as_ = set.origin_as();
+  a->cluster_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.cluster_list_length(), 0xFFFF));
+  a->next_hop_ = set.next_hop();
+  if (const auto& nh = set.mp_next_hop()) a->mp_next_hop_ = nh->global;
+  a->chain_ = *slot;
+  *slot = a;
+  ++s.count;
+  s.wire_bytes += w.size();
+  if (s.count > s.buckets.size()) grow(s);
+  return a;
+}
+
+void Interner::release(Attrs* a) {
+  // Above one reference the count can drop without the lock: it cannot
+  // reach zero. The last reference is dropped under the stripe's lock, where
+  // intern() takes references to sets it finds, so a set is never found
+  // and freed at once.
+  uint32_t r = a->refs_.load(std::memory_order_relaxed);
+  while (r > 1) {
+    if (a->refs_.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel, std::memory_order_relaxed)) return;
+  }
+  Stripe& s = stripe_of(a->hash_);
+  {
+    std::lock_guard lock(s.mu);
+    if (a->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    unlink(s, a);
+    --s.count;
+    s.wire_bytes -= a->wire_len_;
+  }
+  a->~Attrs();
+  ::operator delete(a);
+}
+
+size_t Interner::size() const {
+  size_t n = 0;
+  for (const auto& s : stripes_) {
+    std::lock_guard lock(s.mu);
+    n += s.count;
+  }
+  return n;
+}
+
+size_t Interner::bytes() const {
+  size_t n = 0;
+  for (const auto& s : stripes_) {
+    std::lock_guard lock(s.mu);
+    n += s.count * sizeof(Attrs) + s.wire_bytes + s.buckets.size() * sizeof(Attrs*);
+  }
+  return n;
+}
+
+}  // namespace petrel::table

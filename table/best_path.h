@@ -1,0 +1,78 @@
+// Best-path selection, RFC 4271 section 9.1.2 (phase 2), as elimination
+// over the candidates of one prefix. Each step removes every candidate
+// that is worse than the best remaining one by that step's measure; the
+// first step that leaves one candidate decides. MED (step c) compares only
+// routes from the same neighbouring AS, so it is not a sort order: done as
+// elimination, the result is the same whatever order the routes came in.
+//
+//   0. Routes whose NEXT_HOP cannot be resolved are not eligible
+//      (9.1.2.1; the caller marks them).
+//   1. Highest degree of preference (9.1.1): LOCAL_PREF from an internal
+//      peer; for a route from an external peer a LOCAL_PREF is ignored and
+//      the default applies (only policy may set one there).
+//   a. Shortest AS_PATH (9.1.2.2 a): an AS_SET counts one, confederation
+//      segments none (codec::summarize_as_path).
+//   b. Lowest ORIGIN (9.1.2.2 b): IGP < EGP < INCOMPLETE.
+//   c. Lowest MULTI_EXIT_DISC among routes from the same neighbouring AS
+//      (9.1.2.2 c); an absent MED is the lowest value, 0; with
+//      always_compare_med, among all routes.
+//   d. A route from an external peer over one from an internal peer
+//      (9.1.2.2 d).
+//   e. Lowest interior cost to the NEXT_HOP (9.1.2.2 e): not measured yet
+//      (no IGP; every resolvable next hop costs the same).
+//   f. Lowest BGP identifier of the advertising router (9.1.2.2 f), the
+//      ORIGINATOR_ID in its place when present (RFC 4456 section 9).
+//   -  Shortest CLUSTER_LIST (RFC 4456 section 9).
+//   g. Lowest peer address (9.1.2.2 g).
+//   -  Lowest ADD-PATH path identifier (RFC 7911: several paths from one
+//      peer), then the lowest peer slot, so the result is always one route.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "crates/net/ip.h"
+#include "table/attrs.h"
+
+namespace petrel::table {
+
+// What the table knows of a peer for best-path selection. Set when its
+// session comes up, unchanged while it has routes in the table.
+struct PeerInfo {
+  net::IpAddress address;
+  uint32_t router_id = 0;  // BGP identifier, host order
+  uint32_t asn = 0;
+  bool internal = false;   // iBGP
+};
+
+struct BestPathOptions {
+  bool always_compare_med = false;
+  uint32_t default_local_pref = 100;
+};
+
+struct Candidate {
+  const Attrs* attrs = nullptr;
+  const PeerInfo* peer = nullptr;
+  uint32_t path_id = 0;
+  uint32_t slot = 0;       // the peer's slot in the table
+  bool eligible = true;    // false: NEXT_HOP unresolvable
+};
+
+// The degree of preference of step 1.
+uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o);
+
+// Index into `c` of the best candidate, or -1 when none is eligible.
+int select_best(std::span<const Candidate> c, const BestPathOptions& o);
+
+// Which step decided between the best and the runner-up (for "explain").
+enum class Decision : uint8_t {
+  kOnly, kLocalPref, kAsPathLength, kOrigin, kMed, kExternal, kRouterId,
+  kClusterList, kPeerAddress, kPathId, kPeerSlot,
+};
+std::string_view decision_name(Decision d);
+
+// The step that removed candidate `loser` in favour of `winner` when only
+// these two are compared (the explanation an operator reads).
+Decision compare_pair(const Candidate& winner, const Candidate& loser, const BestPathOptions& o);
+
+}  // namespace petrel::table

@@ -1,0 +1,294 @@
+// The per-shard map from prefix to its routes: open addressing with linear
+// probing and backward-shift deletion (no tombstones), slots holding the
+// entries themselves. An IPv4 entry is 24 octets, an IPv6 entry 40; a
+// prefix's single route is stored in its entry, several in one array.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <utility>
+
+#include "crates/net/ip.h"
+#include "table/attrs.h"
+
+namespace petrel::table {
+
+// One path to a prefix: 16 octets.
+struct Route {
+  Attrs* attrs = nullptr;
+  uint32_t path_id = 0;   // RFC 7911, 0 without ADD-PATH
+  uint16_t peer = 0;      // the peer's slot
+  uint16_t flags = 0;
+  static constexpr uint16_t kStale = 1;       // kept until swept (route refresh, graceful restart)
+  static constexpr uint16_t kIneligible = 2;  // NEXT_HOP unresolvable
+};
+static_assert(sizeof(Route) == 16);
+
+// Keys: the prefix of one IP family, packed.
+struct [[gnu::packed]] Key4 {
+  uint32_t addr = 0;
+  uint8_t len = 0xFF;  // 0xFF: an empty slot
+  static constexpr uint8_t kEmpty = 0xFF;
+  static Key4 of(const net::Prefix& p) { return {p.addr().v4_value(), p.len()}; }
+  [[nodiscard]] net::Prefix prefix() const { return *net::Prefix::make(net::IpAddress::v4(addr), len); }
+  [[nodiscard]] uint64_t hash() const {
+    return (uint64_t{addr} << 8 | len) * 0x9E3779B97F4A7C15ull;
+  }
+  friend bool operator==(const Key4&, const Key4&) = default;
+};
+struct [[gnu::packed]] Key6 {
+  uint64_t hi = 0, lo = 0;
+  uint8_t len = 0xFF;
+  static constexpr uint8_t kEmpty = 0xFF;
+  static Key6 of(const net::Prefix& p) {
+    Key6 k;
+    std::memcpy(&k.hi, p.addr().data(), 8);
+    std::memcpy(&k.lo, p.addr().data() + 8, 8);
+    k.len = p.len();
+    return k;
+  }
+  [[nodiscard]] net::Prefix prefix() const {
+    uint8_t b[16];
+    std::memcpy(b, &hi, 8);
+    std::memcpy(b + 8, &lo, 8);
+    return *net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V6, b), len);
+  }
+  [[nodiscard]] uint64_t hash() const {
+    uint64_t h = (hi * 0x9E3779B97F4A7C15ull) ^ (lo + len);
+    h *= 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 31);
+  }
+  friend bool operator==(const Key6&, const Key6&) = default;
+};
+
+// A prefix and its routes: one inline, or several in an array on the
+// heap. Plain bytes: the map moves entries with memcpy and frees the
+// arrays itself. 24 octets for IPv4, 40 for IPv6.
+template <typename K>
+struct Entry {
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  K key;
+  uint8_t kind = 0;   // 0: no route, 1: `one`, 2: `many`
+  uint8_t best1 = 0;  // kind 1: 1 when `one` is the best route
+
+  struct Block {
+    uint32_t n = 0, cap = 0, best = kNone, pad_ = 0;
+    Route* routes() { return reinterpret_cast<Route*>(this + 1); }
+    static size_t bytes(uint32_t cap) { return sizeof(Block) + cap * sizeof(Route); }
+    static Block* make(uint32_t cap) {
+      auto* b = new (::operator new(bytes(cap))) Block();
+      b->cap = cap;
+      return b;
+    }
+  };
+  union {
+    Route one;
+    Block* many;
+  };
+
+  Entry() : one() {}
+
+  [[nodiscard]] uint32_t size() const { return kind == 2 ? many->n : kind; }
+  [[nodiscard]] bool empty() const { return kind == 0; }
+  [[nodiscard]] std::span<Route> routes() {
+    return kind == 2 ? std::span<Route>(many->routes(), many->n) : std::span<Route>(&one, kind);
+  }
+  [[nodiscard]] std::span<const Route> routes() const { return const_cast<Entry*>(this)->routes(); }
+  [[nodiscard]] uint32_t best() const { return kind == 2 ? many->best : (kind == 1 && best1 ? 0 : kNone); }
+  [[nodiscard]] const Route* best_route() const {
+    uint32_t b = best();
+    return b == kNone ? nullptr : &routes()[b];
+  }
+  void set_best(uint32_t i) {
+    if (kind == 2) many->best = i;
+    else best1 = i == 0 && kind == 1;
+  }
+  // The index of the route of (peer, path_id), or kNone.
+  [[nodiscard]] uint32_t find(uint16_t peer, uint32_t path_id) const {
+    auto r = routes();
+    for (uint32_t i = 0; i < r.size(); ++i)
+      if (r[i].peer == peer && r[i].path_id == path_id) return i;
+    return kNone;
+  }
+  void push(const Route& r) {
+    if (kind == 0) {
+      one = r;
+      kind = 1;
+      best1 = 0;
+      return;
+    }
+    if (kind == 1) {
+      Block* b = Block::make(2);
+      b->routes()[0] = one;
+      b->n = 1;
+      b->best = best1 ? 0 : kNone;
+      many = b;
+      kind = 2;
+    }
+    if (many->n == many->cap) {
+      uint32_t cap = many->cap < 8 ? many->cap + 2 : many->cap + many->cap / 2;
+      Block* b = Block::make(cap);
+      std::memcpy(static_cast<void*>(b->routes()), many->routes(), many->n * sizeof(Route));
+      b->n = many->n;
+      b->best = many->best;
+      ::operator delete(many);
+      many = b;
+    }
+    many->routes()[many->n++] = r;
+  }
+  // Removes route i: the last takes its place, the best is unset (the
+  // caller chooses again). Returns the removed route.
+  Route remove(uint32_t i) {
+    auto r = routes();
+    Route gone = r[i];
+    r[i] = r[r.size() - 1];
+    if (kind == 1) {
+      kind = 0;
+      best1 = 0;
+    } else if (--many->n == 1) {
+      Route last = many->routes()[0];
+      ::operator delete(many);
+      one = last;
+      kind = 1;
+      best1 = 0;
+    } else {
+      many->best = kNone;
+    }
+    return gone;
+  }
+  // Frees the array, if any (the map's destructor).
+  void free_routes() {
+    if (kind == 2) ::operator delete(many);
+    kind = 0;
+  }
+  [[nodiscard]] size_t heap_bytes() const { return kind == 2 ? Block::bytes(many->cap) : 0; }
+};
+static_assert(sizeof(Entry<Key4>) == 24 && sizeof(Entry<Key6>) == 40);
+
+template <typename K>
+class PrefixMap {
+ public:
+  PrefixMap() = default;
+  PrefixMap(const PrefixMap&) = delete;
+  PrefixMap& operator=(const PrefixMap&) = delete;
+  ~PrefixMap() { destroy(); }
+
+  [[nodiscard]] size_t size() const { return size_; }
+  [[nodiscard]] size_t capacity() const { return cap_; }
+  [[nodiscard]] size_t slot_bytes() const { return cap_ * sizeof(Entry<K>); }
+
+  [[nodiscard]] Entry<K>* find(const K& k) {
+    if (size_ == 0) return nullptr;
+    for (size_t i = home(k);; i = (i + 1) & mask()) {
+      Entry<K>& e = slots_[i];
+      if (e.key.len == K::kEmpty) return nullptr;
+      if (e.key == k) return &e;
+    }
+  }
+  // The entry of k, made (with no routes) if absent.
+  Entry<K>& find_or_insert(const K& k) {
+    if ((size_ + 1) * 5 > cap_ * 4) rehash(cap_ ? cap_ * 2 : 16);
+    for (size_t i = home(k);; i = (i + 1) & mask()) {
+      Entry<K>& e = slots_[i];
+      if (e.key.len == K::kEmpty) {
+        e.key = k;
+        e.kind = 0;
+        e.best1 = 0;
+        ++size_;
+        return e;
+      }
+      if (e.key == k) return e;
+    }
+  }
+  // Removes an entry found by find()/find_or_insert() (its routes must be
+  // gone); entries after it in its probe run move back.
+  void erase(Entry<K>* e) {
+    assert(e->empty());
+    size_t i = static_cast<size_t>(e - slots_.get());
+    slots_[i].key.len = K::kEmpty;
+    --size_;
+    for (size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      Entry<K>& f = slots_[j];
+      if (f.key.len == K::kEmpty) break;
+      size_t h = home(f.key);
+      // f may move to i when i lies cyclically in [h, j).
+      if (((j - h) & mask()) >= ((j - i) & mask())) {
+        std::memcpy(static_cast<void*>(&slots_[i]), &f, sizeof(f));
+        f.key.len = K::kEmpty;
+        f.kind = 0;
+        i = j;
+      }
+    }
+  }
+  template <typename F>
+  void for_each(F&& f) {
+    for (size_t i = 0; i < cap_; ++i)
+      if (slots_[i].key.len != K::kEmpty) f(slots_[i]);
+  }
+  // Visits every entry; f returns true to keep the entry, false when it
+  // has emptied its routes. Entries moved back by an erase are visited
+  // once (a backward shift only moves entries from behind the cursor's
+  // probe run onto it, and the run is re-examined).
+  template <typename F>
+  void sweep(F&& f) {
+    size_t i = 0;
+    // Start after an empty slot so no probe run wraps around the start.
+    while (i < cap_ && slots_[i].key.len != K::kEmpty) ++i;
+    if (i == cap_) {  // never: the load factor is below 1
+      return;
+    }
+    size_t start = i;
+    for (size_t n = 0; n < cap_; ++n) {
+      size_t at = (start + 1 + n) & mask();
+      for (;;) {  // an erase may move a later entry into `at`
+        Entry<K>& e = slots_[at];
+        if (e.key.len == K::kEmpty || f(e)) break;
+        assert(e.empty());
+        erase(&e);
+      }
+    }
+  }
+  // The map's own slot memory plus the routes' arrays.
+  [[nodiscard]] size_t bytes() const {
+    size_t b = slot_bytes();
+    for (size_t i = 0; i < cap_; ++i)
+      if (slots_[i].key.len != K::kEmpty) b += slots_[i].heap_bytes();
+    return b;
+  }
+
+ private:
+  [[nodiscard]] size_t mask() const { return cap_ - 1; }
+  [[nodiscard]] size_t home(const K& k) const { return static_cast<size_t>(k.hash() >> shift_); }
+  void rehash(size_t cap) {
+    std::unique_ptr<Entry<K>[]> old = std::move(slots_);
+    size_t old_cap = cap_;
+    slots_ = std::make_unique<Entry<K>[]>(cap);
+    cap_ = cap;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (size_t i = 0; i < old_cap; ++i) {
+      Entry<K>& e = old[i];
+      if (e.key.len == K::kEmpty) continue;
+      for (size_t j = home(e.key);; j = (j + 1) & mask()) {
+        if (slots_[j].key.len == K::kEmpty) {
+          std::memcpy(static_cast<void*>(&slots_[j]), &e, sizeof(e));
+          break;
+        }
+      }
+    }
+  }
+  void destroy() {
+    for (size_t i = 0; i < cap_; ++i) slots_[i].free_routes();
+    slots_.reset();
+    cap_ = size_ = 0;
+  }
+
+  std::unique_ptr<Entry<K>[]> slots_;
+  size_t cap_ = 0, size_ = 0;
+  unsigned shift_ = 64;
+};
+
+}  // namespace petrel::table

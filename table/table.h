@@ -1,0 +1,321 @@
+// The routing table: every peer's Adj-RIB-In and the Loc-RIB in one
+// sharded structure. A prefix lives in one shard (by hash); its entry holds
+// every route to it (per peer and path identifier) and which one is best.
+//
+// Writers are the session workers: a batch (one UPDATE) takes each shard's
+// lock once, for all of its prefixes in that shard. Each shard appends what
+// changed to its journal (the prefix, whether its best route changed);
+// followers (exporters, the kernel installer, the event stream) read the
+// journals at their own pace with their own cursors, and a follower that
+// falls behind a journal's retention is resynchronised from the shard.
+//
+// Attribute sets are interned (table/attrs.h); a route is 16 octets.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "codec/nlri.h"
+#include "codec/types.h"
+#include "crates/journal/journal.h"
+#include "crates/net/ip.h"
+#include "table/attrs.h"
+#include "table/best_path.h"
+#include "table/prefix_map.h"
+
+namespace petrel::codec {
+class UpdateView;
+}
+
+namespace petrel::table {
+
+struct TableOptions {
+  size_t shards = 32;
+  size_t journal_retention = 8192;  // changes kept per shard
+  BestPathOptions best;
+};
+
+// A family the table holds: codec::kKnownFamilyList's index.
+using FamilyIndex = uint8_t;
+inline constexpr size_t kFamilies = codec::kKnownFamilies;
+
+// One change as a journal records it.
+struct Change {
+  net::Prefix prefix;
+  FamilyIndex family = 0;
+  bool best_changed = false;
+};
+
+// What a batch did, for the session's counters.
+struct BatchResult {
+  uint32_t announced = 0;   // routes added or replaced
+  uint32_t withdrawn = 0;   // routes removed
+  uint32_t not_found = 0;   // withdrawals of routes the table did not hold
+  uint32_t best_changes = 0;
+};
+
+// A route handed to a follower or a reader; valid during the callback.
+struct RouteView {
+  const Attrs* attrs;
+  const PeerInfo* peer;
+  uint16_t slot;
+  uint32_t path_id;
+  bool stale;
+};
+
+// A follower's view of one change: the prefix and its best route now
+// (none: the prefix has no eligible route left).
+struct FollowEvent {
+  size_t shard = 0;
+  // True for the first event of a resynchronisation of `shard`: the
+  // follower forgets what it held of that shard; the shard's whole
+  // content follows as events.
+  bool resync = false;
+  Change change;
+  std::optional<RouteView> best;
+};
+
+class Follower {
+ public:
+  [[nodiscard]] uint64_t resyncs() const { return resyncs_; }
+
+ private:
+  friend class Table;
+  std::vector<uint64_t> next_;
+  std::vector<uint8_t> primed_;
+  uint64_t resyncs_ = 0;
+};
+
+class Table {
+ public:
+  static constexpr size_t kMaxPeers = 4096;
+
+  explicit Table(TableOptions o = {});
+  ~Table();
+  Table(const Table&) = delete;
+  Table& operator=(const Table&) = delete;
+
+  // ---- peers: a slot per established session
+  // Fails (nullopt) when all kMaxPeers slots are taken.
+  std::optional<uint16_t> add_peer(const PeerInfo& info);
+  // Withdraws every route of the peer (all families), frees its slot, and
+  // returns how many routes went.
+  uint64_t remove_peer(uint16_t slot);
+  [[nodiscard]] const PeerInfo& peer(uint16_t slot) const { return peers_[slot].info; }
+  // Routes the peer has in the table now, per family.
+  [[nodiscard]] uint64_t peer_routes(uint16_t slot, FamilyIndex f) const {
+    return peers_[slot].routes[f].load(std::memory_order_relaxed);
+  }
+
+  // ---- writes
+  // Applies one UPDATE from `slot`: its withdrawals, then its
+  // announcements with its attribute set (as withdrawals when
+  // treat_as_withdraw, RFC 7606). Families the table does not hold are
+  // skipped.
+  BatchResult apply(uint16_t slot, const codec::UpdateView& u, bool treat_as_withdraw = false);
+  // The same with the parts given separately (tests, benchmarks, tools):
+  // `attrs` is needed when `announce` is not empty.
+  BatchResult apply(uint16_t slot, FamilyIndex f, const codec::AttributeSet* attrs,
+                    std::span<const codec::NlriPrefix> announce,
+                    std::span<const codec::NlriPrefix> withdraw);
+
+  // Route refresh and graceful restart: marks the peer's routes of a
+  // family stale; an announcement of the same route clears the mark; the
+  // sweep withdraws those still stale. Both return routes affected.
+  uint64_t mark_stale(uint16_t slot, FamilyIndex f);
+  uint64_t sweep_stale(uint16_t slot, FamilyIndex f);
+
+  // ---- reads
+  [[nodiscard]] size_t shard_count() const { return shards_.size(); }
+  [[nodiscard]] size_t shard_of(const net::Prefix& p) const;
+  // Every route to a prefix, and the best. f(route, is_best) under the
+  // shard's lock. False when the table has no route to the prefix.
+  template <typename F>
+  bool lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const;
+  // Every prefix with at least one route: fn(Change-like prefix/family,
+  // best or nullopt, all routes). Shard by shard, each under its lock.
+  template <typename F>
+  void walk(F&& fn) const;
+  [[nodiscard]] uint64_t prefixes(FamilyIndex f) const;
+  [[nodiscard]] uint64_t routes() const;
+
+  // ---- followers
+  // A follower at the journals' current end that first receives the
+  // table's whole content (as a resynchronisation of every shard).
+  [[nodiscard]] Follower follow() const;
+  // Hands the follower up to `max` events per shard (under each shard's
+  // lock); returns how many it handed.
+  template <typename F>
+  size_t read(Follower& fo, size_t max, F&& fn) const;
+
+  // ---- memory, for metrics and benchmarks
+  struct Memory {
+    size_t map_bytes = 0;      // slots and route arrays
+    size_t journal_bytes = 0;
+    size_t attr_bytes = 0;
+    size_t attr_sets = 0;
+  };
+  [[nodiscard]] Memory memory() const;
+  [[nodiscard]] Interner& interner() { return interner_; }
+  [[nodiscard]] const BestPathOptions& best_path_options() const { return options_.best; }
+
+ private:
+  struct Shard {
+    mutable std::mutex mu;
+    std::array<PrefixMap<Key4>, kFamilies> v4;  // by family index; only IPv4 ones used
+    std::array<PrefixMap<Key6>, kFamilies> v6;
+    journal::Journal<Change> journal;
+    explicit Shard(size_t retention) : journal(retention) {}
+  };
+  struct PeerSlot {
+    PeerInfo info;
+    bool used = false;
+    std::array<std::atomic<uint64_t>, kFamilies> routes{};
+  };
+  // One prefix's operation, gathered before the shard locks are taken.
+  struct Op {
+    net::Prefix prefix;
+    uint32_t path_id;
+    uint32_t shard;
+    bool announce;
+  };
+
+  BatchResult apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::vector<Op>& ops);
+  template <typename K>
+  void apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, Attrs* attrs, const Op& op,
+                 BatchResult& res);
+  template <typename K>
+  void choose_best(Entry<K>& e) const;
+  template <typename K, typename F>
+  static void with_map(const Shard& s, FamilyIndex f, F&& fn);
+  template <typename K>
+  uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale);
+  static RouteView view(const Route& r, const PeerSlot* peers) {
+    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0};
+  }
+  template <typename K, typename F>
+  void resync_map(size_t shard, const PrefixMap<K>& m, FamilyIndex f, bool& first, F& fn) const;
+
+  TableOptions options_;
+  mutable Interner interner_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::unique_ptr<PeerSlot[]> peers_;
+  std::mutex peers_mu_;
+};
+
+// ---- templates
+
+inline bool is_v6_family(FamilyIndex f) { return codec::kKnownFamilyList[f].afi == static_cast<uint16_t>(codec::Afi::kIpv6); }
+
+template <typename K, typename F>
+void Table::with_map(const Shard& s, FamilyIndex f, F&& fn) {
+  if constexpr (std::is_same_v<K, Key4>) fn(const_cast<PrefixMap<Key4>&>(s.v4[f]));
+  else fn(const_cast<PrefixMap<Key6>&>(s.v6[f]));
+}
+
+template <typename F>
+bool Table::lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const {
+  const Shard& s = *shards_[shard_of(p)];
+  std::lock_guard lock(s.mu);
+  auto visit = [&](auto& m, auto key) {
+    auto* e = m.find(key);
+    if (!e) return false;
+    uint32_t b = e->best();
+    auto r = e->routes();
+    for (uint32_t i = 0; i < r.size(); ++i) fn(view(r[i], peers_.get()), i == b);
+    return true;
+  };
+  if (is_v6_family(f)) return visit(const_cast<PrefixMap<Key6>&>(s.v6[f]), Key6::of(p));
+  return visit(const_cast<PrefixMap<Key4>&>(s.v4[f]), Key4::of(p));
+}
+
+template <typename F>
+void Table::walk(F&& fn) const {
+  for (const auto& sp : shards_) {
+    const Shard& s = *sp;
+    std::lock_guard lock(s.mu);
+    for (size_t f = 0; f < kFamilies; ++f) {
+      auto visit = [&](auto& m) {
+        m.for_each([&](const auto& e) {
+          const Route* b = e.best_route();
+          std::optional<RouteView> bv;
+          if (b) bv = view(*b, peers_.get());
+          fn(Change{e.key.prefix(), static_cast<FamilyIndex>(f), false}, bv, e.routes());
+        });
+      };
+      if (is_v6_family(static_cast<FamilyIndex>(f))) visit(const_cast<PrefixMap<Key6>&>(s.v6[f]));
+      else visit(const_cast<PrefixMap<Key4>&>(s.v4[f]));
+    }
+  }
+}
+
+template <typename K, typename F>
+void Table::resync_map(size_t shard, const PrefixMap<K>& m, FamilyIndex f, bool& first, F& fn) const {
+  const_cast<PrefixMap<K>&>(m).for_each([&](const Entry<K>& e) {
+    FollowEvent ev;
+    ev.shard = shard;
+    ev.resync = first;
+    first = false;
+    ev.change = Change{e.key.prefix(), f, true};
+    if (const Route* b = e.best_route()) ev.best = view(*b, peers_.get());
+    fn(ev);
+  });
+}
+
+template <typename F>
+size_t Table::read(Follower& fo, size_t max, F&& fn) const {
+  size_t handed = 0;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& s = *shards_[i];
+    std::lock_guard lock(s.mu);
+    auto resync = [&] {
+      bool first = true;
+      for (size_t f = 0; f < kFamilies; ++f) {
+        if (is_v6_family(static_cast<FamilyIndex>(f))) resync_map(i, s.v6[f], static_cast<FamilyIndex>(f), first, fn);
+        else resync_map(i, s.v4[f], static_cast<FamilyIndex>(f), first, fn);
+      }
+      if (first) {  // an empty shard: the follower still forgets it
+        FollowEvent ev;
+        ev.shard = i;
+        ev.resync = true;
+        ev.change.family = UINT8_MAX;  // no prefix
+        fn(ev);
+      }
+      fo.next_[i] = s.journal.end();
+      fo.primed_[i] = 1;
+      ++handed;
+    };
+    if (!fo.primed_[i]) {
+      resync();
+      continue;
+    }
+    auto next = s.journal.read(fo.next_[i], max, [&](uint64_t, const Change& c) {
+      FollowEvent ev;
+      ev.shard = i;
+      ev.change = c;
+      auto visit = [&](auto& m, auto key) {
+        if (auto* e = m.find(key))
+          if (const Route* b = e->best_route()) ev.best = view(*b, peers_.get());
+      };
+      if (is_v6_family(c.family)) visit(const_cast<PrefixMap<Key6>&>(s.v6[c.family]), Key6::of(c.prefix));
+      else visit(const_cast<PrefixMap<Key4>&>(s.v4[c.family]), Key4::of(c.prefix));
+      fn(ev);
+      ++handed;
+    });
+    if (!next) {
+      ++fo.resyncs_;
+      resync();
+    } else {
+      fo.next_[i] = *next;
+    }
+  }
+  return handed;
+}
+
+}  // namespace petrel::table

@@ -28,7 +28,8 @@ std::string_view family_text(size_t i, std::span<char, 32> buf) {
 // Families worth showing for a peer: the configured ones, and any other the
 // peer sent prefixes of anyway.
 bool shows_family(const PeerSnapshot& p, size_t i) {
-  return p.families.has(codec::kKnownFamilyList[i]) || p.announced[i] != 0 || p.withdrawn[i] != 0;
+  return p.families.has(codec::kKnownFamilyList[i]) || p.announced[i] != 0 || p.withdrawn[i] != 0 ||
+         p.routes[i] != 0;
 }
 
 void write_peer(json::Writer& w, const PeerSnapshot& p) {
@@ -65,7 +66,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
     w.key_raw(family_text(i, buf)).begin_object();
     w.member("announced", p.announced[i]);
     w.member("withdrawn", p.withdrawn[i]);
-    w.member("received", static_cast<int64_t>(p.announced[i] - p.withdrawn[i]));
+    w.member("received", p.routes[i]);  // routes in the table (Adj-RIB-In)
     w.end_object();
   }
   w.end_object();
@@ -216,6 +217,25 @@ std::string metrics_text(const Snapshot& s) {
       m.sample({{"peer", p.name}, {"family", fam}, {"kind", "withdrawn"}}, p.withdrawn[i]);
     }
   }
+
+  m.family("petrel_peer_routes", "gauge",
+           "Routes from the peer in the routing table now (its Adj-RIB-In), by family.");
+  for (const auto& p : s.peers)
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+      if (shows_family(p, i)) m.sample({{"peer", p.name}, {"family", family_text(i, buf)}}, p.routes[i]);
+
+  m.family("petrel_table_prefixes", "gauge", "Prefixes with at least one route in the routing table, by family.");
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+    m.sample({{"family", family_text(i, buf)}}, s.table.prefixes[i]);
+  m.family("petrel_table_routes", "gauge", "Routes in the routing table, every peer and path.");
+  m.sample({}, s.table.routes);
+  m.family("petrel_table_attribute_sets", "gauge", "Distinct interned attribute sets in the routing table.");
+  m.sample({}, s.table.attr_sets);
+  m.family("petrel_table_bytes", "gauge",
+           "Bytes the routing table holds, by part: prefix slots and route arrays (map), journals, attribute sets.");
+  m.sample({{"part", "map"}}, s.table.map_bytes);
+  m.sample({{"part", "journal"}}, s.table.journal_bytes);
+  m.sample({{"part", "attribute_sets"}}, s.table.attr_bytes);
 
   m.family("petrel_messages_total", "counter", "BGP messages received (in) and sent (out), by peer and type.");
   for (const auto& p : s.peers) {

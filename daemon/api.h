@@ -39,6 +39,7 @@ struct PeerSnapshot {
   std::string last_error;                 // empty: none
   std::array<uint64_t, codec::kKnownFamilies> announced{};
   std::array<uint64_t, codec::kKnownFamilies> withdrawn{};
+  std::array<uint64_t, codec::kKnownFamilies> routes{};  // in the table now
   uint64_t unknown_family_updates = 0;
   std::array<uint64_t, kMessageTypes> messages_in{};
   std::array<uint64_t, kMessageTypes> messages_out{};
@@ -55,6 +56,14 @@ struct Snapshot {
   int64_t uptime_seconds = 0;
   uint64_t connections_refused = 0;  // from addresses that are not peers
   std::vector<PeerSnapshot> peers;   // in configuration order
+  struct TableStats {
+    std::array<uint64_t, codec::kKnownFamilies> prefixes{};
+    uint64_t routes = 0;
+    uint64_t attr_sets = 0;
+    uint64_t attr_bytes = 0;
+    uint64_t map_bytes = 0;
+    uint64_t journal_bytes = 0;
+  } table;
 };
 
 // The state as JSON writes it: "idle", ..., "openconfirm", "established".

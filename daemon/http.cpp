@@ -55,6 +55,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
     p.announced[i] = c.announced[i].load(kRelaxed);
     p.withdrawn[i] = c.withdrawn[i].load(kRelaxed);
+    p.routes[i] = peer.table_routes(i);
   }
   p.unknown_family_updates = c.unknown_family_updates.load(kRelaxed);
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {
@@ -79,6 +80,14 @@ api::Snapshot snapshot(const HttpServer::Context& ctx) {
   s.connections_refused = server.refused_connections();
   s.peers.reserve(server.peers().size());
   for (const auto& peer : server.peers()) s.peers.push_back(peer_snapshot(*peer, now));
+  const table::Table& t = server.table();
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) s.table.prefixes[i] = t.prefixes(static_cast<table::FamilyIndex>(i));
+  s.table.routes = t.routes();
+  auto mem = t.memory();
+  s.table.attr_sets = mem.attr_sets;
+  s.table.attr_bytes = mem.attr_bytes;
+  s.table.map_bytes = mem.map_bytes;
+  s.table.journal_bytes = mem.journal_bytes;
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 
 #include "codec/notification.h"
 #include "codec/update.h"
@@ -148,11 +149,12 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   return f;
 }
 
-Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, uint64_t seed)
+Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, uint64_t seed)
     : config_(config),
       peer_(peer),
       fsm_config_(make_fsm_config(config, peer)),
       worker_(worker),
+      table_(table),
       backoff_(static_cast<double>(peer.connect_retry), std::max(120.0, 8.0 * peer.connect_retry), 0.25,
                seed) {
   ev_timer_init(&dial_timer_, &Peer::on_dial_timer, 0, 0);
@@ -164,6 +166,36 @@ Peer::~Peer() {
   ev_timer_stop(worker_.loop(), &dial_timer_);
   for (auto& c : conns_)
     if (c) close_socket(*c);
+  leave_table();
+}
+
+uint64_t Peer::table_routes(size_t family_index) const {
+  int32_t slot = table_slot_.load(std::memory_order_acquire);
+  if (slot < 0) return 0;
+  return table_.peer_routes(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(family_index));
+}
+
+bool Peer::enter_table(Connection& c) {
+  const auto& n = *c.fsm.negotiated();
+  table::PeerInfo info;
+  info.address = peer_.address;
+  info.router_id = n.peer_id;
+  info.asn = n.peer_as;
+  info.internal = n.peer_as == config_.router.asn;
+  auto slot = table_.add_peer(info);
+  if (!slot) return false;
+  table_slot_.store(*slot, std::memory_order_release);
+  return true;
+}
+
+void Peer::leave_table() {
+  int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
+  if (slot < 0) return;
+  auto t0 = std::chrono::steady_clock::now();
+  uint64_t n = table_.remove_peer(static_cast<uint16_t>(slot));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  log(LogLevel::kInfo, "routes-withdrawn", {{"peer", peer_.name}, {"routes", n}, {"ms", static_cast<int64_t>(ms)}},
+      "the session went down: all of the peer's routes left the table");
 }
 
 PeerStatus Peer::status() const {
@@ -323,6 +355,8 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       (void)acc;
       resolve_collision(c);
     } else if (std::get_if<fsm::SessionUp>(&a)) {
+      // Ends the session with Cease / Out of Resources (session_failed).
+      if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
       backoff_.reset();
@@ -347,6 +381,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (auto* down = std::get_if<fsm::SessionDown>(&a)) {
       c.dead = true;
       close_socket(c);
+      if (down->from == fsm::State::kEstablished) leave_table();
       bool quiet = down->from == fsm::State::kIdle || down->from == fsm::State::kConnect ||
                    down->from == fsm::State::kActive;
       std::string reason(fsm::down_cause_name(down->cause));
@@ -427,6 +462,8 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   // Every prefix is decoded and counted; treat-as-withdraw turns the
   // announced ones into withdrawals (RFC 7606 section 2).
   bool withdraw_all = action == codec::ErrorAction::kTreatAsWithdraw;
+  if (int32_t slot = table_slot_.load(std::memory_order_relaxed); slot >= 0)
+    table_.apply(static_cast<uint16_t>(slot), u, withdraw_all);
   for (const auto& r : u.announced()) {
     int i = codec::known_index(r.family());
     if (i < 0) continue;
@@ -446,7 +483,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (auto eor = u.end_of_rib()) {
     char buf[32];
     int i = codec::known_index(*eor);
-    uint64_t received = i < 0 ? 0 : counters_.announced[static_cast<size_t>(i)].load() - counters_.withdrawn[static_cast<size_t>(i)].load();
+    uint64_t received = i < 0 ? 0 : table_routes(static_cast<size_t>(i));
     auto st = status();
     int64_t since = st.established_since_ms ? now_ms() - st.established_since_ms : 0;
     log(LogLevel::kInfo, "end-of-rib",

@@ -27,6 +27,7 @@
 #include "daemon/sockets.h"
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
+#include "table/table.h"
 
 namespace petrel::daemon {
 
@@ -54,7 +55,7 @@ struct PeerStatus {
 
 class Peer {
  public:
-  Peer(const Config& config, const PeerConfig& peer, Worker& worker, uint64_t seed);
+  Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, uint64_t seed);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -71,6 +72,9 @@ class Peer {
   [[nodiscard]] Worker& worker() const { return worker_; }
   [[nodiscard]] const PeerCounters& counters() const { return counters_; }
   [[nodiscard]] PeerStatus status() const;
+  // Routes the peer has in the table now (0 while its session is down).
+  // Any thread.
+  [[nodiscard]] uint64_t table_routes(size_t family_index) const;
 
  private:
   struct Connection;
@@ -92,6 +96,10 @@ class Peer {
   void linger_finished();
   void set_status(fsm::State s, std::string_view error);
   Connection* other(const Connection& c);
+  // The table slot: taken when a session comes up, its routes withdrawn
+  // and the slot freed when it goes down.
+  bool enter_table(Connection& c);
+  void leave_table();
 
   static void on_read(struct ev_loop*, ev_io* w, int);
   static void on_write(struct ev_loop*, ev_io* w, int);
@@ -104,6 +112,8 @@ class Peer {
   PeerConfig peer_;
   fsm::PeerConfig fsm_config_;
   Worker& worker_;
+  table::Table& table_;
+  std::atomic<int32_t> table_slot_{-1};
   Backoff backoff_;
   ev_timer dial_timer_;
   std::array<std::unique_ptr<Connection>, 2> conns_;  // by fsm::Direction

@@ -24,6 +24,7 @@
 #include "daemon/peer.h"
 #include "daemon/sockets.h"
 #include "daemon/worker.h"
+#include "table/table.h"
 
 namespace petrel::daemon {
 
@@ -45,6 +46,7 @@ class Server {
 
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
+  [[nodiscard]] const table::Table& table() const { return table_; }
 
  private:
   struct Listener {
@@ -65,6 +67,7 @@ class Server {
   ServerOptions options_;
   struct ev_loop* loop_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  table::Table table_;  // before the peers: they withdraw into it as they go
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   ev_signal sigterm_{}, sigint_{};

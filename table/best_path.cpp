@@ -100,6 +100,11 @@ uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o) {
   return o.default_local_pref;
 }
 
+bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o) {
+  return c.eligible && degree_of_preference(c, o) == degree_of_preference(best, o) &&
+         c.attrs->as_path_length() == best.attrs->as_path_length() && c.attrs->origin() == best.attrs->origin();
+}
+
 int select_best(std::span<const Candidate> c, const BestPathOptions& o) {
   Alive alive(c.size());
   for (size_t i = 0; i < c.size(); ++i) if (!c[i].eligible) alive.kill(i);

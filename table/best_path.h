@@ -61,6 +61,11 @@ struct Candidate {
 // The degree of preference of step 1.
 uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o);
 
+// True when `c` reaches step c (MED) beside `best`: it ties with it on
+// steps 1, a and b. Only such a candidate can change the choice by going
+// away without being the best (it may have been removing another by MED).
+bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o);
+
 // Index into `c` of the best candidate, or -1 when none is eligible.
 int select_best(std::span<const Candidate> c, const BestPathOptions& o);
 

@@ -48,7 +48,11 @@ Table::~Table() {
 size_t Table::shard_of(const net::Prefix& p) const {
   uint64_t h = p.family() == net::IpFamily::V6 ? Key6::of(p).hash() : Key4::of(p).hash();
   // The maps use the top bits of the same hash; the shard takes the low ones.
-  return static_cast<size_t>((h >> 7) % shards_.size());
+  // The maps place an entry by the top bits of the same hash: the shard
+  // takes bits from the middle, which the top ones do not decide. (The low
+  // bits of a multiplicative hash depend on the key's low bits only: every
+  // /24 would fall in one shard.)
+  return static_cast<size_t>((h >> 24) % shards_.size());
 }
 
 std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
@@ -80,9 +84,7 @@ void Table::choose_best(Entry<K>& e) const {
       big.resize(r.size());
       c = big;
     }
-    for (size_t i = 0; i < r.size(); ++i)
-      c[i] = Candidate{r[i].attrs, &peers_[r[i].peer].info, r[i].path_id, r[i].peer,
-                       !(r[i].flags & Route::kIneligible)};
+    for (size_t i = 0; i < r.size(); ++i) c[i] = candidate(r[i]);
     int b = select_best(c, options_.best);
     if (b >= 0) best = static_cast<uint32_t>(b);
   }
@@ -109,9 +111,9 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, A
       r.attrs = attrs;
     } else {
       e.push(Route{attrs, op.path_id, slot, 0});
-      peers_[slot].routes[f].fetch_add(1, std::memory_order_relaxed);
+      ++res.added_;
     }
-    Interner::acquire(attrs);
+    ++res.refs_;  // taken once for the batch, after it (apply_ops)
     choose_best(e);
     bool changed = best_id(e) != before;
     res.best_changes += changed;
@@ -128,7 +130,6 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, A
   BestId before = best_id(*e);
   Route gone = e->remove(i);
   ++res.withdrawn;
-  peers_[slot].routes[f].fetch_sub(1, std::memory_order_relaxed);
   choose_best(*e);
   bool best_changed = best_id(*e) != before;
   res.best_changes += best_changed;
@@ -144,7 +145,14 @@ BatchResult Table::apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::ve
   if (ops.empty()) return res;
   // Withdrawals before announcements of the same prefix keep their order
   // in the message; the sort groups by shard and keeps that order inside.
-  std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.shard < b.shard; });
+  // (An insertion sort: an UPDATE carries a few prefixes, and
+  // std::stable_sort allocates.)
+  for (size_t i = 1; i < ops.size(); ++i) {
+    Op x = ops[i];
+    size_t j = i;
+    for (; j > 0 && ops[j - 1].shard > x.shard; --j) ops[j] = ops[j - 1];
+    ops[j] = x;
+  }
   const bool v6 = is_v6_family(f);
   for (size_t i = 0; i < ops.size();) {
     Shard& s = *shards_[ops[i].shard];
@@ -156,6 +164,11 @@ BatchResult Table::apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::ve
     }
     i = j;
   }
+  // The routes' references and the peer's count, once per batch: the
+  // batch's own reference keeps the set alive until then.
+  if (res.refs_) Interner::acquire(attrs, res.refs_);
+  auto delta = static_cast<int64_t>(res.added_) - static_cast<int64_t>(res.withdrawn);
+  if (delta) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed);
   return res;
 }
 
@@ -220,10 +233,17 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
   std::vector<Attrs*> released;  // held until the best has been compared
   m.sweep([&](Entry<K>& e) {
     BestId before = best_id(e);
-    bool hit = false;
+    const Route* b = e.best_route();
+    Candidate best_c = b ? candidate(*b) : Candidate{};
+    bool hit = false, recompute = b == nullptr;
     for (uint32_t i = 0; i < e.size();) {
       const Route& x = e.routes()[i];
       if (x.peer == slot && (!only_stale || (x.flags & Route::kStale))) {
+        // The choice can move only if the best goes, or a route that
+        // reached the MED step beside it (best_path.h).
+        if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) ||
+                           reaches_med_step(candidate(x), best_c, options_.best)))
+          recompute = true;
         Route gone = e.remove(i);  // the last route moves into i
         if (gone.attrs != before.attrs) interner_.release(gone.attrs);
         else released.push_back(gone.attrs);
@@ -234,7 +254,11 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       ++i;
     }
     if (!hit) return true;
-    choose_best(e);
+    if (recompute) {
+      choose_best(e);
+    } else {
+      e.set_best(e.find(before.peer, before.path_id));
+    }
     s.journal.append(Change{e.key.prefix(), f, best_id(e) != before});
     for (Attrs* a : released) interner_.release(a);
     released.clear();

@@ -58,6 +58,8 @@ struct BatchResult {
   uint32_t withdrawn = 0;   // routes removed
   uint32_t not_found = 0;   // withdrawals of routes the table did not hold
   uint32_t best_changes = 0;
+  // Inside the table: routes added (not replaced), references to take.
+  uint32_t added_ = 0, refs_ = 0;
 };
 
 // A route handed to a follower or a reader; valid during the callback.
@@ -192,6 +194,9 @@ class Table {
                  BatchResult& res);
   template <typename K>
   void choose_best(Entry<K>& e) const;
+  [[nodiscard]] Candidate candidate(const Route& r) const {
+    return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, !(r.flags & Route::kIneligible)};
+  }
   template <typename K, typename F>
   static void with_map(const Shard& s, FamilyIndex f, F&& fn);
   template <typename K>

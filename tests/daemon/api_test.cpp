@@ -33,6 +33,7 @@ PeerSnapshot upstream() {
   p.uptime_seconds = 42;
   p.announced = {1000, 20, 0, 0};
   p.withdrawn = {10, 0, 0, 0};
+  p.routes = {985, 20, 0, 0};  // the table's count, not announced - withdrawn
   p.messages_in = {0, 1, 57, 0, 3, 0};
   p.messages_out = {0, 1, 0, 0, 4, 0};
   p.treat_as_withdraw = 2;
@@ -62,6 +63,12 @@ Snapshot sample() {
   s.uptime_seconds = 3600;
   s.connections_refused = 7;
   s.peers = {upstream(), link_local()};
+  s.table.prefixes = {985, 20, 0, 0};
+  s.table.routes = 1005;
+  s.table.attr_sets = 17;
+  s.table.attr_bytes = 3000;
+  s.table.map_bytes = 40000;
+  s.table.journal_bytes = 2000;
   return s;
 }
 
@@ -100,7 +107,7 @@ TEST(ApiPeers, EstablishedPeer) {
   const json& v4 = p["update_prefixes"]["ipv4-unicast"];
   EXPECT_EQ(v4["announced"], 1000);
   EXPECT_EQ(v4["withdrawn"], 10);
-  EXPECT_EQ(v4["received"], 990);
+  EXPECT_EQ(v4["received"], 985);
   EXPECT_EQ(p["update_prefixes"]["ipv6-unicast"]["received"], 20);
   EXPECT_FALSE(p["update_prefixes"].contains("ipv4-multicast"));
   EXPECT_EQ(p["messages"]["in"]["update"], 57);
@@ -242,7 +249,9 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_peer_update_prefixes_total", "petrel_messages_total",
                                           "petrel_peer_established_total", "petrel_update_errors_total",
                                           "petrel_peer_connections_refused_total",
-                                          "petrel_connections_refused_total"}));
+                                          "petrel_connections_refused_total", "petrel_peer_routes",
+                                          "petrel_table_prefixes", "petrel_table_routes",
+                                          "petrel_table_attribute_sets", "petrel_table_bytes"}));
   auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
     const Sample* s = find(samples, name, labels);
     return s ? s->value : "<missing>";
@@ -264,6 +273,14 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "attribute_discard"}}), "1");
   EXPECT_EQ(value("petrel_peer_connections_refused_total", {{"peer", "ix\\\\peer"}}), "5");
   EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
+  EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
+  EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
+  EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");
+  EXPECT_EQ(value("petrel_table_routes", {}), "1005");
+  EXPECT_EQ(value("petrel_table_attribute_sets", {}), "17");
+  EXPECT_EQ(value("petrel_table_bytes", {{"part", "map"}}), "40000");
+  EXPECT_EQ(value("petrel_table_bytes", {{"part", "journal"}}), "2000");
+  EXPECT_EQ(value("petrel_table_bytes", {{"part", "attribute_sets"}}), "3000");
 }
 
 TEST(ApiMetrics, LabelValuesAreEscaped) {

@@ -1098,9 +1098,9 @@ class Petrel(Peer):
         """Routes Petrel holds from each peer, by family, from /api/peers.
 
         Returns {peer name: {family: count}} with count the API's
-        `update_prefixes.FAMILY.received` (prefixes announced minus
-        withdrawn, RFC 7606 treat-as-withdraw included; docs/http-api.md),
-        or None when the API does not answer.
+        `update_prefixes.FAMILY.received`: the peer's routes in Petrel's
+        routing table (docs/http-api.md), or None when the API does not
+        answer.
         """
         data = self.api("/api/peers")
         if not isinstance(data, dict) or not isinstance(data.get("peers"), list):

@@ -242,6 +242,11 @@ def test_petrel_sessions(lab, mode, transport):
                          5, f"{name} leaves Established on Petrel's side")
         assert petrel.alive(), "Petrel exited when its peers stopped"
         assert petrel.events("notification-sent") == [], petrel.events("notification-sent")
+        # each session's routes left the table with it, and the API says so
+        gone = {e["peer"]: int(e["routes"]) for e in petrel.wait_events("routes-withdrawn", len(want))}
+        assert gone == {name: sum(BOTH.values()) for name in want}, gone
+        assert all(c == 0 for counts in petrel.petrel_received_counts().values()
+                   for c in counts.values()), petrel.petrel_received_counts()
         assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
         return
 
@@ -255,6 +260,8 @@ def test_petrel_sessions(lab, mode, transport):
         assert_peer_got_shutdown(kind, peer)
     sent = {e["peer"]: (e["code"], e["subcode"]) for e in petrel.events("notification-sent")}
     assert sent == {name: ("6", "2") for name in [k for k, _ in REAL_PEERS] + ["speaker"]}, sent
+    gone = {e["peer"]: int(e["routes"]) for e in petrel.events("routes-withdrawn")}
+    assert gone == {name: sum(BOTH.values()) for name in sent}, gone
 
 
 def _petrel_with_speaker(lab, hold=9, **speaker_kw):

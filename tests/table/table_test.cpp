@@ -1,1 +1,447 @@
+// The table (table/table.h): batches, implicit withdrawals, peers going
+// down, stale marks, journals and followers; checked against a naive model
+// and, with concurrent writers and followers, against the table itself.
+#include "table/table.h"
+
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "codec/update.h"
+#include "codec/update_builder.h"
+
+namespace petrel::table {
+namespace {
+
+using codec::NlriPrefix;
+
+constexpr FamilyIndex kV4 = 0;  // codec::kKnownFamilyList order
+constexpr FamilyIndex kV6 = 1;
+
+net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
+NlriPrefix N(const char* s, uint32_t path_id = 0) { return NlriPrefix{P(s), path_id}; }
+
+codec::AttributeSet attrs(uint32_t path_len, uint32_t med = 0, uint32_t first_as = 65001) {
+  codec::PathAttributes a;
+  a.origin = codec::Origin::kIgp;
+  codec::AsPath path;
+  codec::AsSegment seg;
+  seg.type = codec::SegmentType::kAsSequence;
+  for (uint32_t i = 0; i < path_len; ++i) seg.asns.push_back(first_as + i);
+  if (path_len) path.segments.push_back(seg);
+  a.as_path = path;
+  a.next_hop = net::IpAddress::v4(0xC0000201);
+  a.med = med;
+  return codec::AttributeSet::from(a);
+}
+
+PeerInfo peer_info(uint32_t id, bool internal = false) {
+  PeerInfo p;
+  p.address = net::IpAddress::v4(0x0A000000 + id);
+  p.router_id = id;
+  p.asn = internal ? 65000 : 65001 + id;
+  p.internal = internal;
+  return p;
+}
+
+// Everything a follower learned: the best route per prefix, by value.
+struct Seen {
+  uint16_t slot;
+  uint32_t path_id;
+  std::vector<std::byte> wire;
+  friend bool operator==(const Seen&, const Seen&) = default;
+};
+using View = std::map<std::pair<FamilyIndex, net::Prefix>, Seen>;
+
+void follow_into(const Table& t, Follower& fo, View& v, size_t max = 1000) {
+  t.read(fo, max, [&](const FollowEvent& ev) {
+    if (ev.resync)
+      std::erase_if(v, [&](const auto& kv) { return t.shard_of(kv.first.second) == ev.shard; });
+    if (ev.change.family == UINT8_MAX) return;  // an empty shard's resync
+    auto key = std::make_pair(ev.change.family, ev.change.prefix);
+    if (ev.best) {
+      auto w = ev.best->attrs->wire();
+      v[key] = Seen{ev.best->slot, ev.best->path_id, {w.begin(), w.end()}};
+    } else {
+      v.erase(key);
+    }
+  });
+}
+
+View table_view(const Table& t) {
+  View v;
+  t.walk([&](const Change& c, const std::optional<RouteView>& best, std::span<const Route>) {
+    if (!best) return;
+    auto w = best->attrs->wire();
+    v[{c.family, c.prefix}] = Seen{best->slot, best->path_id, {w.begin(), w.end()}};
+  });
+  return v;
+}
+
+TEST(TableTest, AnnounceThenLookupAndCounts) {
+  Table t;
+  auto s = t.add_peer(peer_info(1));
+  ASSERT_TRUE(s);
+  auto a = attrs(3);
+  std::vector<NlriPrefix> ann = {N("192.0.2.0/24"), N("198.51.100.0/24")};
+  auto r = t.apply(*s, kV4, &a, ann, {});
+  EXPECT_EQ(r.announced, 2u);
+  EXPECT_EQ(r.best_changes, 2u);
+  EXPECT_EQ(t.prefixes(kV4), 2u);
+  EXPECT_EQ(t.peer_routes(*s, kV4), 2u);
+  EXPECT_EQ(t.routes(), 2u);
+  EXPECT_EQ(t.interner().size(), 1u);  // one set for both prefixes
+  int seen = 0;
+  EXPECT_TRUE(t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool best) {
+    ++seen;
+    EXPECT_TRUE(best);
+    EXPECT_EQ(rv.slot, *s);
+    EXPECT_EQ(rv.attrs->as_path_length(), 3u);
+  }));
+  EXPECT_EQ(seen, 1);
+  EXPECT_FALSE(t.lookup(kV4, P("203.0.113.0/24"), [&](const RouteView&, bool) { ADD_FAILURE(); }));
+  EXPECT_FALSE(t.lookup(kV6, P("2001:db8::/32"), [&](const RouteView&, bool) { ADD_FAILURE(); }));
+}
+
+TEST(TableTest, ImplicitWithdrawReplacesAndFreesTheOldSet) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(4);
+  std::vector<NlriPrefix> ann = {N("192.0.2.0/24")};
+  t.apply(s, kV4, &a, ann, {});
+  auto r = t.apply(s, kV4, &b, ann, {});
+  EXPECT_EQ(r.announced, 1u);
+  EXPECT_EQ(r.best_changes, 1u);  // same route, new attributes
+  EXPECT_EQ(t.peer_routes(s, kV4), 1u);
+  EXPECT_EQ(t.interner().size(), 1u);  // the first set went with its last route
+  t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool) { EXPECT_EQ(rv.attrs->as_path_length(), 4u); });
+  // The same again changes nothing.
+  r = t.apply(s, kV4, &b, ann, {});
+  EXPECT_EQ(r.best_changes, 0u);
+}
+
+TEST(TableTest, WithdrawRemovesAndCountsUnknown) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(2);
+  std::vector<NlriPrefix> ann = {N("2001:db8::/32"), N("2001:db8:1::/48")};
+  t.apply(s, kV6, &a, ann, {});
+  std::vector<NlriPrefix> wd = {N("2001:db8::/32"), N("2001:db8:ffff::/48")};
+  auto r = t.apply(s, kV6, nullptr, {}, wd);
+  EXPECT_EQ(r.withdrawn, 1u);
+  EXPECT_EQ(r.not_found, 1u);
+  EXPECT_EQ(t.prefixes(kV6), 1u);
+  EXPECT_EQ(t.peer_routes(s, kV6), 1u);
+  wd = {N("2001:db8:1::/48")};
+  t.apply(s, kV6, nullptr, {}, wd);
+  EXPECT_EQ(t.prefixes(kV6), 0u);
+  EXPECT_EQ(t.interner().size(), 0u);
+  // A withdrawal of another peer's route does not touch it.
+  auto s2 = *t.add_peer(peer_info(2));
+  t.apply(s, kV6, &a, ann, {});
+  r = t.apply(s2, kV6, nullptr, {}, ann);
+  EXPECT_EQ(r.not_found, 2u);
+  EXPECT_EQ(t.prefixes(kV6), 2u);
+}
+
+TEST(TableTest, BestMovesWhenTheBestIsWithdrawn) {
+  Table t;
+  auto s1 = *t.add_peer(peer_info(1)), s2 = *t.add_peer(peer_info(2));
+  auto shorter = attrs(2, 0, 65002), longer = attrs(5, 0, 65001);
+  std::vector<NlriPrefix> ann = {N("192.0.2.0/24")};
+  t.apply(s1, kV4, &longer, ann, {});
+  auto r = t.apply(s2, kV4, &shorter, ann, {});
+  EXPECT_EQ(r.best_changes, 1u);
+  auto best_slot = [&] {
+    int slot = -1;
+    t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool b) { if (b) slot = rv.slot; });
+    return slot;
+  };
+  EXPECT_EQ(best_slot(), s2);
+  // Withdrawing the other route leaves the best where it is.
+  r = t.apply(s1, kV4, nullptr, {}, ann);
+  EXPECT_EQ(r.best_changes, 0u);
+  t.apply(s1, kV4, &longer, ann, {});
+  r = t.apply(s2, kV4, nullptr, {}, ann);
+  EXPECT_EQ(r.best_changes, 1u);
+  EXPECT_EQ(best_slot(), s1);
+}
+
+TEST(TableTest, AddPathKeepsOneRoutePerPathId) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(2);
+  std::vector<NlriPrefix> one = {N("192.0.2.0/24", 1)}, two = {N("192.0.2.0/24", 2)};
+  t.apply(s, kV4, &a, one, {});
+  t.apply(s, kV4, &b, two, {});
+  EXPECT_EQ(t.peer_routes(s, kV4), 2u);
+  EXPECT_EQ(t.prefixes(kV4), 1u);
+  int n = 0;
+  uint32_t best_id = 0;
+  t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool best) {
+    ++n;
+    if (best) best_id = rv.path_id;
+  });
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(best_id, 2u);  // the shorter path
+  t.apply(s, kV4, nullptr, {}, two);
+  EXPECT_EQ(t.peer_routes(s, kV4), 1u);
+}
+
+TEST(TableTest, PeerDownWithdrawsEverythingAndFreesTheSlot) {
+  Table t;
+  auto s1 = *t.add_peer(peer_info(1)), s2 = *t.add_peer(peer_info(2));
+  auto a = attrs(3), b = attrs(2, 0, 65002);
+  std::vector<NlriPrefix> v4 = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24")};
+  std::vector<NlriPrefix> v6 = {N("2001:db8::/32")};
+  t.apply(s1, kV4, &a, v4, {});
+  t.apply(s1, kV6, &a, v6, {});
+  t.apply(s2, kV4, &b, std::span(v4).first(1), {});
+  Follower fo = t.follow();
+  View seen;
+  follow_into(t, fo, seen);
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_EQ(t.remove_peer(s1), 4u);
+  EXPECT_EQ(t.prefixes(kV4), 1u);
+  EXPECT_EQ(t.prefixes(kV6), 0u);
+  EXPECT_EQ(t.routes(), 1u);
+  EXPECT_EQ(t.interner().size(), 1u);
+  follow_into(t, fo, seen);
+  EXPECT_EQ(seen, table_view(t));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen.begin()->second.slot, s2);
+  // The slot is free again.
+  auto s3 = t.add_peer(peer_info(3));
+  ASSERT_TRUE(s3);
+  EXPECT_EQ(*s3, s1);
+  EXPECT_EQ(t.peer_routes(*s3, kV4), 0u);
+}
+
+TEST(TableTest, StaleRoutesAreSweptUnlessAnnouncedAgain) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3);
+  std::vector<NlriPrefix> all = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24")};
+  t.apply(s, kV4, &a, all, {});
+  EXPECT_EQ(t.mark_stale(s, kV4), 3u);
+  EXPECT_EQ(t.mark_stale(s, kV6), 0u);
+  t.apply(s, kV4, &a, std::span(all).first(1), {});  // the refresh resends one
+  EXPECT_EQ(t.sweep_stale(s, kV4), 2u);
+  EXPECT_EQ(t.prefixes(kV4), 1u);
+  bool stale = true;
+  t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool) { stale = rv.stale; });
+  EXPECT_FALSE(stale);
+  EXPECT_EQ(t.sweep_stale(s, kV4), 0u);
+}
+
+TEST(TableTest, AppliesADecodedUpdate) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  codec::SessionParams params;
+  params.four_octet_as = true;
+  codec::UpdateBuilder builder(params);
+  auto a = attrs(3);
+  std::vector<NlriPrefix> ann = {N("192.0.2.0/24"), N("198.51.100.0/24")};
+  std::vector<std::byte> wire;
+  ASSERT_TRUE(builder.announce(codec::kIpv4Unicast, a, ann, wire).ok());
+  auto body = bytes::Span(wire).subspan(codec::kHeaderLen);
+  auto u = codec::UpdateView::decode(body, params, codec::PeerType::kExternal);
+  ASSERT_EQ(u.action(), codec::ErrorAction::kNone);
+  auto r = t.apply(s, u);
+  EXPECT_EQ(r.announced, 2u);
+  EXPECT_EQ(t.prefixes(kV4), 2u);
+  // Treat-as-withdraw: the same UPDATE's prefixes go.
+  r = t.apply(s, u, /*treat_as_withdraw=*/true);
+  EXPECT_EQ(r.withdrawn, 2u);
+  EXPECT_EQ(t.prefixes(kV4), 0u);
+  EXPECT_EQ(t.interner().size(), 0u);
+}
+
+TEST(TableTest, NewFollowerGetsTheWholeTableThenOnlyChanges) {
+  Table t(TableOptions{.shards = 4, .journal_retention = 4, .best = {}});
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3);
+  std::vector<NlriPrefix> ann;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 40; ++i) texts.push_back("10." + std::to_string(i) + ".0.0/16");
+  for (const auto& x : texts) ann.push_back(N(x.c_str()));
+  t.apply(s, kV4, &a, ann, {});
+  Follower fo = t.follow();
+  View v;
+  follow_into(t, fo, v);
+  EXPECT_EQ(v.size(), 40u);
+  EXPECT_EQ(v, table_view(t));
+  size_t events = 0;
+  t.read(fo, 100, [&](const FollowEvent&) { ++events; });
+  EXPECT_EQ(events, 0u) << "a follower at the end reads nothing";
+  // More changes than a shard's retention: the follower falls behind and
+  // is resynchronised, ending with the table's content.
+  auto b = attrs(4);
+  t.apply(s, kV4, &b, ann, {});
+  t.apply(s, kV4, nullptr, {}, std::span(ann).first(10));
+  follow_into(t, fo, v);
+  EXPECT_GT(fo.resyncs(), 0u);
+  EXPECT_EQ(v, table_view(t));
+  EXPECT_EQ(v.size(), 30u);
+}
+
+// ---- against a model
+
+struct ModelRoute {
+  int attrs;  // index into the pool
+  friend bool operator==(const ModelRoute&, const ModelRoute&) = default;
+};
+
+RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
+  std::vector<codec::AttributeSet> pool;
+  for (uint32_t i = 0; i < 6; ++i) pool.push_back(attrs(1 + i % 3, i * 10, 65001 + i % 2));
+  const std::vector<std::string> texts = {"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.128/25",
+                                          "2001:db8::/32", "2001:db8:1::/48", "0.0.0.0/0"};
+  Table t(TableOptions{.shards = 3, .journal_retention = *rc::gen::inRange<size_t>(1, 64), .best = {}});
+  const int peers = 3;
+  std::vector<uint16_t> slots;
+  for (int i = 0; i < peers; ++i) slots.push_back(*t.add_peer(peer_info(static_cast<uint32_t>(i + 1), i == 2)));
+  // (family, prefix) -> (slot, path id) -> attrs
+  std::map<std::pair<FamilyIndex, net::Prefix>, std::map<std::pair<uint16_t, uint32_t>, ModelRoute>> model;
+  Follower fo = t.follow();
+  View seen;
+  const auto steps = *rc::gen::inRange(1, 120);
+  for (int step = 0; step < steps; ++step) {
+    const int peer = *rc::gen::inRange(0, peers);
+    const int kind = *rc::gen::inRange(0, 10);
+    if (kind == 0) {  // the peer goes down and comes back
+      t.remove_peer(slots[static_cast<size_t>(peer)]);
+      for (auto& [k, routes] : model) std::erase_if(routes, [&](const auto& kv) { return kv.first.first == slots[static_cast<size_t>(peer)]; });
+      slots[static_cast<size_t>(peer)] = *t.add_peer(peer_info(static_cast<uint32_t>(peer + 1), peer == 2));
+    } else {
+      const bool announce = kind <= 6;
+      const int ai = *rc::gen::inRange(0, static_cast<int>(pool.size()));
+      const auto n = *rc::gen::inRange(1, 4);
+      std::vector<NlriPrefix> v4, v6;
+      for (int i = 0; i < n; ++i) {
+        const auto& x = texts[*rc::gen::inRange<size_t>(0, texts.size())];
+        uint32_t path_id = *rc::gen::inRange<uint32_t>(0, 2);
+        (x.find(':') == std::string::npos ? v4 : v6).push_back(N(x.c_str(), path_id));
+      }
+      uint16_t slot = slots[static_cast<size_t>(peer)];
+      for (auto [fam, list] : {std::pair{kV4, &v4}, std::pair{kV6, &v6}}) {
+        if (list->empty()) continue;
+        if (announce) t.apply(slot, fam, &pool[static_cast<size_t>(ai)], *list, {});
+        else t.apply(slot, fam, nullptr, {}, *list);
+        for (const auto& p : *list) {
+          auto& routes = model[{fam, p.prefix}];
+          if (announce) routes[{slot, p.path_id}] = ModelRoute{ai};
+          else routes.erase({slot, p.path_id});
+        }
+      }
+    }
+    if (*rc::gen::inRange(0, 4) == 0) follow_into(t, fo, seen, *rc::gen::inRange<size_t>(1, 8));
+  }
+  std::erase_if(model, [](const auto& kv) { return kv.second.empty(); });
+  // Every prefix, every route and its best, as the model has them.
+  size_t prefixes = 0;
+  t.walk([&](const Change& c, const std::optional<RouteView>& best, std::span<const Route> routes) {
+    ++prefixes;
+    auto it = model.find({c.family, c.prefix});
+    RC_ASSERT(it != model.end());
+    RC_ASSERT(routes.size() == it->second.size());
+    std::vector<Candidate> cands;
+    for (const Route& r : routes) {
+      auto m = it->second.find({r.peer, r.path_id});
+      RC_ASSERT(m != it->second.end());
+      RC_ASSERT(r.attrs->wire().size() == pool[static_cast<size_t>(m->second.attrs)].wire().size());
+      RC_ASSERT(std::equal(r.attrs->wire().begin(), r.attrs->wire().end(),
+                           pool[static_cast<size_t>(m->second.attrs)].wire().begin()));
+      cands.push_back(Candidate{r.attrs, &t.peer(r.peer), r.path_id, r.peer, true});
+    }
+    int b = select_best(cands, t.best_path_options());
+    RC_ASSERT(best.has_value());
+    RC_ASSERT(best->slot == routes[static_cast<size_t>(b)].peer);
+    RC_ASSERT(best->path_id == routes[static_cast<size_t>(b)].path_id);
+  });
+  RC_ASSERT(prefixes == model.size());
+  size_t route_count = 0;
+  for (const auto& [k, r] : model) route_count += r.size();
+  RC_ASSERT(t.routes() == route_count);
+  // The follower, once it has read everything, holds exactly the table.
+  follow_into(t, fo, seen, 1000);
+  RC_ASSERT(seen == table_view(t));
+  // Attribute sets are freed with their last route.
+  std::set<int> used;
+  for (const auto& [k, r] : model)
+    for (const auto& [id, mr] : r) used.insert(mr.attrs);
+  RC_ASSERT(t.interner().size() == used.size());
+}
+
+// Writers on several threads and followers reading at their own pace: at
+// the end every follower holds exactly the table's state.
+void concurrent_run(size_t retention, unsigned seed) {
+  Table t(TableOptions{.shards = 8, .journal_retention = retention, .best = {}});
+  std::vector<codec::AttributeSet> pool;
+  for (uint32_t i = 0; i < 8; ++i) pool.push_back(attrs(1 + i % 4, i, 65001 + i % 3));
+  std::vector<net::Prefix> prefixes;
+  for (uint32_t i = 0; i < 512; ++i)
+    prefixes.push_back(*net::Prefix::make(net::IpAddress::v4(0x0A000000 | (i << 8)), 24));
+  constexpr int kWriters = 4, kFollowers = 3, kOps = 4000;
+  std::atomic<int> writers_left{kWriters};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      uint16_t slot = *t.add_peer(peer_info(static_cast<uint32_t>(w + 1), w % 2 == 1));
+      uint64_t x = seed * 7919u + static_cast<uint64_t>(w);
+      auto next = [&] { x = x * 6364136223846793005ull + 1442695040888963407ull; return static_cast<uint32_t>(x >> 33); };
+      for (int op = 0; op < kOps; ++op) {
+        std::vector<NlriPrefix> list;
+        for (uint32_t k = 0, n = 1 + next() % 6; k < n; ++k) list.push_back({prefixes[next() % prefixes.size()], 0});
+        uint32_t what = next() % 100;
+        if (what < 60) t.apply(slot, kV4, &pool[next() % pool.size()], list, {});
+        else if (what < 98) t.apply(slot, kV4, nullptr, {}, list);
+        else {
+          t.remove_peer(slot);
+          slot = *t.add_peer(peer_info(static_cast<uint32_t>(w + 1), w % 2 == 1));
+        }
+      }
+      writers_left.fetch_sub(1);
+    });
+  }
+  std::vector<View> views(kFollowers);
+  std::vector<uint64_t> resyncs(kFollowers);
+  for (int f = 0; f < kFollowers; ++f) {
+    threads.emplace_back([&, f] {
+      Follower fo = t.follow();
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      // Read in small steps while the writers run (follower f pauses
+      // longer, so it falls behind more), then drain.
+      while (writers_left.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+        follow_into(t, fo, views[static_cast<size_t>(f)], static_cast<size_t>(4 + 20 * f));
+        std::this_thread::sleep_for(std::chrono::microseconds(50 * (f + 1)));
+      }
+      follow_into(t, fo, views[static_cast<size_t>(f)], SIZE_MAX);
+      resyncs[static_cast<size_t>(f)] = fo.resyncs();
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(writers_left.load(), 0);
+  View truth = table_view(t);
+  for (int f = 0; f < kFollowers; ++f) {
+    EXPECT_EQ(views[static_cast<size_t>(f)].size(), truth.size()) << "follower " << f;
+    EXPECT_TRUE(views[static_cast<size_t>(f)] == truth) << "follower " << f << " differs from the table";
+  }
+  if (retention <= 8) {
+    uint64_t total = 0;
+    for (auto r : resyncs) total += r;
+    EXPECT_GT(total, 0u) << "a tiny retention should make some follower fall behind";
+  }
+}
+
+TEST(TableConcurrencyTest, FollowersEndWithTheTableState) { concurrent_run(1 << 16, 1); }
+TEST(TableConcurrencyTest, FollowersThatFallBehindAreResynchronised) { concurrent_run(4, 2); }
+
+}  // namespace
+}  // namespace petrel::table

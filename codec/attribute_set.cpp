@@ -228,10 +228,28 @@ AttributeSet UpdateView::attribute_set() const {
   bytes::Writer w(tmp);
   const bool four = params_.four_octet_as;
   std::array<uint64_t, 4> met{};
+  // Attributes usually arrive sorted by type code (MP_REACH_NLRI, placed
+  // first by RFC 7606 section 5.1, is the common exception): then the
+  // bytes written are canonical as they are, with no second pass.
+  bool sorted = true;
+  int last_type = -1;
   for (const RawAttribute& a : raw_attributes()) {
     uint64_t bit = uint64_t{1} << (a.type & 63u);
     if (met[a.type >> 6] & bit) continue;  // repeats: the first one counts
     met[a.type >> 6] |= bit;
+    const size_t before = tmp.size();
+    struct Order {  // notes, after each attribute, whether the order held
+      std::vector<std::byte>& out;
+      size_t before;
+      uint8_t type;
+      bool& sorted;
+      int& last;
+      ~Order() {
+        if (out.size() == before) return;
+        if (type < last) sorted = false;
+        last = type;
+      }
+    } order{tmp, before, a.type, sorted, last_type};
     const AttrDescriptor* d = find_descriptor(a.type);
     if (!d) {
       if (a.optional() && a.transitive())
@@ -278,7 +296,7 @@ AttributeSet UpdateView::attribute_set() const {
     }
   }
   AttributeSet s;
-  s.wire_ = sort_attributes(tmp);
+  s.wire_ = sorted ? std::move(tmp) : sort_attributes(tmp);
   bool ok = s.extract();
   (void)ok;
   return s;

@@ -154,6 +154,13 @@ BatchResult Table::apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::ve
     ops[j] = x;
   }
   const bool v6 = is_v6_family(f);
+  // Every prefix's slot is a cache miss in a full table: ask for them all
+  // first, so that they overlap.
+  for (const Op& op : ops) {
+    const Shard& s = *shards_[op.shard];
+    if (v6) s.v6[f].prefetch(Key6::of(op.prefix));
+    else s.v4[f].prefetch(Key4::of(op.prefix));
+  }
   for (size_t i = 0; i < ops.size();) {
     Shard& s = *shards_[ops[i].shard];
     std::lock_guard lock(s.mu);

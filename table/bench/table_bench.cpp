@@ -1,0 +1,264 @@
+// table-bench: the routing table on a full synthetic Internet table
+// (crates/synth, docs/synthetic-table.md), as sessions deliver it.
+//
+// Each peer's table is packed into UPDATE messages first (codec
+// UpdateBuilder, 4096-octet messages, 4-octet AS session); the timed part
+// is what a session worker does per message: UpdateView::decode, then
+// Table::apply (interning the attribute set, one lock per shard touched).
+//
+// Cases, each a JSON line for scripts and a row of the table for people:
+//   one-peer   one peer's IPv4 table into an empty table
+//   more-peers 3 more peers' tables (same prefixes, other attribute sets)
+//   peer-down  the first peer's session goes down: all its routes withdrawn
+// Each case runs `--runs` times on a fresh table; the median is reported.
+// Beside it, the baseline: the same messages decoded and their prefixes
+// walked without a table, in the same run (the machine is shared).
+//
+// Memory is what jemalloc counts as allocated (stats.allocated), before
+// and after; the messages are built before the first reading.
+//
+// Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N]
+#include <jemalloc/jemalloc.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "codec/framer.h"
+#include "codec/update.h"
+#include "codec/update_builder.h"
+#include "crates/synth/synth.h"
+#include "table/table.h"
+
+namespace {
+
+using namespace petrel;
+
+double cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+size_t allocated() {
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  size_t v = 0;
+  sz = sizeof(v);
+  if (mallctl("stats.allocated", &v, &sz, nullptr, 0) != 0) return 0;
+  return v;
+}
+
+codec::AttributeSet to_set(const synth::Attributes& a, net::IpAddress next_hop) {
+  codec::PathAttributes p;
+  p.origin = static_cast<codec::Origin>(a.origin);
+  codec::AsPath path;
+  if (!a.as_path.empty()) path.segments.push_back({codec::SegmentType::kAsSequence, a.as_path});
+  if (!a.as_set.empty()) path.segments.push_back({codec::SegmentType::kAsSet, a.as_set});
+  p.as_path = std::move(path);
+  p.next_hop = next_hop;
+  p.med = a.med;
+  p.communities = a.communities;
+  for (const auto& l : a.large_communities) p.large_communities.push_back({l[0], l[1], l[2]});
+  return codec::AttributeSet::from(p);
+}
+
+struct Feed {
+  std::vector<std::byte> wire;        // UPDATE messages back to back
+  std::vector<uint32_t> offsets;      // where each starts
+  uint64_t routes = 0;
+  size_t sets = 0;
+};
+
+Feed build_feed(const synth::Table& t, uint32_t peer, const codec::SessionParams& params) {
+  Feed f;
+  codec::UpdateBuilder b(params);
+  net::IpAddress nh = net::IpAddress::v4(0xC0000200u + peer + 1);
+  std::vector<codec::NlriPrefix> list;
+  for (const auto& g : t.v4) {
+    auto set = to_set(t.attrs[g.attrs], nh);
+    list.clear();
+    for (const auto& p : g.prefixes) list.push_back({p, 0});
+    size_t before = f.wire.size();
+    auto r = b.announce(codec::kIpv4Unicast, set, list, f.wire);
+    if (!r.ok()) {
+      std::fprintf(stderr, "table-bench: cannot build an UPDATE: %.*s\n", static_cast<int>(r.error().size()),
+                   r.error().data());
+      std::exit(1);
+    }
+    f.routes += g.prefixes.size();
+    // Split the appended bytes into messages by their length fields.
+    for (size_t at = before; at < f.wire.size();) {
+      f.offsets.push_back(static_cast<uint32_t>(at));
+      size_t len = (std::to_integer<size_t>(f.wire[at + 16]) << 8) | std::to_integer<size_t>(f.wire[at + 17]);
+      at += len;
+    }
+  }
+  f.sets = t.attrs.size();
+  return f;
+}
+
+bytes::Span body(const Feed& f, size_t i) {
+  size_t start = f.offsets[i];
+  size_t end = i + 1 < f.offsets.size() ? f.offsets[i + 1] : f.wire.size();
+  return bytes::Span(f.wire).subspan(start + codec::kHeaderLen, end - start - codec::kHeaderLen);
+}
+
+// Feeds one peer's messages into the table; returns CPU seconds.
+double insert(table::Table& t, uint16_t slot, const Feed& f, const codec::SessionParams& params) {
+  double c0 = cpu_s();
+  for (size_t i = 0; i < f.offsets.size(); ++i) {
+    auto u = codec::UpdateView::decode(body(f, i), params, codec::PeerType::kExternal);
+    if (u.action() != codec::ErrorAction::kNone) {
+      std::fprintf(stderr, "table-bench: message %zu does not decode\n", i);
+      std::exit(1);
+    }
+    t.apply(slot, u);
+  }
+  return cpu_s() - c0;
+}
+
+// The baseline: decoding alone, every prefix visited.
+double decode_only(const Feed& f, const codec::SessionParams& params, uint64_t& sink) {
+  double c0 = cpu_s();
+  for (size_t i = 0; i < f.offsets.size(); ++i) {
+    auto u = codec::UpdateView::decode(body(f, i), params, codec::PeerType::kExternal);
+    auto set = u.attribute_set();
+    sink += set.wire().size();
+    for (const auto& r : u.announced())
+      for (const auto& p : r) sink += p.prefix.len();
+  }
+  return cpu_s() - c0;
+}
+
+table::PeerInfo peer_info(uint32_t i) {
+  table::PeerInfo p;
+  p.address = net::IpAddress::v4(0xC0000200u + i + 1);
+  p.router_id = 0x0A000000u + i + 1;
+  p.asn = 64600 + i;
+  return p;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i];
+    auto v = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
+    if (k == "--prefixes") prefixes = v;
+    else if (k == "--sets") sets = v;
+    else if (k == "--peers") peers = std::max<uint32_t>(v, 1);
+    else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
+    else {
+      std::fprintf(stderr, "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N]\n");
+      return 2;
+    }
+  }
+  if (allocated() == 0) {
+    std::fprintf(stderr, "table-bench: jemalloc statistics are not available (a sanitizer build?)\n");
+    return 77;
+  }
+  codec::SessionParams params;
+  params.four_octet_as = true;
+  synth::Params sp;
+  sp.v4_prefixes = prefixes;
+  sp.v6_prefixes = 0;
+  sp.attr_sets = sets;
+  double g0 = wall_s();
+  std::vector<Feed> feeds;
+  for (uint32_t p = 0; p < peers; ++p) feeds.push_back(build_feed(synth::generate(sp, p), p, params));
+  std::fprintf(stderr, "table-bench: %u peers' tables of %u IPv4 prefixes built as %zu UPDATEs each in %.1f s\n",
+               peers, prefixes, feeds[0].offsets.size(), wall_s() - g0);
+
+  std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall;
+  size_t one_bytes = 0, more_bytes = 0, one_sets = 0, all_sets = 0;
+  uint64_t more_routes = 0, sink = 0;
+  table::Table::Memory mem{};
+  for (uint32_t run = 0; run < runs; ++run) {
+    base_cpu.push_back(decode_only(feeds[0], params, sink));
+    size_t a0 = allocated();
+    {
+      table::Table t;
+      std::vector<uint16_t> slots;
+      for (uint32_t p = 0; p < peers; ++p) slots.push_back(*t.add_peer(peer_info(p)));
+      double w0 = wall_s();
+      one_cpu.push_back(insert(t, slots[0], feeds[0], params));
+      one_wall.push_back(wall_s() - w0);
+      size_t a1 = allocated();
+      one_bytes = a1 - a0;
+      one_sets = t.interner().size();
+      mem = t.memory();
+      if (t.routes() != feeds[0].routes) {
+        std::fprintf(stderr, "table-bench: %llu routes in the table, %llu sent\n",
+                     static_cast<unsigned long long>(t.routes()), static_cast<unsigned long long>(feeds[0].routes));
+        return 1;
+      }
+      double more = 0;
+      more_routes = 0;
+      for (uint32_t p = 1; p < peers; ++p) {
+        more += insert(t, slots[p], feeds[p], params);
+        more_routes += feeds[p].routes;
+      }
+      more_cpu.push_back(more);
+      size_t a2 = allocated();
+      more_bytes = a2 - a1;
+      all_sets = t.interner().size();
+      double c0 = cpu_s(), w1 = wall_s();
+      uint64_t gone = t.remove_peer(slots[0]);
+      down_cpu.push_back(cpu_s() - c0);
+      down_wall.push_back(wall_s() - w1);
+      if (gone != feeds[0].routes) {
+        std::fprintf(stderr, "table-bench: peer down withdrew %llu routes\n", static_cast<unsigned long long>(gone));
+        return 1;
+      }
+    }
+  }
+  const double one_routes = static_cast<double>(feeds[0].routes);
+  const double base_rate = one_routes / median(base_cpu);
+  const double one_rate = one_routes / median(one_cpu);
+  const double more_rate = more_routes ? static_cast<double>(more_routes) / median(more_cpu) : 0;
+  std::printf("{\"case\":\"one-peer\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"wall_routes_per_s\":%.0f,"
+              "\"decode_only_routes_per_s\":%.0f,\"bytes_per_route\":%.1f,\"allocated_bytes\":%zu,"
+              "\"attr_sets\":%zu,\"map_bytes\":%zu,\"journal_bytes\":%zu,\"attr_bytes\":%zu,\"runs\":%u}\n",
+              one_routes, one_rate, one_routes / median(one_wall), base_rate,
+              static_cast<double>(one_bytes) / one_routes, one_bytes, one_sets, mem.map_bytes, mem.journal_bytes,
+              mem.attr_bytes, runs);
+  if (peers > 1)
+    std::printf("{\"case\":\"more-peers\",\"peers\":%u,\"routes\":%llu,\"routes_per_s\":%.0f,"
+                "\"bytes_per_route\":%.1f,\"attr_sets\":%zu,\"runs\":%u}\n",
+                peers - 1, static_cast<unsigned long long>(more_routes), more_rate,
+                static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, runs);
+  std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,\"runs\":%u}\n",
+              one_routes, median(down_cpu), median(down_wall), runs);
+  std::printf("\n%-12s %10s %14s %14s %12s %10s %12s\n", "case", "routes", "routes/s (CPU)", "decode only/s",
+              "bytes/route", "attr sets", "withdraw s");
+  std::printf("%-12s %10.0f %14.0f %14.0f %12.1f %10zu %12s\n", "one-peer", one_routes, one_rate, base_rate,
+              static_cast<double>(one_bytes) / one_routes, one_sets, "-");
+  if (peers > 1)
+    std::printf("%-12s %10llu %14.0f %14s %12.1f %10zu %12s\n", "more-peers",
+                static_cast<unsigned long long>(more_routes), more_rate, "-",
+                static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, "-");
+  std::printf("%-12s %10.0f %14s %14s %12s %10s %12.3f\n", "peer-down", one_routes, "-", "-", "-", "-",
+              median(down_cpu));
+  std::printf("\none peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
+              "attribute sets %.1f MB); medians of %u runs, CPU time of one core\n",
+              static_cast<double>(one_bytes) / 1e6, static_cast<double>(mem.map_bytes) / 1e6,
+              static_cast<double>(mem.journal_bytes) / 1e6, static_cast<double>(mem.attr_bytes) / 1e6, runs);
+  return sink == 0 ? 1 : 0;
+}

@@ -1,5 +1,6 @@
 #include "table/attrs.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -23,7 +24,7 @@ uint32_t hash_bytes(bytes::Span s) {
     n -= 8;
   }
   uint64_t w = 0;
-  std::memcpy(&w, p, n);
+  if (n != 0) std::memcpy(&w, p, n);  // p is null for an empty set
   h = (h ^ w) * kMul;
   h ^= h >> 32;
   return static_cast<uint32_t>(h);
@@ -31,7 +32,7 @@ uint32_t hash_bytes(bytes::Span s) {
 
 bool same_wire(const Attrs* a, uint32_t hash, bytes::Span w) {
   return a->hash() == hash && a->wire().size() == w.size() &&
-         std::memcmp(a->wire().data(), w.data(), w.size()) == 0;
+         (w.empty() || std::memcmp(a->wire().data(), w.data(), w.size()) == 0);
 }
 
 }  // namespace
@@ -40,6 +41,14 @@ codec::AttributeSet Attrs::decode() const {
   auto r = codec::AttributeSet::from_canonical(wire());
   assert(r.ok());  // the bytes came from an AttributeSet
   return r.ok() ? std::move(r).value() : codec::AttributeSet{};
+}
+
+std::optional<net::IpAddress> Attrs::next_hop() const { return decode().next_hop(); }
+
+std::optional<net::IpAddress> Attrs::mp_next_hop() const {
+  auto s = decode();
+  if (const auto& nh = s.mp_next_hop()) return nh->global;
+  return std::nullopt;
 }
 
 Interner::Interner(size_t stripes) : stripes_(stripes == 0 ? 1 : stripes) {
@@ -107,8 +116,6 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   a->neighbour_as_ = set.first_as();
   a->origin_as_ = set.origin_as();
   a->cluster_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.cluster_list_length(), 0xFFFF));
-  a->next_hop_ = set.next_hop();
-  if (const auto& nh = set.mp_next_hop()) a->mp_next_hop_ = nh->global;
   a->chain_ = *slot;
   *slot = a;
   ++s.count;
@@ -117,25 +124,37 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   return a;
 }
 
-void Interner::release(Attrs* a) {
-  // Above one reference the count can drop without the lock: it cannot
+void Interner::release(Attrs* a, uint32_t n) {
+  assert(n >= 1);
+  // Above n references the count can drop without the lock: it cannot
   // reach zero. The last reference is dropped under the stripe's lock, where
   // intern() takes references to sets it finds, so a set is never found
   // and freed at once.
   uint32_t r = a->refs_.load(std::memory_order_relaxed);
-  while (r > 1) {
-    if (a->refs_.compare_exchange_weak(r, r - 1, std::memory_order_acq_rel, std::memory_order_relaxed)) return;
+  while (r > n) {
+    if (a->refs_.compare_exchange_weak(r, r - n, std::memory_order_acq_rel, std::memory_order_relaxed)) return;
   }
   Stripe& s = stripe_of(a->hash_);
   {
     std::lock_guard lock(s.mu);
-    if (a->refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (a->refs_.fetch_sub(n, std::memory_order_acq_rel) != n) return;
     unlink(s, a);
     --s.count;
     s.wire_bytes -= a->wire_len_;
   }
   a->~Attrs();
   ::operator delete(a);
+}
+
+void Interner::release_all(std::vector<Attrs*>& sets) {
+  std::sort(sets.begin(), sets.end());
+  for (size_t i = 0; i < sets.size();) {
+    size_t j = i + 1;
+    while (j < sets.size() && sets[j] == sets[i]) ++j;
+    release(sets[i], static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  sets.clear();
 }
 
 size_t Interner::size() const {

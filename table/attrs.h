@@ -50,9 +50,11 @@ class Attrs {
   [[nodiscard]] bool has_originator_id() const { return flags_ & kHasOriginator; }
   [[nodiscard]] uint32_t originator_id() const { return originator_id_; }
   [[nodiscard]] uint32_t cluster_list_length() const { return cluster_len_; }
-  // NEXT_HOP (IPv4 NLRI) and MP_REACH_NLRI's global next hop, if present.
-  [[nodiscard]] const std::optional<net::IpAddress>& next_hop() const { return next_hop_; }
-  [[nodiscard]] const std::optional<net::IpAddress>& mp_next_hop() const { return mp_next_hop_; }
+  // NEXT_HOP (IPv4 NLRI) and MP_REACH_NLRI's global next hop, if present:
+  // read from the bytes when asked (not kept in the header: every octet
+  // here is paid once per distinct set).
+  [[nodiscard]] std::optional<net::IpAddress> next_hop() const;
+  [[nodiscard]] std::optional<net::IpAddress> mp_next_hop() const;
 
  private:
   friend class Interner;
@@ -62,6 +64,8 @@ class Attrs {
   [[nodiscard]] const std::byte* bytes_() const { return reinterpret_cast<const std::byte*>(this + 1); }
   [[nodiscard]] std::byte* bytes_() { return reinterpret_cast<std::byte*>(this + 1); }
 
+  // 56 octets, then the canonical bytes.
+  Attrs* chain_ = nullptr;  // the interner's hash chain
   std::atomic<uint32_t> refs_{0};
   uint32_t hash_ = 0;
   uint32_t wire_len_ = 0;
@@ -71,9 +75,9 @@ class Attrs {
   uint16_t cluster_len_ = 0;
   uint8_t origin_ = 3;
   uint8_t flags_ = 0;
-  Attrs* chain_ = nullptr;  // the interner's hash chain
-  std::optional<net::IpAddress> next_hop_, mp_next_hop_;
 };
+
+static_assert(sizeof(Attrs) == 48);
 
 // The set of interned attribute sets. Thread-safe.
 class Interner {
@@ -87,8 +91,13 @@ class Interner {
   [[nodiscard]] Attrs* intern(const codec::AttributeSet& set, uint32_t refs = 1);
   // Takes `n` more references to a set the caller already holds one of.
   static void acquire(Attrs* a, uint32_t n = 1) { a->refs_.fetch_add(n, std::memory_order_relaxed); }
-  // Drops one reference; the set is freed with its last.
-  void release(Attrs* a);
+  // Drops n references (the caller holds them); the set is freed with its
+  // last.
+  void release(Attrs* a, uint32_t n = 1);
+  // Drops one reference per element, the same set's together: sorted by
+  // address first, so that the sets are visited in memory order (a peer
+  // going down releases a million).
+  void release_all(std::vector<Attrs*>& sets);
 
   [[nodiscard]] size_t size() const;          // distinct sets held
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)

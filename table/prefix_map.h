@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <span>
 #include <utility>
@@ -66,8 +68,10 @@ struct [[gnu::packed]] Key6 {
 };
 
 // A prefix and its routes: one inline, or several in an array on the
-// heap. Plain bytes: the map moves entries with memcpy and frees the
-// arrays itself. 24 octets for IPv4, 40 for IPv6.
+// heap sized to fit (malloc'd: 16 octets a route, which jemalloc's size
+// classes hold exactly up to 8 routes). Plain bytes: the map moves entries
+// with memcpy and frees the arrays itself. 24 octets for IPv4, 40 for
+// IPv6.
 template <typename K>
 struct Entry {
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -76,36 +80,31 @@ struct Entry {
   uint8_t kind = 0;   // 0: no route, 1: `one`, 2: `many`
   uint8_t best1 = 0;  // kind 1: 1 when `one` is the best route
 
-  struct Block {
-    uint32_t n = 0, cap = 0, best = kNone, pad_ = 0;
-    Route* routes() { return reinterpret_cast<Route*>(this + 1); }
-    static size_t bytes(uint32_t cap) { return sizeof(Block) + cap * sizeof(Route); }
-    static Block* make(uint32_t cap) {
-      auto* b = new (::operator new(bytes(cap))) Block();
-      b->cap = cap;
-      return b;
-    }
+  struct Many {
+    Route* routes;
+    uint32_t n;
+    uint32_t best;
   };
   union {
     Route one;
-    Block* many;
+    Many many;
   };
 
   Entry() : one() {}
 
-  [[nodiscard]] uint32_t size() const { return kind == 2 ? many->n : kind; }
+  [[nodiscard]] uint32_t size() const { return kind == 2 ? many.n : kind; }
   [[nodiscard]] bool empty() const { return kind == 0; }
   [[nodiscard]] std::span<Route> routes() {
-    return kind == 2 ? std::span<Route>(many->routes(), many->n) : std::span<Route>(&one, kind);
+    return kind == 2 ? std::span<Route>(many.routes, many.n) : std::span<Route>(&one, kind);
   }
   [[nodiscard]] std::span<const Route> routes() const { return const_cast<Entry*>(this)->routes(); }
-  [[nodiscard]] uint32_t best() const { return kind == 2 ? many->best : (kind == 1 && best1 ? 0 : kNone); }
+  [[nodiscard]] uint32_t best() const { return kind == 2 ? many.best : (kind == 1 && best1 ? 0 : kNone); }
   [[nodiscard]] const Route* best_route() const {
     uint32_t b = best();
     return b == kNone ? nullptr : &routes()[b];
   }
   void set_best(uint32_t i) {
-    if (kind == 2) many->best = i;
+    if (kind == 2) many.best = i;
     else best1 = i == 0 && kind == 1;
   }
   // The index of the route of (peer, path_id), or kNone.
@@ -123,23 +122,19 @@ struct Entry {
       return;
     }
     if (kind == 1) {
-      Block* b = Block::make(2);
-      b->routes()[0] = one;
-      b->n = 1;
-      b->best = best1 ? 0 : kNone;
-      many = b;
+      auto* a = static_cast<Route*>(std::malloc(2 * sizeof(Route)));
+      if (!a) throw std::bad_alloc();
+      a[0] = one;
+      a[1] = r;
+      many = Many{a, 2, best1 ? 0 : kNone};
       kind = 2;
+      return;
     }
-    if (many->n == many->cap) {
-      uint32_t cap = many->cap < 8 ? many->cap + 2 : many->cap + many->cap / 2;
-      Block* b = Block::make(cap);
-      std::memcpy(static_cast<void*>(b->routes()), many->routes(), many->n * sizeof(Route));
-      b->n = many->n;
-      b->best = many->best;
-      ::operator delete(many);
-      many = b;
-    }
-    many->routes()[many->n++] = r;
+    auto* a = static_cast<Route*>(std::realloc(many.routes, (many.n + 1) * sizeof(Route)));
+    if (!a) throw std::bad_alloc();
+    a[many.n] = r;
+    many.routes = a;
+    ++many.n;
   }
   // Removes route i: the last takes its place, the best is unset (the
   // caller chooses again). Returns the removed route.
@@ -150,23 +145,27 @@ struct Entry {
     if (kind == 1) {
       kind = 0;
       best1 = 0;
-    } else if (--many->n == 1) {
-      Route last = many->routes()[0];
-      ::operator delete(many);
+    } else if (many.n == 2) {
+      Route last = many.routes[0];
+      std::free(many.routes);
       one = last;
       kind = 1;
       best1 = 0;
     } else {
-      many->best = kNone;
+      --many.n;
+      // Shrinking in place within a size class; never fails to keep the
+      // old block.
+      if (auto* a = static_cast<Route*>(std::realloc(many.routes, many.n * sizeof(Route)))) many.routes = a;
+      many.best = kNone;
     }
     return gone;
   }
   // Frees the array, if any (the map's destructor).
   void free_routes() {
-    if (kind == 2) ::operator delete(many);
+    if (kind == 2) std::free(many.routes);
     kind = 0;
   }
-  [[nodiscard]] size_t heap_bytes() const { return kind == 2 ? Block::bytes(many->cap) : 0; }
+  [[nodiscard]] size_t heap_bytes() const { return kind == 2 ? many.n * sizeof(Route) : 0; }
 };
 static_assert(sizeof(Entry<Key4>) == 24 && sizeof(Entry<Key6>) == 40);
 

@@ -237,7 +237,10 @@ BatchResult Table::apply(uint16_t slot, const codec::UpdateView& u, bool treat_a
 template <typename K>
 uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale) {
   uint64_t n = 0;
-  std::vector<Attrs*> released;  // held until the best has been compared
+  // The removed routes' references, dropped after the sweep in address
+  // order (and held until then: `before` may point at one of the sets).
+  std::vector<Attrs*> released;
+  released.reserve(m.size());
   m.sweep([&](Entry<K>& e) {
     BestId before = best_id(e);
     const Route* b = e.best_route();
@@ -251,9 +254,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
         if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) ||
                            reaches_med_step(candidate(x), best_c, options_.best)))
           recompute = true;
-        Route gone = e.remove(i);  // the last route moves into i
-        if (gone.attrs != before.attrs) interner_.release(gone.attrs);
-        else released.push_back(gone.attrs);
+        released.push_back(e.remove(i).attrs);  // the last route moves into i
         hit = true;
         ++n;
         continue;
@@ -267,10 +268,9 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       e.set_best(e.find(before.peer, before.path_id));
     }
     s.journal.append(Change{e.key.prefix(), f, best_id(e) != before});
-    for (Attrs* a : released) interner_.release(a);
-    released.clear();
     return !e.empty();
   });
+  interner_.release_all(released);
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);
   return n;
 }

@@ -295,7 +295,6 @@ TEST(TableTest, NewFollowerGetsTheWholeTableThenOnlyChanges) {
 
 struct ModelRoute {
   int attrs;  // index into the pool
-  friend bool operator==(const ModelRoute&, const ModelRoute&) = default;
 };
 
 RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {

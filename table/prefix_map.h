@@ -219,6 +219,7 @@ class PrefixMap {
   void erase(Entry<K>* e) {
     assert(e->empty());
     size_t i = static_cast<size_t>(e - slots_.get());
+    assert(i < cap_);
     slots_[i].key.len = K::kEmpty;
     --size_;
     for (size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
@@ -274,9 +275,9 @@ class PrefixMap {
   [[nodiscard]] size_t mask() const { return cap_ - 1; }
   [[nodiscard]] size_t home(const K& k) const { return static_cast<size_t>(k.hash() >> shift_); }
   void rehash(size_t cap) {
-    std::unique_ptr<Entry<K>[]> old = std::move(slots_);
+    Slots old = std::move(slots_);
     size_t old_cap = cap_;
-    slots_ = std::make_unique<Entry<K>[]>(cap);
+    slots_ = allocate(cap);
     cap_ = cap;
     shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
     prefetch_shift_.store(shift_, std::memory_order_relaxed);
@@ -299,7 +300,20 @@ class PrefixMap {
     cap_ = size_ = 0;
   }
 
-  std::unique_ptr<Entry<K>[]> slots_;
+  // The slot array (plain bytes: entries are trivially destructible).
+  struct Free {
+    void operator()(Entry<K>* p) const { std::free(p); }
+  };
+  using Slots = std::unique_ptr<Entry<K>[], Free>;
+  static Slots allocate(size_t cap) {
+    auto* e = static_cast<Entry<K>*>(std::malloc(cap * sizeof(Entry<K>)));
+    if (!e) throw std::bad_alloc();
+    for (size_t i = 0; i < cap; ++i) new (&e[i]) Entry<K>();
+    return Slots(e);
+  }
+  static_assert(std::is_trivially_destructible_v<Entry<K>>);
+
+  Slots slots_;
   size_t cap_ = 0, size_ = 0;
   unsigned shift_ = 64;
   std::atomic<uintptr_t> prefetch_base_{0};

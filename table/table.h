@@ -36,7 +36,7 @@ class UpdateView;
 namespace petrel::table {
 
 struct TableOptions {
-  size_t shards = 32;
+  size_t shards = 8;
   size_t journal_retention = 8192;  // changes kept per shard
   BestPathOptions best;
 };

@@ -17,7 +17,7 @@
 // Memory is what jemalloc counts as allocated (stats.allocated), before
 // and after; the messages are built before the first reading.
 //
-// Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N]
+// Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N]
 #include <jemalloc/jemalloc.h>
 #include <time.h>
 
@@ -141,6 +141,30 @@ double decode_only(const Feed& f, const codec::SessionParams& params, uint64_t& 
   return cpu_s() - c0;
 }
 
+// The table alone: the same batches, decoded beforehand (attribute set
+// and prefixes per UPDATE), then applied. Returns CPU seconds.
+struct Decoded {
+  codec::AttributeSet attrs;
+  std::vector<codec::NlriPrefix> prefixes;
+};
+std::vector<Decoded> predecode(const Feed& f, const codec::SessionParams& params) {
+  std::vector<Decoded> out;
+  out.reserve(f.offsets.size());
+  for (size_t i = 0; i < f.offsets.size(); ++i) {
+    auto u = codec::UpdateView::decode(body(f, i), params, codec::PeerType::kExternal);
+    Decoded d{u.attribute_set(), {}};
+    for (const auto& r : u.announced())
+      for (const auto& p : r) d.prefixes.push_back(p);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+double apply_only(table::Table& t, uint16_t slot, const std::vector<Decoded>& batches) {
+  double c0 = cpu_s();
+  for (const auto& d : batches) t.apply(slot, 0, &d.attrs, d.prefixes, {});
+  return cpu_s() - c0;
+}
+
 table::PeerInfo peer_info(uint32_t i) {
   table::PeerInfo p;
   p.address = net::IpAddress::v4(0xC0000200u + i + 1);
@@ -158,6 +182,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
+  table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
     auto v = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
@@ -165,8 +190,9 @@ int main(int argc, char** argv) {
     else if (k == "--sets") sets = v;
     else if (k == "--peers") peers = std::max<uint32_t>(v, 1);
     else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
+    else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
     else {
-      std::fprintf(stderr, "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N]\n");
+      std::fprintf(stderr, "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N]\n");
       return 2;
     }
   }
@@ -186,7 +212,15 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "table-bench: %u peers' tables of %u IPv4 prefixes built as %zu UPDATEs each in %.1f s\n",
                peers, prefixes, feeds[0].offsets.size(), wall_s() - g0);
 
-  std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall;
+  std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall, table_cpu;
+  {
+    auto batches = predecode(feeds[0], params);
+    for (uint32_t run = 0; run < runs; ++run) {
+      table::Table t(topt);
+      uint16_t slot = *t.add_peer(peer_info(0));
+      table_cpu.push_back(apply_only(t, slot, batches));
+    }
+  }
   size_t one_bytes = 0, more_bytes = 0, one_sets = 0, all_sets = 0;
   uint64_t more_routes = 0, sink = 0;
   table::Table::Memory mem{};
@@ -194,7 +228,7 @@ int main(int argc, char** argv) {
     base_cpu.push_back(decode_only(feeds[0], params, sink));
     size_t a0 = allocated();
     {
-      table::Table t;
+      table::Table t(topt);
       std::vector<uint16_t> slots;
       for (uint32_t p = 0; p < peers; ++p) slots.push_back(*t.add_peer(peer_info(p)));
       double w0 = wall_s();
@@ -231,12 +265,14 @@ int main(int argc, char** argv) {
   }
   const double one_routes = static_cast<double>(feeds[0].routes);
   const double base_rate = one_routes / median(base_cpu);
+  const double table_rate = one_routes / median(table_cpu);
   const double one_rate = one_routes / median(one_cpu);
   const double more_rate = more_routes ? static_cast<double>(more_routes) / median(more_cpu) : 0;
   std::printf("{\"case\":\"one-peer\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"wall_routes_per_s\":%.0f,"
-              "\"decode_only_routes_per_s\":%.0f,\"bytes_per_route\":%.1f,\"allocated_bytes\":%zu,"
+              "\"decode_only_routes_per_s\":%.0f,\"table_only_routes_per_s\":%.0f,\"bytes_per_route\":%.1f,"
+              "\"allocated_bytes\":%zu,"
               "\"attr_sets\":%zu,\"map_bytes\":%zu,\"journal_bytes\":%zu,\"attr_bytes\":%zu,\"runs\":%u}\n",
-              one_routes, one_rate, one_routes / median(one_wall), base_rate,
+              one_routes, one_rate, one_routes / median(one_wall), base_rate, table_rate,
               static_cast<double>(one_bytes) / one_routes, one_bytes, one_sets, mem.map_bytes, mem.journal_bytes,
               mem.attr_bytes, runs);
   if (peers > 1)
@@ -246,15 +282,15 @@ int main(int argc, char** argv) {
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, runs);
   std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,\"runs\":%u}\n",
               one_routes, median(down_cpu), median(down_wall), runs);
-  std::printf("\n%-12s %10s %14s %14s %12s %10s %12s\n", "case", "routes", "routes/s (CPU)", "decode only/s",
-              "bytes/route", "attr sets", "withdraw s");
-  std::printf("%-12s %10.0f %14.0f %14.0f %12.1f %10zu %12s\n", "one-peer", one_routes, one_rate, base_rate,
-              static_cast<double>(one_bytes) / one_routes, one_sets, "-");
+  std::printf("\n%-12s %10s %14s %14s %14s %12s %10s %12s\n", "case", "routes", "routes/s (CPU)", "decode only/s",
+              "table only/s", "bytes/route", "attr sets", "withdraw s");
+  std::printf("%-12s %10.0f %14.0f %14.0f %14.0f %12.1f %10zu %12s\n", "one-peer", one_routes, one_rate, base_rate,
+              table_rate, static_cast<double>(one_bytes) / one_routes, one_sets, "-");
   if (peers > 1)
-    std::printf("%-12s %10llu %14.0f %14s %12.1f %10zu %12s\n", "more-peers",
-                static_cast<unsigned long long>(more_routes), more_rate, "-",
+    std::printf("%-12s %10llu %14.0f %14s %14s %12.1f %10zu %12s\n", "more-peers",
+                static_cast<unsigned long long>(more_routes), more_rate, "-", "-",
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, "-");
-  std::printf("%-12s %10.0f %14s %14s %12s %10s %12.3f\n", "peer-down", one_routes, "-", "-", "-", "-",
+  std::printf("%-12s %10.0f %14s %14s %14s %12s %10s %12.3f\n", "peer-down", one_routes, "-", "-", "-", "-", "-",
               median(down_cpu));
   std::printf("\none peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
               "attribute sets %.1f MB); medians of %u runs, CPU time of one core\n",

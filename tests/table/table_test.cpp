@@ -387,7 +387,7 @@ void concurrent_run(size_t retention, unsigned seed) {
   std::vector<net::Prefix> prefixes;
   for (uint32_t i = 0; i < 512; ++i)
     prefixes.push_back(*net::Prefix::make(net::IpAddress::v4(0x0A000000 | (i << 8)), 24));
-  constexpr int kWriters = 4, kFollowers = 3, kOps = 4000;
+  constexpr int kWriters = 4, kFollowers = 3, kOps = 2000;
   std::atomic<int> writers_left{kWriters};
   std::vector<std::thread> threads;
   for (int w = 0; w < kWriters; ++w) {

@@ -155,6 +155,7 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
       fsm_config_(make_fsm_config(config, peer)),
       worker_(worker),
       table_(table),
+      batch_(table),
       backoff_(static_cast<double>(peer.connect_retry), std::max(120.0, 8.0 * peer.connect_retry), 0.25,
                seed) {
   ev_timer_init(&dial_timer_, &Peer::on_dial_timer, 0, 0);
@@ -188,7 +189,18 @@ bool Peer::enter_table(Connection& c) {
   return true;
 }
 
+void Peer::flush_batch() {
+  if (batch_.empty()) return;
+  int32_t slot = table_slot_.load(std::memory_order_relaxed);
+  if (slot < 0) {
+    batch_.clear();
+    return;
+  }
+  table_.apply(static_cast<uint16_t>(slot), batch_);
+}
+
 void Peer::leave_table() {
+  batch_.clear();  // the session's last UPDATEs would be withdrawn at once
   int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
   if (slot < 0) return;
   auto t0 = std::chrono::steady_clock::now();
@@ -462,8 +474,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   // Every prefix is decoded and counted; treat-as-withdraw turns the
   // announced ones into withdrawals (RFC 7606 section 2).
   bool withdraw_all = action == codec::ErrorAction::kTreatAsWithdraw;
-  if (int32_t slot = table_slot_.load(std::memory_order_relaxed); slot >= 0)
-    table_.apply(static_cast<uint16_t>(slot), u, withdraw_all);
+  if (table_slot_.load(std::memory_order_relaxed) >= 0) batch_.add(u, withdraw_all);
   for (const auto& r : u.announced()) {
     int i = codec::known_index(r.family());
     if (i < 0) continue;
@@ -481,6 +492,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if ((u.mp_reach() && !u.mp_reach()->supported) || (u.mp_unreach() && !u.mp_unreach()->supported))
     counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);
   if (auto eor = u.end_of_rib()) {
+    flush_batch();  // the count below is the table's
     char buf[32];
     int i = codec::known_index(*eor);
     uint64_t received = i < 0 ? 0 : table_routes(static_cast<size_t>(i));
@@ -701,7 +713,10 @@ void Peer::handle_read(Connection& c) {
       codec::NotifyError err;
       for (;;) {
         auto st = c.framer.next(m, err);
-        if (st == codec::Framer::Status::kNeedMore) break;
+        if (st == codec::Framer::Status::kNeedMore) {
+          flush_batch();
+          break;
+        }
         if (st == codec::Framer::Status::kError) {
           step(c, fsm::MessageError{err, std::nullopt});
           return;

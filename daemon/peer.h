@@ -100,6 +100,7 @@ class Peer {
   // and the slot freed when it goes down.
   bool enter_table(Connection& c);
   void leave_table();
+  void flush_batch();
 
   static void on_read(struct ev_loop*, ev_io* w, int);
   static void on_write(struct ev_loop*, ev_io* w, int);
@@ -114,6 +115,10 @@ class Peer {
   Worker& worker_;
   table::Table& table_;
   std::atomic<int32_t> table_slot_{-1};
+  // The UPDATEs of one socket read, applied together (flush_batch) when
+  // the read's messages are done, before an End-of-RIB is reported, and
+  // dropped when the session goes down.
+  table::Batch batch_;
   Backoff backoff_;
   ev_timer dial_timer_;
   std::array<std::unique_ptr<Connection>, 2> conns_;  // by fsm::Direction

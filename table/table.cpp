@@ -92,10 +92,11 @@ void Table::choose_best(Entry<K>& e) const {
 }
 
 template <typename K>
-void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, Attrs* attrs, const Op& op,
-                      BatchResult& res) {
+void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, BatchResult& res,
+                      std::array<int64_t, kFamilies>& delta) {
   K key = K::of(op.prefix);
-  if (op.announce) {
+  const FamilyIndex f = op.family;
+  if (op.attrs) {
     Entry<K>& e = m.find_or_insert(key);
     BestId before = best_id(e);
     uint32_t i = e.find(slot, op.path_id);
@@ -106,14 +107,16 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, A
       bool was_stale = r.flags & Route::kStale;
       r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
       // The same route again: nothing changed, nothing to journal.
-      if (r.attrs == attrs && !was_stale) return;
+      if (r.attrs == op.attrs && !was_stale) return;
       replaced = r.attrs;
-      r.attrs = attrs;
+      r.attrs = op.attrs;
     } else {
-      e.push(Route{attrs, op.path_id, slot, 0});
-      ++res.added_;
+      e.push(Route{op.attrs, op.path_id, slot, 0});
+      ++delta[f];
     }
-    ++res.refs_;  // taken once for the batch, after it (apply_ops)
+    // The batch holds a reference to the set until it is done, so the
+    // count cannot reach zero here; the set is in cache (just interned).
+    Interner::acquire(op.attrs);
     choose_best(e);
     bool changed = best_id(e) != before;
     res.best_changes += changed;
@@ -130,6 +133,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, A
   BestId before = best_id(*e);
   Route gone = e->remove(i);
   ++res.withdrawn;
+  --delta[f];
   choose_best(*e);
   bool best_changed = best_id(*e) != before;
   res.best_changes += best_changed;
@@ -140,98 +144,101 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, A
   if (e->empty()) m.erase(e);
 }
 
-BatchResult Table::apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::vector<Op>& ops) {
-  BatchResult res;
-  if (ops.empty()) return res;
-  // Withdrawals before announcements of the same prefix keep their order
-  // in the message; the sort groups by shard and keeps that order inside.
-  // (An insertion sort: an UPDATE carries a few prefixes, and
-  // std::stable_sort allocates.)
-  for (size_t i = 1; i < ops.size(); ++i) {
-    Op x = ops[i];
-    size_t j = i;
-    for (; j > 0 && ops[j - 1].shard > x.shard; --j) ops[j] = ops[j - 1];
-    ops[j] = x;
-  }
-  const bool v6 = is_v6_family(f);
-  // Every prefix's slot is a cache miss in a full table: ask for them all
-  // first, so that they overlap.
-  for (const Op& op : ops) {
-    const Shard& s = *shards_[op.shard];
-    if (v6) s.v6[f].prefetch(Key6::of(op.prefix));
-    else s.v4[f].prefetch(Key4::of(op.prefix));
-  }
-  for (size_t i = 0; i < ops.size();) {
-    Shard& s = *shards_[ops[i].shard];
-    std::lock_guard lock(s.mu);
-    size_t j = i;
-    for (; j < ops.size() && ops[j].shard == ops[i].shard; ++j) {
-      if (v6) apply_one(s, s.v6[f], slot, f, attrs, ops[j], res);
-      else apply_one(s, s.v4[f], slot, f, attrs, ops[j], res);
-    }
-    i = j;
-  }
-  // The routes' references and the peer's count, once per batch: the
-  // batch's own reference keeps the set alive until then.
-  if (res.refs_) Interner::acquire(attrs, res.refs_);
-  auto delta = static_cast<int64_t>(res.added_) - static_cast<int64_t>(res.withdrawn);
-  if (delta) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed);
-  return res;
+void Table::prefetch(const Op& op) const {
+  const Shard& s = *shards_[op.shard];
+  if (is_v6_family(op.family)) s.v6[op.family].prefetch(Key6::of(op.prefix));
+  else s.v4[op.family].prefetch(Key4::of(op.prefix));
 }
 
-namespace {
-void add(BatchResult& a, const BatchResult& b) {
-  a.announced += b.announced;
-  a.withdrawn += b.withdrawn;
-  a.not_found += b.not_found;
-  a.best_changes += b.best_changes;
+BatchResult Table::apply(uint16_t slot, Batch& b) {
+  assert(b.table_ == this);
+  BatchResult res;
+  std::array<int64_t, kFamilies> delta{};
+  // Order by shard, keeping the messages' order within each (a counting
+  // sort: stable, no comparisons).
+  const size_t n = b.ops_.size();
+  std::vector<uint32_t> start(shards_.size() + 1, 0);
+  for (const Op& op : b.ops_) ++start[op.shard + 1u];
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  b.sorted_.resize(n);
+  {
+    std::vector<uint32_t> at(start.begin(), start.end() - 1);
+    for (const Op& op : b.ops_) b.sorted_[at[op.shard]++] = op;
+  }
+  // Every prefix's slot is a cache miss in a full table: the CPU is asked
+  // for it kAhead operations early, so that the misses overlap.
+  constexpr size_t kAhead = 12;
+  for (size_t i = 0; i < std::min(n, kAhead); ++i) prefetch(b.sorted_[i]);
+  for (size_t sh = 0; sh < shards_.size(); ++sh) {
+    if (start[sh] == start[sh + 1]) continue;
+    Shard& s = *shards_[sh];
+    std::lock_guard lock(s.mu);
+    for (size_t i = start[sh]; i < start[sh + 1]; ++i) {
+      if (i + kAhead < n) prefetch(b.sorted_[i + kAhead]);
+      const Op& op = b.sorted_[i];
+      if (is_v6_family(op.family)) apply_one(s, s.v6[op.family], slot, op, res, delta);
+      else apply_one(s, s.v4[op.family], slot, op, res, delta);
+    }
+  }
+  for (size_t f = 0; f < kFamilies; ++f)
+    if (delta[f]) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta[f]), std::memory_order_relaxed);
+  b.clear();
+  return res;
 }
-}  // namespace
 
 BatchResult Table::apply(uint16_t slot, FamilyIndex f, const codec::AttributeSet* attrs,
                          std::span<const codec::NlriPrefix> announce,
                          std::span<const codec::NlriPrefix> withdraw) {
-  thread_local std::vector<Op> ops;
-  ops.clear();
-  for (const auto& p : withdraw)
-    ops.push_back(Op{p.prefix, p.path_id, static_cast<uint32_t>(shard_of(p.prefix)), false});
-  Attrs* a = nullptr;
-  if (!announce.empty()) {
-    assert(attrs);
-    if (!attrs) return {};
-    a = interner_.intern(*attrs);  // the batch's own reference, dropped below
-    for (const auto& p : announce)
-      ops.push_back(Op{p.prefix, p.path_id, static_cast<uint32_t>(shard_of(p.prefix)), true});
-  }
-  BatchResult r = apply_ops(slot, f, a, ops);
-  if (a) interner_.release(a);
-  return r;
+  Batch b(*this);
+  b.add(f, attrs, announce, withdraw);
+  return apply(slot, b);
 }
 
 BatchResult Table::apply(uint16_t slot, const codec::UpdateView& u, bool treat_as_withdraw) {
-  BatchResult total;
-  thread_local std::vector<Op> ops;
-  // Withdrawn routes, per family.
+  Batch b(*this);
+  b.add(u, treat_as_withdraw);
+  return apply(slot, b);
+}
+
+void Batch::clear() {
+  for (Attrs* a : held_) table_->interner_.release(a);
+  held_.clear();
+  ops_.clear();
+}
+
+void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
+                std::span<const codec::NlriPrefix> withdraw) {
+  for (const auto& p : withdraw)
+    ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)), f, nullptr});
+  if (announce.empty()) return;
+  assert(attrs);
+  if (!attrs) return;
+  Attrs* a = table_->interner_.intern(*attrs);
+  held_.push_back(a);
+  for (const auto& p : announce)
+    ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)), f, a});
+}
+
+void Batch::add(const codec::UpdateView& u, bool treat_as_withdraw) {
   for (const auto& range : u.withdrawals()) {
     int fi = codec::known_index(range.family());
     if (fi < 0) continue;
-    ops.clear();
-    for (const auto& p : range) ops.push_back(Op{p.prefix, p.path_id, static_cast<uint32_t>(shard_of(p.prefix)), false});
-    add(total, apply_ops(slot, static_cast<FamilyIndex>(fi), nullptr, ops));
+    for (const auto& p : range)
+      ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)),
+                        static_cast<FamilyIndex>(fi), nullptr});
   }
   Attrs* a = nullptr;
   for (const auto& range : u.announced()) {
     int fi = codec::known_index(range.family());
-    if (fi < 0) continue;
-    ops.clear();
+    if (fi < 0 || range.begin() == range.end()) continue;
+    if (!treat_as_withdraw && !a) {
+      a = table_->interner_.intern(u.attribute_set());
+      held_.push_back(a);
+    }
     for (const auto& p : range)
-      ops.push_back(Op{p.prefix, p.path_id, static_cast<uint32_t>(shard_of(p.prefix)), !treat_as_withdraw});
-    if (ops.empty()) continue;
-    if (!treat_as_withdraw && !a) a = interner_.intern(u.attribute_set());
-    add(total, apply_ops(slot, static_cast<FamilyIndex>(fi), a, ops));
+      ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)),
+                        static_cast<FamilyIndex>(fi), a});
   }
-  if (a) interner_.release(a);
-  return total;
 }
 
 template <typename K>

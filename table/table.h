@@ -58,8 +58,46 @@ struct BatchResult {
   uint32_t withdrawn = 0;   // routes removed
   uint32_t not_found = 0;   // withdrawals of routes the table did not hold
   uint32_t best_changes = 0;
-  // Inside the table: routes added (not replaced), references to take.
-  uint32_t added_ = 0, refs_ = 0;
+};
+
+class Table;
+
+// One peer's UPDATEs gathered to be applied together: a session collects
+// what one read of its socket brought. Each UPDATE's attribute set is
+// interned when it is added; Table::apply then takes each shard's lock once
+// for the whole batch, in the order the messages came within each prefix.
+class Batch {
+ public:
+  explicit Batch(Table& t) : table_(&t) {}
+  ~Batch() { clear(); }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  // One UPDATE: its withdrawals, then its announcements (as withdrawals
+  // when treat_as_withdraw, RFC 7606). Families the table does not hold
+  // are skipped.
+  void add(const codec::UpdateView& u, bool treat_as_withdraw = false);
+  // The same with the parts given separately (tests, benchmarks, tools):
+  // `attrs` is needed when `announce` is not empty.
+  void add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
+           std::span<const codec::NlriPrefix> withdraw);
+  [[nodiscard]] size_t size() const { return ops_.size(); }
+  [[nodiscard]] bool empty() const { return ops_.empty(); }
+  // Drops what was gathered (and the sets' references) without applying.
+  void clear();
+
+ private:
+  friend class Table;
+  struct Op {
+    net::Prefix prefix;
+    uint32_t path_id;
+    uint16_t shard;
+    FamilyIndex family;
+    Attrs* attrs;  // null: a withdrawal
+  };
+  Table* table_;
+  std::vector<Op> ops_, sorted_;
+  std::vector<Attrs*> held_;  // one reference per UPDATE's set, until applied
 };
 
 // A route handed to a follower or a reader; valid during the callback.
@@ -116,13 +154,10 @@ class Table {
   }
 
   // ---- writes
-  // Applies one UPDATE from `slot`: its withdrawals, then its
-  // announcements with its attribute set (as withdrawals when
-  // treat_as_withdraw, RFC 7606). Families the table does not hold are
-  // skipped.
+  // Applies a batch of the peer in `slot` and empties it.
+  BatchResult apply(uint16_t slot, Batch& b);
+  // One UPDATE at once (a batch of one; see Batch::add).
   BatchResult apply(uint16_t slot, const codec::UpdateView& u, bool treat_as_withdraw = false);
-  // The same with the parts given separately (tests, benchmarks, tools):
-  // `attrs` is needed when `announce` is not empty.
   BatchResult apply(uint16_t slot, FamilyIndex f, const codec::AttributeSet* attrs,
                     std::span<const codec::NlriPrefix> announce,
                     std::span<const codec::NlriPrefix> withdraw);
@@ -180,18 +215,12 @@ class Table {
     bool used = false;
     std::array<std::atomic<uint64_t>, kFamilies> routes{};
   };
-  // One prefix's operation, gathered before the shard locks are taken.
-  struct Op {
-    net::Prefix prefix;
-    uint32_t path_id;
-    uint32_t shard;
-    bool announce;
-  };
-
-  BatchResult apply_ops(uint16_t slot, FamilyIndex f, Attrs* attrs, std::vector<Op>& ops);
+  friend class Batch;
+  using Op = Batch::Op;
   template <typename K>
-  void apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, Attrs* attrs, const Op& op,
-                 BatchResult& res);
+  void apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, BatchResult& res,
+                 std::array<int64_t, kFamilies>& delta);
+  void prefetch(const Op& op) const;
   template <typename K>
   void choose_best(Entry<K>& e) const;
   [[nodiscard]] Candidate candidate(const Route& r) const {

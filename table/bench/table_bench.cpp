@@ -114,17 +114,27 @@ bytes::Span body(const Feed& f, size_t i) {
   return bytes::Span(f.wire).subspan(start + codec::kHeaderLen, end - start - codec::kHeaderLen);
 }
 
-// Feeds one peer's messages into the table; returns CPU seconds.
+// Feeds one peer's messages into the table as a session does: the
+// messages of one socket read (kReadBytes) decoded and applied as one
+// batch. Returns CPU seconds.
+constexpr size_t kReadBytes = 64 * 1024;  // daemon/peer.cpp's read size
 double insert(table::Table& t, uint16_t slot, const Feed& f, const codec::SessionParams& params) {
   double c0 = cpu_s();
+  table::Batch batch(t);
+  size_t read_start = 0;
   for (size_t i = 0; i < f.offsets.size(); ++i) {
     auto u = codec::UpdateView::decode(body(f, i), params, codec::PeerType::kExternal);
     if (u.action() != codec::ErrorAction::kNone) {
       std::fprintf(stderr, "table-bench: message %zu does not decode\n", i);
       std::exit(1);
     }
-    t.apply(slot, u);
+    batch.add(u);
+    if (f.offsets[i] - read_start >= kReadBytes) {
+      t.apply(slot, batch);
+      read_start = f.offsets[i];
+    }
   }
+  t.apply(slot, batch);
   return cpu_s() - c0;
 }
 
@@ -161,8 +171,15 @@ std::vector<Decoded> predecode(const Feed& f, const codec::SessionParams& params
 }
 double apply_only(table::Table& t, uint16_t slot, const std::vector<Decoded>& batches) {
   double c0 = cpu_s();
-  for (const auto& d : batches) t.apply(slot, 0, &d.attrs, d.prefixes, {});
-  return cpu_s() - c0;
+  table::Batch batch(t);
+  size_t routes = 0;
+  for (const auto& d : batches) {
+    batch.add(0, &d.attrs, d.prefixes, {});
+    routes += d.prefixes.size();
+    if (batch.size() >= 256) t.apply(slot, batch);  // about a read's worth
+  }
+  t.apply(slot, batch);
+  return routes ? cpu_s() - c0 : 0;
 }
 
 table::PeerInfo peer_info(uint32_t i) {

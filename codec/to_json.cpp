@@ -457,4 +457,6 @@ bool message_to_json(bytes::Span whole, const JsonOptions& opts, json::Writer& w
   return ok;
 }
 
+void attributes_to_json(const PathAttributes& a, json::Writer& w) { attributes(w, a); }
+
 }  // namespace petrel::codec

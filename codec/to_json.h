@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "codec/attribute_set.h"
 #include "codec/framer.h"
 #include "codec/rfc7606.h"
 #include "codec/types.h"
@@ -23,5 +24,9 @@ struct JsonOptions {
 // (no newline). Returns true when it decoded cleanly: no framing error, no
 // decoding error, and for an UPDATE no RFC 7606 finding at all.
 bool message_to_json(bytes::Span whole, const JsonOptions& opts, json::Writer& w);
+
+// Writes the member "attributes": {...} as message_to_json does for an
+// UPDATE (the HTTP API shows a route's attributes the same way).
+void attributes_to_json(const PathAttributes& a, json::Writer& w);
 
 }  // namespace petrel::codec

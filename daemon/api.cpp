@@ -11,6 +11,7 @@
 #include <span>
 #include <utility>
 
+#include "codec/to_json.h"
 #include "crates/json/json.h"
 
 namespace petrel::daemon::api {
@@ -185,6 +186,34 @@ std::string peer_json(const PeerSnapshot& p) {
   return out;
 }
 
+std::string prefix_routes_json(const PrefixSnapshot& p) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.member("prefix", p.prefix);
+  w.member("family", p.family);
+  w.key_raw("routes").begin_array();
+  for (const auto& r : p.routes) {
+    w.begin_object();
+    w.member("peer", r.peer);
+    w.member("peer_address", r.peer_address);
+    w.member("path_id", r.path_id);
+    w.key_raw("best").boolean(r.best);
+    w.key_raw("stale").boolean(r.stale);
+    w.key_raw("lost_by");
+    if (r.best) {
+      w.null();
+    } else {
+      w.string(r.lost_by);
+    }
+    codec::attributes_to_json(r.attributes, w);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object().line_end();
+  return out;
+}
+
 std::string error_json(std::string_view message) {
   std::string out;
   json::Writer w(out);
@@ -268,14 +297,43 @@ std::string metrics_text(const Snapshot& s) {
   return out;
 }
 
-Response respond(std::string_view method, std::string_view path, const Snapshot& s) {
+namespace {
+
+// Every endpoint is read-only: anything but GET and HEAD is a 405.
+bool refuse_method(std::string_view method, Response& r) {
+  if (method == "GET" || method == "HEAD") return false;
+  r.status = 405;
+  r.allow = "GET, HEAD";
+  r.body = error_json(fmt::format("method {} is not allowed; use GET", method));
+  return true;
+}
+
+}  // namespace
+
+Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup) {
   Response r;
-  if (method != "GET" && method != "HEAD") {
-    r.status = 405;
-    r.allow = "GET, HEAD";
-    r.body = error_json(fmt::format("method {} is not allowed; use GET", method));
+  if (refuse_method(method, r)) return r;
+  std::string_view text = path.substr(std::min(path.size(), kRoutesPath.size()));
+  auto prefix = net::Prefix::parse(text, net::Prefix::HostBits::kReject);
+  if (!prefix) {
+    r.status = 400;
+    r.body = error_json(fmt::format("not a prefix: \"{}\" (write it as 192.0.2.0/24 or 2001:db8::/32, "
+                                    "with no host bits set)", text));
     return r;
   }
+  PrefixSnapshot snap;
+  if (!lookup(*prefix, snap)) {
+    r.status = 404;
+    r.body = error_json(fmt::format("no route to {} in the table", prefix->to_string()));
+    return r;
+  }
+  r.body = prefix_routes_json(snap);
+  return r;
+}
+
+Response respond(std::string_view method, std::string_view path, const Snapshot& s) {
+  Response r;
+  if (refuse_method(method, r)) return r;
   if (path == "/api/status") {
     r.body = status_json(s);
   } else if (path == "/api/peers" || path == "/api/peers/") {

@@ -13,12 +13,15 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "codec/attribute_set.h"
 #include "codec/types.h"
+#include "crates/net/ip.h"
 #include "fsm/state.h"
 
 namespace petrel::daemon::api {
@@ -66,6 +69,25 @@ struct Snapshot {
   } table;
 };
 
+// One prefix's routes in the table (GET /api/routes/{prefix}).
+struct RouteSnapshot {
+  std::string peer;      // the peer's configured name
+  std::string peer_address;
+  uint32_t path_id = 0;
+  bool best = false;
+  bool stale = false;
+  // For a route that is not the best: the best-path step that decided
+  // between it and the best (table::decision_name).
+  std::string lost_by;
+  codec::PathAttributes attributes;
+};
+struct PrefixSnapshot {
+  std::string prefix;
+  std::string family;
+  std::vector<RouteSnapshot> routes;  // the best first
+};
+std::string prefix_routes_json(const PrefixSnapshot& p);
+
 // The state as JSON writes it: "idle", ..., "openconfirm", "established".
 std::string_view state_json_name(fsm::State s);
 // RFC 4271 / BGP4-MIB numbering: Idle 1 .. Established 6.
@@ -87,6 +109,14 @@ struct Response {
   std::string body;
   std::string_view allow;  // set for 405: the Allow header
 };
+
+// GET /api/routes/{prefix} ("192.0.2.0/24", "2001:db8::/32"; unicast):
+// `lookup` fills the snapshot of the prefix from the table and returns
+// false when the table has no route to it (404). A prefix that does not
+// parse is a 400.
+using RouteLookup = std::function<bool(const net::Prefix&, PrefixSnapshot&)>;
+inline constexpr std::string_view kRoutesPath = "/api/routes/";
+Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup);
 
 // Routes a request. method as sent ("GET"); path without the query string,
 // already percent-decoded. HEAD is answered like GET (the server leaves

@@ -91,6 +91,40 @@ api::Snapshot snapshot(const HttpServer::Context& ctx) {
   return s;
 }
 
+// One prefix's routes for the API, read under its shard's lock: the best
+// first, each other route with the best-path step that decided against it.
+bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnapshot& out) {
+  const codec::Family fam = p.family() == net::IpFamily::V6 ? codec::kIpv6Unicast : codec::kIpv4Unicast;
+  const auto fi = static_cast<table::FamilyIndex>(codec::known_index(fam));
+  out.routes.clear();
+  bool found = t.lookup_all(fi, p, [&](std::span<const table::RouteView> views, int best) {
+    auto cand = [](const table::RouteView& rv) {
+      return table::Candidate{rv.attrs, rv.peer, rv.path_id, rv.slot, true};
+    };
+    auto add = [&](const table::RouteView& rv, bool is_best) {
+      api::RouteSnapshot r;
+      r.peer = rv.peer->name;
+      r.peer_address = rv.peer->address.to_string();
+      r.path_id = rv.path_id;
+      r.best = is_best;
+      r.stale = rv.stale;
+      if (!is_best && best >= 0)
+        r.lost_by = std::string(table::decision_name(
+            table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));
+      r.attributes = rv.attrs->decode().decode();
+      out.routes.push_back(std::move(r));
+    };
+    if (best >= 0) add(views[static_cast<size_t>(best)], true);
+    for (size_t i = 0; i < views.size(); ++i)
+      if (static_cast<int>(i) != best) add(views[i], false);
+  });
+  if (!found) return false;
+  char buf[32];
+  out.prefix = p.to_string();
+  out.family = std::string(codec::family_name(fam, buf));
+  return true;
+}
+
 MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
                   const char*, size_t* upload_size, void** request_state) {
   // The first call only announces the request; answering there would make
@@ -108,7 +142,12 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
   const auto* ctx = static_cast<const HttpServer::Context*>(cls);
   api::Response r;
   try {
-    r = api::respond(method, url, snapshot(*ctx));
+    if (std::string_view(url).starts_with(api::kRoutesPath))
+      r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
+        return lookup_prefix(ctx->server->table(), p, out);
+      });
+    else
+      r = api::respond(method, url, snapshot(*ctx));
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
     r.status = 500;

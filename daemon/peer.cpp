@@ -179,6 +179,7 @@ uint64_t Peer::table_routes(size_t family_index) const {
 bool Peer::enter_table(Connection& c) {
   const auto& n = *c.fsm.negotiated();
   table::PeerInfo info;
+  info.name = peer_.name;
   info.address = peer_.address;
   info.router_id = n.peer_id;
   info.asn = n.peer_as;

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "crates/net/ip.h"
 #include "table/attrs.h"
@@ -43,6 +44,7 @@ struct PeerInfo {
   uint32_t router_id = 0;  // BGP identifier, host order
   uint32_t asn = 0;
   bool internal = false;   // iBGP
+  std::string name;        // for people: logs and the API
 };
 
 struct BestPathOptions {

@@ -45,6 +45,10 @@ struct TableOptions {
 using FamilyIndex = uint8_t;
 inline constexpr size_t kFamilies = codec::kKnownFamilies;
 
+inline bool is_v6_family(FamilyIndex f) {
+  return codec::kKnownFamilyList[f].afi == static_cast<uint16_t>(codec::Afi::kIpv6);
+}
+
 // One change as a journal records it.
 struct Change {
   net::Prefix prefix;
@@ -175,6 +179,29 @@ class Table {
   // shard's lock. False when the table has no route to the prefix.
   template <typename F>
   bool lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const;
+  // The same, all at once: fn(std::span<const RouteView> routes, int best)
+  // (best: an index into routes, or -1), under the shard's lock.
+  template <typename F>
+  bool lookup_all(FamilyIndex f, const net::Prefix& p, F&& fn) const {
+    std::vector<RouteView> views;
+    int best = -1;
+    const Shard& s = *shards_[shard_of(p)];
+    std::lock_guard lock(s.mu);
+    auto visit = [&](auto& m, auto key) {
+      auto* e = m.find(key);
+      if (!e) return false;
+      uint32_t b = e->best();
+      auto r = e->routes();
+      for (uint32_t i = 0; i < r.size(); ++i) {
+        if (i == b) best = static_cast<int>(i);
+        views.push_back(view(r[i], peers_.get()));
+      }
+      fn(std::span<const RouteView>(views), best);
+      return true;
+    };
+    if (is_v6_family(f)) return visit(const_cast<PrefixMap<Key6>&>(s.v6[f]), Key6::of(p));
+    return visit(const_cast<PrefixMap<Key4>&>(s.v4[f]), Key4::of(p));
+  }
   // Every prefix with at least one route: fn(Change-like prefix/family,
   // best or nullopt, all routes). Shard by shard, each under its lock.
   template <typename F>
@@ -245,7 +272,6 @@ class Table {
 
 // ---- templates
 
-inline bool is_v6_family(FamilyIndex f) { return codec::kKnownFamilyList[f].afi == static_cast<uint16_t>(codec::Afi::kIpv6); }
 
 template <typename K, typename F>
 void Table::with_map(const Shard& s, FamilyIndex f, F&& fn) {
@@ -255,18 +281,9 @@ void Table::with_map(const Shard& s, FamilyIndex f, F&& fn) {
 
 template <typename F>
 bool Table::lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const {
-  const Shard& s = *shards_[shard_of(p)];
-  std::lock_guard lock(s.mu);
-  auto visit = [&](auto& m, auto key) {
-    auto* e = m.find(key);
-    if (!e) return false;
-    uint32_t b = e->best();
-    auto r = e->routes();
-    for (uint32_t i = 0; i < r.size(); ++i) fn(view(r[i], peers_.get()), i == b);
-    return true;
-  };
-  if (is_v6_family(f)) return visit(const_cast<PrefixMap<Key6>&>(s.v6[f]), Key6::of(p));
-  return visit(const_cast<PrefixMap<Key4>&>(s.v4[f]), Key4::of(p));
+  return lookup_all(f, p, [&](std::span<const RouteView> routes, int best) {
+    for (size_t i = 0; i < routes.size(); ++i) fn(routes[i], static_cast<int>(i) == best);
+  });
 }
 
 template <typename F>

@@ -318,5 +318,85 @@ TEST(ApiMetrics, PromtoolAccepts) {
   EXPECT_EQ(output, "") << "promtool found problems";
 }
 
+// GET /api/routes/{prefix}, with a lookup standing in for the table.
+PrefixSnapshot contested() {
+  PrefixSnapshot p;
+  p.prefix = "192.0.2.0/24";
+  p.family = "ipv4-unicast";
+  RouteSnapshot best;
+  best.peer = "upstream-1";
+  best.peer_address = "192.0.2.1";
+  best.best = true;
+  best.attributes.origin = codec::Origin::kIgp;
+  best.attributes.as_path = codec::AsPath{{{codec::SegmentType::kAsSequence, {64500}}}};
+  best.attributes.next_hop = net::IpAddress::v4(0xC0000201);
+  RouteSnapshot other = best;
+  other.peer = "ix\\peer";
+  other.peer_address = "fe80::2%eth0";
+  other.path_id = 7;
+  other.best = false;
+  other.stale = true;
+  other.lost_by = "AS path length";
+  other.attributes.as_path = codec::AsPath{{{codec::SegmentType::kAsSequence, {4200000000, 64501}}}};
+  p.routes = {best, other};
+  return p;
+}
+
+TEST(ApiPrefixRoutes, BestFirstWithTheReasonForEachOther) {
+  std::string asked;
+  Response r = respond_routes("GET", "/api/routes/192.0.2.0/24", [&](const net::Prefix& p, PrefixSnapshot& out) {
+    asked = p.to_string();
+    out = contested();
+    return true;
+  });
+  EXPECT_EQ(asked, "192.0.2.0/24");
+  ASSERT_EQ(r.status, 200u);
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["prefix"], "192.0.2.0/24");
+  EXPECT_EQ(j["family"], "ipv4-unicast");
+  ASSERT_EQ(j["routes"].size(), 2u);
+  EXPECT_EQ(j["routes"][0]["peer"], "upstream-1");
+  EXPECT_EQ(j["routes"][0]["best"], true);
+  EXPECT_TRUE(j["routes"][0]["lost_by"].is_null());
+  EXPECT_EQ(j["routes"][0]["attributes"]["as_path"][0]["asns"], json({64500}));
+  EXPECT_EQ(j["routes"][0]["attributes"]["next_hop"], "192.0.2.1");
+  EXPECT_EQ(j["routes"][1]["peer"], "ix\\peer");
+  EXPECT_EQ(j["routes"][1]["peer_address"], "fe80::2%eth0");
+  EXPECT_EQ(j["routes"][1]["path_id"], 7);
+  EXPECT_EQ(j["routes"][1]["best"], false);
+  EXPECT_EQ(j["routes"][1]["stale"], true);
+  EXPECT_EQ(j["routes"][1]["lost_by"], "AS path length");
+  EXPECT_EQ(j["routes"][1]["attributes"]["as_path"][0]["asns"], json({4200000000u, 64501}));
+}
+
+TEST(ApiPrefixRoutes, Ipv6PrefixIsLookedUpAsIs) {
+  std::string asked;
+  Response r = respond_routes("GET", "/api/routes/2001:db8::/32", [&](const net::Prefix& p, PrefixSnapshot&) {
+    asked = p.to_string();
+    return false;
+  });
+  EXPECT_EQ(asked, "2001:db8::/32");
+  EXPECT_EQ(r.status, 404u);
+  EXPECT_NE(json::parse(r.body)["error"].get<std::string>().find("no route to 2001:db8::/32"), std::string::npos);
+}
+
+TEST(ApiPrefixRoutes, BadPrefixIs400AndNeverLooksUp) {
+  bool called = false;
+  auto lookup = [&](const net::Prefix&, PrefixSnapshot&) {
+    called = true;
+    return true;
+  };
+  for (const char* path : {"/api/routes/", "/api/routes/banana", "/api/routes/192.0.2.1/24", "/api/routes/10.0.0.0/33"}) {
+    Response r = respond_routes("GET", path, lookup);
+    EXPECT_EQ(r.status, 400u) << path;
+    EXPECT_TRUE(json::parse(r.body).contains("error")) << path;
+  }
+  EXPECT_FALSE(called);
+  Response r = respond_routes("POST", "/api/routes/192.0.2.0/24", lookup);
+  EXPECT_EQ(r.status, 405u);
+  EXPECT_EQ(r.allow, "GET, HEAD");
+  EXPECT_FALSE(called);
+}
+
 }  // namespace
 }  // namespace petrel::daemon::api

@@ -17,6 +17,7 @@ yet, so nothing asserts what the peers receive from it.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import signal
 import socket
@@ -193,6 +194,28 @@ def test_petrel_sessions(lab, mode, transport):
     # Petrel's end-of-rib line carries the count per family
     eor = {e["family"]: int(e["prefixes"]) for e in petrel.events("end-of-rib", peer="bird")}
     assert eor == BOTH, f"end-of-rib from BIRD: {eor}"
+
+    # the table holds BIRD's route as BIRD sent it; the speaker offers the
+    # same prefix over a longer path: BIRD's stays best, and the API says
+    # which step decided (GET /api/routes/{prefix}, docs/http-api.md)
+    contested = [p for p in L.sample_prefixes(nodes["bird"].index) if ":" not in p][0]
+    got = petrel.api(f"/api/routes/{contested}")
+    assert got is not None and [r["peer"] for r in got["routes"]] == ["bird"], got
+    assert got["routes"][0]["best"] is True and got["routes"][0]["lost_by"] is None, got
+    path = got["routes"][0]["attributes"]["as_path"]
+    assert path == [{"type": "AS_SEQUENCE", "asns": [dict(REAL_PEERS)["bird"]]}], got
+    longer = S.attribute(S.ORIGIN, b"\x00") + S.as_path([SPEAKER_ASN, 64999, 64998]) + \
+        S.attribute(S.NEXT_HOP, ipaddress.IPv4Address(spk_node.v4).packed)
+    sp.send(S.update(attrs=longer, nlri=S.encode_prefix(contested)))
+    got = L.wait_until(lambda: (lambda r: r if r and len(r["routes"]) == 2 else None)(
+        petrel.api(f"/api/routes/{contested}")), 10, "two routes to the contested prefix")
+    assert [(r["peer"], r["best"], r["lost_by"]) for r in got["routes"]] == \
+        [("bird", True, None), ("speaker", False, "AS path length")], got
+    assert got["routes"][1]["attributes"]["as_path"] == \
+        [{"type": "AS_SEQUENCE", "asns": [SPEAKER_ASN, 64999, 64998]}], got
+    sp.send(S.withdraw([contested]))
+    L.wait_until(lambda: len((petrel.api(f"/api/routes/{contested}") or {"routes": []})["routes"]) == 1,
+                 10, "the speaker's route to the contested prefix withdrawn")
 
     # two hold-time periods (and a bit): every session stays Established
     deadline = time.monotonic() + 2 * HOLD + 1.5

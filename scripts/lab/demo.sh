@@ -140,7 +140,14 @@ import json, urllib.request
 p = json.load(urllib.request.urlopen("http://127.0.0.1:8179/api/peers/bird", timeout=3))
 print(f"  peer {p['name']} ({p['address']}, AS{p['remote_asn']}): {p['state']}")
 for fam, c in sorted(p.get("update_prefixes", {}).items()):
-    print(f"  {fam}: {c['announced']} prefixes announced, {c['withdrawn']} withdrawn")
+    print(f"  {fam}: {c['announced']} prefixes announced, {c['withdrawn']} withdrawn, "
+          f"{c['received']} routes in Petrel's table")
+r = json.load(urllib.request.urlopen("http://127.0.0.1:8179/api/routes/198.19.10.0/24", timeout=3))
+for route in r["routes"]:
+    a = route["attributes"]
+    path = " ".join(str(x) for seg in a.get("as_path", []) for x in seg["asns"])
+    print(f"  GET /api/routes/198.19.10.0/24: from {route['peer']}, AS path {path}, "
+          f"next hop {a.get('next_hop')}, best: {route['best']}")
 PY
   echo "demo: keeping it up for $duration s (Ctrl-C ends it)"
   sleep "$duration"

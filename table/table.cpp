@@ -99,6 +99,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   if (op.attrs) {
     Entry<K>& e = m.find_or_insert(key);
     BestId before = best_id(e);
+    const size_t heap_before = e.heap_bytes();
     uint32_t i = e.find(slot, op.path_id);
     Attrs* replaced = nullptr;
     ++res.announced;
@@ -113,6 +114,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     } else {
       e.push(Route{op.attrs, op.path_id, slot, 0});
       ++delta[f];
+      s.route_bytes += e.heap_bytes() - heap_before;
     }
     // The batch holds a reference to the set until it is done, so the
     // count cannot reach zero here; the set is in cache (just interned).
@@ -131,7 +133,9 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     return;
   }
   BestId before = best_id(*e);
+  const size_t heap_before = e->heap_bytes();
   Route gone = e->remove(i);
+  s.route_bytes -= heap_before - e->heap_bytes();
   ++res.withdrawn;
   --delta[f];
   choose_best(*e);
@@ -250,6 +254,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
   released.reserve(m.size());
   m.sweep([&](Entry<K>& e) {
     BestId before = best_id(e);
+    const size_t heap_before = e.heap_bytes();
     const Route* b = e.best_route();
     Candidate best_c = b ? candidate(*b) : Candidate{};
     bool hit = false, recompute = b == nullptr;
@@ -269,6 +274,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       ++i;
     }
     if (!hit) return true;
+    s.route_bytes -= heap_before - e.heap_bytes();
     if (recompute) {
       choose_best(e);
     } else {
@@ -351,11 +357,15 @@ Follower Table::follow() const {
   return fo;
 }
 
-Table::Memory Table::memory() const {
+Table::Memory Table::memory(bool walk) const {
   Memory m;
   for (const auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
-    for (size_t f = 0; f < kFamilies; ++f) m.map_bytes += sp->v4[f].bytes() + sp->v6[f].bytes();
+    for (size_t f = 0; f < kFamilies; ++f) {
+      if (walk) m.map_bytes += sp->v4[f].bytes() + sp->v6[f].bytes();
+      else m.map_bytes += sp->v4[f].slot_bytes() + sp->v6[f].slot_bytes();
+    }
+    if (!walk) m.map_bytes += sp->route_bytes;
     m.journal_bytes += sp->journal.memory_bytes();
   }
   m.attr_bytes = interner_.bytes();

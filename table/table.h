@@ -225,7 +225,10 @@ class Table {
     size_t attr_bytes = 0;
     size_t attr_sets = 0;
   };
-  [[nodiscard]] Memory memory() const;
+  // Counted as the table changes (cheap: a scrape of a full table's
+  // metrics reads a few numbers per shard); with walk, the route arrays
+  // are summed entry by entry instead (tests compare the two).
+  [[nodiscard]] Memory memory(bool walk = false) const;
   [[nodiscard]] Interner& interner() { return interner_; }
   [[nodiscard]] const BestPathOptions& best_path_options() const { return options_.best; }
 
@@ -235,6 +238,7 @@ class Table {
     std::array<PrefixMap<Key4>, kFamilies> v4;  // by family index; only IPv4 ones used
     std::array<PrefixMap<Key6>, kFamilies> v6;
     journal::Journal<Change> journal;
+    size_t route_bytes = 0;  // the entries' heap arrays (Entry::heap_bytes)
     explicit Shard(size_t retention) : journal(retention) {}
   };
   struct PeerSlot {

@@ -365,6 +365,8 @@ RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
     RC_ASSERT(best->path_id == routes[static_cast<size_t>(b)].path_id);
   });
   RC_ASSERT(prefixes == model.size());
+  // The bytes counted as the table changed equal a walk of every entry.
+  RC_ASSERT(t.memory().map_bytes == t.memory(/*walk=*/true).map_bytes);
   size_t route_count = 0;
   for (const auto& [k, r] : model) route_count += r.size();
   RC_ASSERT(t.routes() == route_count);
@@ -428,6 +430,7 @@ void concurrent_run(size_t retention, unsigned seed) {
   for (auto& th : threads) th.join();
   ASSERT_EQ(writers_left.load(), 0);
   View truth = table_view(t);
+  EXPECT_EQ(t.memory().map_bytes, t.memory(/*walk=*/true).map_bytes);
   for (int f = 0; f < kFollowers; ++f) {
     EXPECT_EQ(views[static_cast<size_t>(f)].size(), truth.size()) << "follower " << f;
     EXPECT_TRUE(views[static_cast<size_t>(f)] == truth) << "follower " << f << " differs from the table";

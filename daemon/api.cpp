@@ -331,10 +331,86 @@ Response respond_routes(std::string_view method, std::string_view path, const Ro
   return r;
 }
 
+namespace {
+
+// Text for an HTML element or attribute value.
+std::string html_escape(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (char c : in) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string duration_text(int64_t seconds) {
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
+  if (seconds < 86400) return fmt::format("{}h{:02}m", seconds / 3600, seconds / 60 % 60);
+  return fmt::format("{}d{:02}h", seconds / 86400, seconds / 3600 % 24);
+}
+
+}  // namespace
+
+std::string status_page_html(const Snapshot& s) {
+  char buf[32];
+  size_t up = 0;
+  for (const auto& p : s.peers) up += p.state == fsm::State::kEstablished;
+  std::string out;
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  out += "<meta http-equiv=\"refresh\" content=\"10\">";
+  out += fmt::format("<title>petrel AS{} {}</title>", s.asn, html_escape(s.router_id));
+  out += "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
+         "td,th{padding:.25em .8em;border-bottom:1px solid #ccc;text-align:left}"
+         "td.n{text-align:right;font-variant-numeric:tabular-nums}.down{color:#b00}.up{color:#070}</style>";
+  out += "</head><body>\n";
+  out += fmt::format("<h1>petrel {} &mdash; AS{}, router ID {}</h1>\n", html_escape(s.version), s.asn,
+                     html_escape(s.router_id));
+  out += fmt::format("<p>Up {}. Sessions established: {} of {}. Connections refused from unknown addresses: {}.</p>\n",
+                     duration_text(s.uptime_seconds), up, s.peers.size(), s.connections_refused);
+  out += "<h2>Peers</h2>\n<table><tr><th>name</th><th>address</th><th>AS</th><th>state</th><th>for</th>"
+         "<th>routes</th><th>last error</th><th>description</th></tr>\n";
+  for (const auto& p : s.peers) {
+    std::string routes;
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+      if (!shows_family(p, i)) continue;
+      if (!routes.empty()) routes += "<br>";
+      routes += fmt::format("{} {}", family_text(i, buf), p.routes[i]);
+    }
+    const bool established = p.state == fsm::State::kEstablished;
+    out += fmt::format(
+        "<tr><td><a href=\"/api/peers/{0}\">{0}</a></td><td>{1}</td><td class=\"n\">{2}</td>"
+        "<td class=\"{3}\">{4}</td><td>{5}</td><td class=\"n\">{6}</td><td>{7}</td><td>{8}</td></tr>\n",
+        html_escape(p.name), html_escape(p.address), p.remote_asn, established ? "up" : "down",
+        state_json_name(p.state), p.uptime_seconds ? duration_text(*p.uptime_seconds) : "",
+        routes, html_escape(p.last_error), html_escape(p.description));
+  }
+  out += "</table>\n<h2>Routing table</h2>\n<table><tr><th>family</th><th>prefixes</th></tr>\n";
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+    out += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td></tr>\n", family_text(i, buf), s.table.prefixes[i]);
+  out += fmt::format("</table>\n<p>{} routes, {} distinct attribute sets, {:.1f} MB counted by the table.</p>\n",
+                     s.table.routes, s.table.attr_sets,
+                     static_cast<double>(s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes) / 1e6);
+  out += "<p>One prefix's routes: <code>/api/routes/192.0.2.0/24</code>. JSON: <a href=\"/api/status\">/api/status</a>, "
+         "<a href=\"/api/peers\">/api/peers</a>. Prometheus: <a href=\"/metrics\">/metrics</a>.</p>\n";
+  out += "</body></html>\n";
+  return out;
+}
+
 Response respond(std::string_view method, std::string_view path, const Snapshot& s) {
   Response r;
   if (refuse_method(method, r)) return r;
-  if (path == "/api/status") {
+  if (path == "/") {
+    r.content_type = kHtmlType;
+    r.body = status_page_html(s);
+  } else if (path == "/api/status") {
     r.body = status_json(s);
   } else if (path == "/api/peers" || path == "/api/peers/") {
     r.body = peers_json(s);

@@ -102,6 +102,11 @@ std::string metrics_text(const Snapshot& s);
 
 inline constexpr std::string_view kJsonType = "application/json";
 inline constexpr std::string_view kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view kHtmlType = "text/html; charset=utf-8";
+
+// GET /: the status page for people, one HTML page with no scripts: the
+// router, each peer's session and routes, the table's size.
+std::string status_page_html(const Snapshot& s);
 
 struct Response {
   unsigned status = 200;

@@ -179,7 +179,7 @@ TEST(ApiRoutes, UnknownPeerIs404WithJsonError) {
 }
 
 TEST(ApiRoutes, UnknownPathIs404) {
-  for (const char* path : {"/", "/api", "/api/", "/api/peers/upstream-1/routes", "/metrics/x", "/nope"}) {
+  for (const char* path : {"/api", "/api/", "/api/peers/upstream-1/routes", "/metrics/x", "/nope", "/index.html"}) {
     Response r = respond("GET", path, sample());
     EXPECT_EQ(r.status, 404u) << path;
     EXPECT_TRUE(json::parse(r.body).contains("error")) << path;
@@ -316,6 +316,31 @@ TEST(ApiMetrics, PromtoolAccepts) {
   std::remove(path);
   EXPECT_EQ(status, 0) << output;
   EXPECT_EQ(output, "") << "promtool found problems";
+}
+
+TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {
+  Snapshot s = sample();
+  s.peers[0].description = "<script>alert(1)</script> & co";
+  Response r = respond("GET", "/", s);
+  ASSERT_EQ(r.status, 200u);
+  EXPECT_EQ(r.content_type, kHtmlType);
+  const std::string& h = r.body;
+  EXPECT_TRUE(h.starts_with("<!DOCTYPE html>"));
+  EXPECT_NE(h.find("AS64496, router ID 198.51.100.1"), std::string::npos);
+  EXPECT_NE(h.find("Sessions established: 1 of 2"), std::string::npos);
+  // the peers, by name (escaped), state and routes from the table
+  EXPECT_NE(h.find(">upstream-1</a>"), std::string::npos);
+  EXPECT_NE(h.find(">ix\\peer</a>"), std::string::npos);
+  EXPECT_NE(h.find("<td class=\"up\">established</td>"), std::string::npos);
+  EXPECT_NE(h.find("<td class=\"down\">active</td>"), std::string::npos);
+  EXPECT_NE(h.find("ipv4-unicast 985<br>ipv6-unicast 20"), std::string::npos);
+  EXPECT_NE(h.find("Hold Timer Expired"), std::string::npos);
+  EXPECT_EQ(h.find("<script>"), std::string::npos) << "a description must not become markup";
+  EXPECT_NE(h.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; co"), std::string::npos);
+  // the table
+  EXPECT_NE(h.find("<tr><td>ipv4-unicast</td><td class=\"n\">985</td></tr>"), std::string::npos);
+  EXPECT_NE(h.find("1005 routes, 17 distinct attribute sets"), std::string::npos);
+  EXPECT_TRUE(h.ends_with("</body></html>\n"));
 }
 
 // GET /api/routes/{prefix}, with a lookup standing in for the table.

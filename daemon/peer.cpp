@@ -474,21 +474,13 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   }
   // Every prefix is decoded and counted; treat-as-withdraw turns the
   // announced ones into withdrawals (RFC 7606 section 2).
+  // The batch walks the prefixes once and says how many of each it took
+  // (a batch without a table slot is dropped when flushed).
   bool withdraw_all = action == codec::ErrorAction::kTreatAsWithdraw;
-  if (table_slot_.load(std::memory_order_relaxed) >= 0) batch_.add(u, withdraw_all);
-  for (const auto& r : u.announced()) {
-    int i = codec::known_index(r.family());
-    if (i < 0) continue;
-    uint64_t n = 0;
-    for (auto it = r.begin(); it != r.end(); ++it) ++n;
-    (withdraw_all ? counters_.withdrawn : counters_.announced)[static_cast<size_t>(i)].fetch_add(n, std::memory_order_relaxed);
-  }
-  for (const auto& r : u.withdrawals()) {
-    int i = codec::known_index(r.family());
-    if (i < 0) continue;
-    uint64_t n = 0;
-    for (auto it = r.begin(); it != r.end(); ++it) ++n;
-    counters_.withdrawn[static_cast<size_t>(i)].fetch_add(n, std::memory_order_relaxed);
+  auto got = batch_.add(u, withdraw_all);
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+    if (got.announced[i]) counters_.announced[i].fetch_add(got.announced[i], std::memory_order_relaxed);
+    if (got.withdrawn[i]) counters_.withdrawn[i].fetch_add(got.withdrawn[i], std::memory_order_relaxed);
   }
   if ((u.mp_reach() && !u.mp_reach()->supported) || (u.mp_unreach() && !u.mp_unreach()->supported))
     counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);

@@ -193,6 +193,7 @@ class PrefixMap {
   [[nodiscard]] size_t capacity() const { return cap_; }
   [[nodiscard]] size_t slot_bytes() const { return cap_ * sizeof(Entry<K>); }
 
+  [[nodiscard]] const Entry<K>* find(const K& k) const { return const_cast<PrefixMap*>(this)->find(k); }
   [[nodiscard]] Entry<K>* find(const K& k) {
     if (size_ == 0) return nullptr;
     for (size_t i = home(k);; i = (i + 1) & mask()) {
@@ -241,6 +242,11 @@ class PrefixMap {
   void for_each(F&& f) {
     for (size_t i = 0; i < cap_; ++i)
       if (slots_[i].key.len != K::kEmpty) f(slots_[i]);
+  }
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t i = 0; i < cap_; ++i)
+      if (slots_[i].key.len != K::kEmpty) f(static_cast<const Entry<K>&>(slots_[i]));
   }
   // Visits every entry; f returns true to keep the entry, false when it
   // has emptied its routes. Entries moved back by an erase are visited

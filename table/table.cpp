@@ -34,20 +34,17 @@ Table::~Table() {
   // Release every route's reference before the interner goes.
   for (auto& sp : shards_) {
     for (size_t f = 0; f < kFamilies; ++f) {
-      auto drop = [&](auto& m) {
-        m.for_each([&](auto& e) {
+      sp->on_map(static_cast<FamilyIndex>(f), [&](const auto& m) {
+        m.for_each([&](const auto& e) {
           for (const Route& r : e.routes()) interner_.release(r.attrs);
         });
-      };
-      drop(sp->v4[f]);
-      drop(sp->v6[f]);
+      });
     }
   }
 }
 
 size_t Table::shard_of(const net::Prefix& p) const {
   uint64_t h = p.family() == net::IpFamily::V6 ? Key6::of(p).hash() : Key4::of(p).hash();
-  // The maps use the top bits of the same hash; the shard takes the low ones.
   // The maps place an entry by the top bits of the same hash: the shard
   // takes bits from the middle, which the top ones do not decide. (The low
   // bits of a multiplicative hash depend on the key's low bits only: every
@@ -149,9 +146,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
 }
 
 void Table::prefetch(const Op& op) const {
-  const Shard& s = *shards_[op.shard];
-  if (is_v6_family(op.family)) s.v6[op.family].prefetch(Key6::of(op.prefix));
-  else s.v4[op.family].prefetch(Key4::of(op.prefix));
+  shards_[op.shard]->on_map(op.family, [&](const auto& m) { m.prefetch(key_of(m, op.prefix)); });
 }
 
 BatchResult Table::apply(uint16_t slot, Batch& b) {
@@ -180,8 +175,7 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
     for (size_t i = start[sh]; i < start[sh + 1]; ++i) {
       if (i + kAhead < n) prefetch(b.sorted_[i + kAhead]);
       const Op& op = b.sorted_[i];
-      if (is_v6_family(op.family)) apply_one(s, s.v6[op.family], slot, op, res, delta);
-      else apply_one(s, s.v4[op.family], slot, op, res, delta);
+      s.on_map(op.family, [&](auto& m) { apply_one(s, m, slot, op, res, delta); });
     }
   }
   for (size_t f = 0; f < kFamilies; ++f)
@@ -210,39 +204,47 @@ void Batch::clear() {
   ops_.clear();
 }
 
+void Batch::push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs) {
+  ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)), f, attrs});
+}
+
 void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
                 std::span<const codec::NlriPrefix> withdraw) {
-  for (const auto& p : withdraw)
-    ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)), f, nullptr});
+  for (const auto& p : withdraw) push(p, f, nullptr);
   if (announce.empty()) return;
   assert(attrs);
   if (!attrs) return;
   Attrs* a = table_->interner_.intern(*attrs);
   held_.push_back(a);
-  for (const auto& p : announce)
-    ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)), f, a});
+  for (const auto& p : announce) push(p, f, a);
 }
 
-void Batch::add(const codec::UpdateView& u, bool treat_as_withdraw) {
+Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw) {
+  Gathered got;
   for (const auto& range : u.withdrawals()) {
     int fi = codec::known_index(range.family());
     if (fi < 0) continue;
-    for (const auto& p : range)
-      ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)),
-                        static_cast<FamilyIndex>(fi), nullptr});
+    const auto f = static_cast<FamilyIndex>(fi);
+    for (const auto& p : range) {
+      push(p, f, nullptr);
+      ++got.withdrawn[f];
+    }
   }
   Attrs* a = nullptr;
   for (const auto& range : u.announced()) {
     int fi = codec::known_index(range.family());
-    if (fi < 0 || range.begin() == range.end()) continue;
+    if (fi < 0 || range.empty()) continue;
+    const auto f = static_cast<FamilyIndex>(fi);
     if (!treat_as_withdraw && !a) {
       a = table_->interner_.intern(u.attribute_set());
       held_.push_back(a);
     }
-    for (const auto& p : range)
-      ops_.push_back(Op{p.prefix, p.path_id, static_cast<uint16_t>(table_->shard_of(p.prefix)),
-                        static_cast<FamilyIndex>(fi), a});
+    for (const auto& p : range) {
+      push(p, f, a);
+      ++(a ? got.announced : got.withdrawn)[f];
+    }
   }
+  return got;
 }
 
 template <typename K>
@@ -294,8 +296,7 @@ uint64_t Table::remove_peer(uint16_t slot) {
     std::lock_guard lock(sp->mu);
     for (size_t f = 0; f < kFamilies; ++f) {
       auto fi = static_cast<FamilyIndex>(f);
-      if (is_v6_family(fi)) n += remove_routes_of(*sp, sp->v6[f], slot, fi, false);
-      else n += remove_routes_of(*sp, sp->v4[f], slot, fi, false);
+      n += sp->on_map(fi, [&](auto& m) { return remove_routes_of(*sp, m, slot, fi, false); });
     }
   }
   std::lock_guard lock(peers_mu_);
@@ -307,7 +308,7 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
   uint64_t n = 0;
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
-    auto mark = [&](auto& m) {
+    sp->on_map(f, [&](auto& m) {
       m.for_each([&](auto& e) {
         for (Route& r : e.routes())
           if (r.peer == slot && !(r.flags & Route::kStale)) {
@@ -315,9 +316,7 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
             ++n;
           }
       });
-    };
-    if (is_v6_family(f)) mark(sp->v6[f]);
-    else mark(sp->v4[f]);
+    });
   }
   return n;
 }
@@ -326,8 +325,7 @@ uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) {
   uint64_t n = 0;
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
-    if (is_v6_family(f)) n += remove_routes_of(*sp, sp->v6[f], slot, f, true);
-    else n += remove_routes_of(*sp, sp->v4[f], slot, f, true);
+    n += sp->on_map(f, [&](auto& m) { return remove_routes_of(*sp, m, slot, f, true); });
   }
   return n;
 }
@@ -336,14 +334,14 @@ uint64_t Table::prefixes(FamilyIndex f) const {
   uint64_t n = 0;
   for (const auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
-    n += is_v6_family(f) ? sp->v6[f].size() : sp->v4[f].size();
+    n += sp->on_map(f, [](const auto& m) { return m.size(); });
   }
   return n;
 }
 
 uint64_t Table::routes() const {
   uint64_t n = 0;
-  std::lock_guard lock(const_cast<std::mutex&>(peers_mu_));
+  std::lock_guard lock(peers_mu_);
   for (size_t i = 0; i < kMaxPeers; ++i)
     if (peers_[i].used)
       for (const auto& c : peers_[i].routes) n += c.load(std::memory_order_relaxed);

@@ -49,6 +49,12 @@ inline bool is_v6_family(FamilyIndex f) {
   return codec::kKnownFamilyList[f].afi == static_cast<uint16_t>(codec::Afi::kIpv6);
 }
 
+// A prefix as the key of the map it goes in (Key4 or Key6).
+template <typename K>
+K key_of(const PrefixMap<K>&, const net::Prefix& p) {
+  return K::of(p);
+}
+
 // One change as a journal records it.
 struct Change {
   net::Prefix prefix;
@@ -77,10 +83,15 @@ class Batch {
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
+  // Prefixes one add() gathered, per family (codec::kKnownFamilyList
+  // order): the session's counters.
+  struct Gathered {
+    std::array<uint32_t, kFamilies> announced{}, withdrawn{};
+  };
   // One UPDATE: its withdrawals, then its announcements (as withdrawals
   // when treat_as_withdraw, RFC 7606). Families the table does not hold
   // are skipped.
-  void add(const codec::UpdateView& u, bool treat_as_withdraw = false);
+  Gathered add(const codec::UpdateView& u, bool treat_as_withdraw = false);
   // The same with the parts given separately (tests, benchmarks, tools):
   // `attrs` is needed when `announce` is not empty.
   void add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
@@ -99,6 +110,8 @@ class Batch {
     FamilyIndex family;
     Attrs* attrs;  // null: a withdrawal
   };
+  void push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs);
+
   Table* table_;
   std::vector<Op> ops_, sorted_;
   std::vector<Attrs*> held_;  // one reference per UPDATE's set, until applied
@@ -187,8 +200,8 @@ class Table {
     int best = -1;
     const Shard& s = *shards_[shard_of(p)];
     std::lock_guard lock(s.mu);
-    auto visit = [&](auto& m, auto key) {
-      auto* e = m.find(key);
+    return s.on_map(f, [&](const auto& m) {
+      const auto* e = m.find(key_of(m, p));
       if (!e) return false;
       uint32_t b = e->best();
       auto r = e->routes();
@@ -198,9 +211,7 @@ class Table {
       }
       fn(std::span<const RouteView>(views), best);
       return true;
-    };
-    if (is_v6_family(f)) return visit(const_cast<PrefixMap<Key6>&>(s.v6[f]), Key6::of(p));
-    return visit(const_cast<PrefixMap<Key4>&>(s.v4[f]), Key4::of(p));
+    });
   }
   // Every prefix with at least one route: fn(Change-like prefix/family,
   // best or nullopt, all routes). Shard by shard, each under its lock.
@@ -240,6 +251,17 @@ class Table {
     journal::Journal<Change> journal;
     size_t route_bytes = 0;  // the entries' heap arrays (Entry::heap_bytes)
     explicit Shard(size_t retention) : journal(retention) {}
+    // fn(the family's map): a PrefixMap<Key4> or a PrefixMap<Key6>.
+    template <typename F>
+    decltype(auto) on_map(FamilyIndex f, F&& fn) {
+      if (is_v6_family(f)) return fn(v6[f]);
+      return fn(v4[f]);
+    }
+    template <typename F>
+    decltype(auto) on_map(FamilyIndex f, F&& fn) const {
+      if (is_v6_family(f)) return fn(v6[f]);
+      return fn(v4[f]);
+    }
   };
   struct PeerSlot {
     PeerInfo info;
@@ -257,31 +279,20 @@ class Table {
   [[nodiscard]] Candidate candidate(const Route& r) const {
     return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, !(r.flags & Route::kIneligible)};
   }
-  template <typename K, typename F>
-  static void with_map(const Shard& s, FamilyIndex f, F&& fn);
   template <typename K>
   uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale);
   static RouteView view(const Route& r, const PeerSlot* peers) {
     return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0};
   }
-  template <typename K, typename F>
-  void resync_map(size_t shard, const PrefixMap<K>& m, FamilyIndex f, bool& first, F& fn) const;
 
   TableOptions options_;
   mutable Interner interner_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<PeerSlot[]> peers_;
-  std::mutex peers_mu_;
+  mutable std::mutex peers_mu_;
 };
 
 // ---- templates
-
-
-template <typename K, typename F>
-void Table::with_map(const Shard& s, FamilyIndex f, F&& fn) {
-  if constexpr (std::is_same_v<K, Key4>) fn(const_cast<PrefixMap<Key4>&>(s.v4[f]));
-  else fn(const_cast<PrefixMap<Key6>&>(s.v6[f]));
-}
 
 template <typename F>
 bool Table::lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const {
@@ -296,31 +307,16 @@ void Table::walk(F&& fn) const {
     const Shard& s = *sp;
     std::lock_guard lock(s.mu);
     for (size_t f = 0; f < kFamilies; ++f) {
-      auto visit = [&](auto& m) {
+      s.on_map(static_cast<FamilyIndex>(f), [&](const auto& m) {
         m.for_each([&](const auto& e) {
           const Route* b = e.best_route();
           std::optional<RouteView> bv;
           if (b) bv = view(*b, peers_.get());
           fn(Change{e.key.prefix(), static_cast<FamilyIndex>(f), false}, bv, e.routes());
         });
-      };
-      if (is_v6_family(static_cast<FamilyIndex>(f))) visit(const_cast<PrefixMap<Key6>&>(s.v6[f]));
-      else visit(const_cast<PrefixMap<Key4>&>(s.v4[f]));
+      });
     }
   }
-}
-
-template <typename K, typename F>
-void Table::resync_map(size_t shard, const PrefixMap<K>& m, FamilyIndex f, bool& first, F& fn) const {
-  const_cast<PrefixMap<K>&>(m).for_each([&](const Entry<K>& e) {
-    FollowEvent ev;
-    ev.shard = shard;
-    ev.resync = first;
-    first = false;
-    ev.change = Change{e.key.prefix(), f, true};
-    if (const Route* b = e.best_route()) ev.best = view(*b, peers_.get());
-    fn(ev);
-  });
 }
 
 template <typename F>
@@ -332,8 +328,17 @@ size_t Table::read(Follower& fo, size_t max, F&& fn) const {
     auto resync = [&] {
       bool first = true;
       for (size_t f = 0; f < kFamilies; ++f) {
-        if (is_v6_family(static_cast<FamilyIndex>(f))) resync_map(i, s.v6[f], static_cast<FamilyIndex>(f), first, fn);
-        else resync_map(i, s.v4[f], static_cast<FamilyIndex>(f), first, fn);
+        s.on_map(static_cast<FamilyIndex>(f), [&](const auto& m) {
+          m.for_each([&](const auto& e) {
+            FollowEvent ev;
+            ev.shard = i;
+            ev.resync = first;
+            first = false;
+            ev.change = Change{e.key.prefix(), static_cast<FamilyIndex>(f), true};
+            if (const Route* b = e.best_route()) ev.best = view(*b, peers_.get());
+            fn(ev);
+          });
+        });
       }
       if (first) {  // an empty shard: the follower still forgets it
         FollowEvent ev;
@@ -354,12 +359,10 @@ size_t Table::read(Follower& fo, size_t max, F&& fn) const {
       FollowEvent ev;
       ev.shard = i;
       ev.change = c;
-      auto visit = [&](auto& m, auto key) {
-        if (auto* e = m.find(key))
+      s.on_map(c.family, [&](const auto& m) {
+        if (const auto* e = m.find(key_of(m, c.prefix)))
           if (const Route* b = e->best_route()) ev.best = view(*b, peers_.get());
-      };
-      if (is_v6_family(c.family)) visit(const_cast<PrefixMap<Key6>&>(s.v6[c.family]), Key6::of(c.prefix));
-      else visit(const_cast<PrefixMap<Key4>&>(s.v4[c.family]), Key4::of(c.prefix));
+      });
       fn(ev);
       ++handed;
     });

@@ -13,8 +13,10 @@ namespace {
 
 constexpr uint8_t kFlagBits = attr_flag::kOptional | attr_flag::kTransitive | attr_flag::kPartial;
 
-// Rewrites a block of attributes sorted by type code (stable).
-std::vector<std::byte> sort_attributes(bytes::Span block) {
+// Sorts a block of attributes by type code (stable). A block already in
+// order, the usual case (MP_REACH_NLRI placed first by RFC 7606 section
+// 5.1 is the common exception), is left as it is, with no second copy.
+void sort_attributes(std::vector<std::byte>& block) {
   std::array<RawAttribute, 64> small{};
   std::vector<RawAttribute> many;
   size_t n = 0;
@@ -28,14 +30,15 @@ std::vector<std::byte> sort_attributes(bytes::Span block) {
   }
   std::span<RawAttribute> list = many.empty() ? std::span<RawAttribute>(small.data(), n)
                                               : std::span<RawAttribute>(many);
-  std::stable_sort(list.begin(), list.end(),
-                   [](const RawAttribute& x, const RawAttribute& y) { return x.type < y.type; });
+  auto by_type = [](const RawAttribute& x, const RawAttribute& y) { return x.type < y.type; };
+  if (std::is_sorted(list.begin(), list.end(), by_type)) return;
+  std::stable_sort(list.begin(), list.end(), by_type);
   std::vector<std::byte> out;
   out.reserve(block.size());
   bytes::Writer w(out);
   for (const RawAttribute& a : list)
     write_attribute(w, static_cast<uint8_t>(a.flags & kFlagBits), a.type, a.value);
-  return out;
+  block.swap(out);
 }
 
 void write_mp_next_hop_only(bytes::Writer& w, Family f, const NextHop& nh) {
@@ -69,7 +72,8 @@ AttributeSet AttributeSet::from(const PathAttributes& a) {
   if (a.otc) encode_otc(w, *a.otc);
   for (const auto& u : a.unknown) write_attribute(w, u.flags, u.type, u.value);
   AttributeSet s;
-  s.wire_ = a.unknown.empty() ? std::move(tmp) : sort_attributes(tmp);
+  if (!a.unknown.empty()) sort_attributes(tmp);
+  s.wire_ = std::move(tmp);
   if (a.partial) {
     for (const RawAttribute& x : AttributeRange(s.wire_)) {
       if (x.type < 64 && ((a.partial >> x.type) & 1u) && x.optional() && x.transitive()) {
@@ -228,28 +232,10 @@ AttributeSet UpdateView::attribute_set() const {
   bytes::Writer w(tmp);
   const bool four = params_.four_octet_as;
   std::array<uint64_t, 4> met{};
-  // Attributes usually arrive sorted by type code (MP_REACH_NLRI, placed
-  // first by RFC 7606 section 5.1, is the common exception): then the
-  // bytes written are canonical as they are, with no second pass.
-  bool sorted = true;
-  int last_type = -1;
   for (const RawAttribute& a : raw_attributes()) {
     uint64_t bit = uint64_t{1} << (a.type & 63u);
     if (met[a.type >> 6] & bit) continue;  // repeats: the first one counts
     met[a.type >> 6] |= bit;
-    const size_t before = tmp.size();
-    struct Order {  // notes, after each attribute, whether the order held
-      std::vector<std::byte>& out;
-      size_t before;
-      uint8_t type;
-      bool& sorted;
-      int& last;
-      ~Order() {
-        if (out.size() == before) return;
-        if (type < last) sorted = false;
-        last = type;
-      }
-    } order{tmp, before, a.type, sorted, last_type};
     const AttrDescriptor* d = find_descriptor(a.type);
     if (!d) {
       if (a.optional() && a.transitive())
@@ -296,7 +282,8 @@ AttributeSet UpdateView::attribute_set() const {
     }
   }
   AttributeSet s;
-  s.wire_ = sorted ? std::move(tmp) : sort_attributes(tmp);
+  sort_attributes(tmp);
+  s.wire_ = std::move(tmp);
   bool ok = s.extract();
   (void)ok;
   return s;

@@ -29,6 +29,9 @@ struct Route {
   uint16_t flags = 0;
   static constexpr uint16_t kStale = 1;       // kept until swept (route refresh, graceful restart)
   static constexpr uint16_t kIneligible = 2;  // NEXT_HOP unresolvable
+  // RFC 6811 validation state in bits 2-3 (table/table.h, Validation).
+  static constexpr unsigned kValidationShift = 2;
+  static constexpr uint16_t kValidationMask = 3u << kValidationShift;
 };
 static_assert(sizeof(Route) == 16);
 

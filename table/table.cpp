@@ -70,7 +70,7 @@ void Table::choose_best(Entry<K>& e) const {
   auto r = e.routes();
   uint32_t best = Entry<K>::kNone;
   if (r.size() == 1) {
-    if (!(r[0].flags & Route::kIneligible)) best = 0;
+    if (eligible(r[0])) best = 0;
   } else if (!r.empty()) {
     std::array<Candidate, 8> small;
     std::vector<Candidate> big;
@@ -108,8 +108,11 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       if (r.attrs == op.attrs && !was_stale) return;
       replaced = r.attrs;
       r.attrs = op.attrs;
+      set_validation(r, op.prefix);
     } else {
-      e.push(Route{op.attrs, op.path_id, slot, 0});
+      Route r{op.attrs, op.path_id, slot, 0};
+      set_validation(r, op.prefix);
+      e.push(r);
       ++delta[f];
       s.route_bytes += e.heap_bytes() - heap_before;
     }
@@ -143,6 +146,44 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   interner_.release(gone.attrs);
   s.journal.append(Change{op.prefix, f, best_changed});
   if (e->empty()) m.erase(e);
+}
+
+void Table::set_validation(Route& r, const net::Prefix& p) const {
+  if (!options_.validator) return;
+  auto v = static_cast<uint16_t>(options_.validator->validate(p, *r.attrs));
+  r.flags = static_cast<uint16_t>((r.flags & ~Route::kValidationMask) | (v << Route::kValidationShift));
+}
+
+uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
+  if (!options_.validator) return 0;
+  uint64_t changed = 0;
+  for (auto& sp : shards_) {
+    Shard& s = *sp;
+    std::lock_guard lock(s.mu);
+    for (size_t fi = 0; fi < kFamilies; ++fi) {
+      const auto f = static_cast<FamilyIndex>(fi);
+      s.on_map(f, [&](auto& m) {
+        m.for_each([&](auto& e) {
+          const net::Prefix p = e.key.prefix();
+          if (!covered(p)) return;
+          BestId before = best_id(e);
+          bool any = false;
+          for (Route& r : e.routes()) {
+            const uint16_t old = r.flags;
+            set_validation(r, p);
+            if (r.flags != old) {
+              any = true;
+              ++changed;
+            }
+          }
+          if (!any) return;
+          if (options_.reject_invalid) choose_best(e);
+          s.journal.append(Change{p, f, best_id(e) != before});
+        });
+      });
+    }
+  }
+  return changed;
 }
 
 void Table::prefetch(const Op& op) const {

@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,10 +36,28 @@ class UpdateView;
 
 namespace petrel::table {
 
+// RPKI origin validation state of a route (RFC 6811 section 2), kept in
+// Route::flags. kUnchecked: no validator (RPKI not configured).
+enum class Validation : uint8_t { kUnchecked = 0, kNotFound = 1, kValid = 2, kInvalid = 3 };
+
+inline Validation validation_of(const Route& r) {
+  return static_cast<Validation>((r.flags & Route::kValidationMask) >> Route::kValidationShift);
+}
+
+// The table asks it the validation state of each route it stores, under
+// the shard's lock (so it must be quick and take no lock of its own).
+class Validator {
+ public:
+  virtual ~Validator() = default;
+  [[nodiscard]] virtual Validation validate(const net::Prefix& p, const Attrs& a) const = 0;
+};
+
 struct TableOptions {
   size_t shards = 8;
   size_t journal_retention = 8192;  // changes kept per shard
   BestPathOptions best;
+  const Validator* validator = nullptr;  // outlives the table
+  bool reject_invalid = false;           // invalid routes take no part in best path
 };
 
 // A family the table holds: codec::kKnownFamilyList's index.
@@ -124,6 +143,7 @@ struct RouteView {
   uint16_t slot;
   uint32_t path_id;
   bool stale;
+  Validation validation = Validation::kUnchecked;
 };
 
 // A follower's view of one change: the prefix and its best route now
@@ -184,6 +204,13 @@ class Table {
   // sweep withdraws those still stale. Both return routes affected.
   uint64_t mark_stale(uint16_t slot, FamilyIndex f);
   uint64_t sweep_stale(uint16_t slot, FamilyIndex f);
+
+  // The VRPs changed: asks the validator again about every route whose
+  // prefix covered(prefix) says a changed VRP covers, shard by shard, and
+  // journals each prefix where a route's state changed (with best path
+  // chosen again when reject_invalid). Returns the routes whose state
+  // changed.
+  uint64_t revalidate(const std::function<bool(const net::Prefix&)>& covered);
 
   // ---- reads
   [[nodiscard]] size_t shard_count() const { return shards_.size(); }
@@ -276,13 +303,17 @@ class Table {
   void prefetch(const Op& op) const;
   template <typename K>
   void choose_best(Entry<K>& e) const;
-  [[nodiscard]] Candidate candidate(const Route& r) const {
-    return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, !(r.flags & Route::kIneligible)};
+  [[nodiscard]] bool eligible(const Route& r) const {
+    return !(r.flags & Route::kIneligible) && !(options_.reject_invalid && validation_of(r) == Validation::kInvalid);
   }
+  [[nodiscard]] Candidate candidate(const Route& r) const {
+    return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
+  }
+  void set_validation(Route& r, const net::Prefix& p) const;
   template <typename K>
   uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale);
   static RouteView view(const Route& r, const PeerSlot* peers) {
-    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0};
+    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};
   }
 
   TableOptions options_;

@@ -44,6 +44,8 @@ struct PeerInfo {
   uint32_t router_id = 0;  // BGP identifier, host order
   uint32_t asn = 0;
   bool internal = false;   // iBGP
+  bool rr_client = false;  // a route reflection client of ours (RFC 4456)
+  bool local = false;      // not a peer: the routes this router originates
   std::string name;        // for people: logs and the API
 };
 

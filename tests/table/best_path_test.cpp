@@ -66,7 +66,12 @@ PathAttributes attrs_of(AsPath path, const std::function<void(PathAttributes&)>&
 }
 
 PeerInfo peer(bool internal, uint32_t router_id, uint32_t addr, uint32_t asn) {
-  return PeerInfo{net::IpAddress::v4(addr), router_id, asn, internal, {}};
+  PeerInfo p;
+  p.address = net::IpAddress::v4(addr);
+  p.router_id = router_id;
+  p.asn = asn;
+  p.internal = internal;
+  return p;
 }
 PeerInfo ebgp(uint32_t router_id, uint32_t addr, uint32_t asn = 65001) { return peer(false, router_id, addr, asn); }
 PeerInfo ibgp(uint32_t router_id, uint32_t addr) { return peer(true, router_id, addr, 64512); }

@@ -1,0 +1,128 @@
+// The export rules (export.h).
+#include "table/export.h"
+
+#include <algorithm>
+
+#include "codec/as_path.h"
+#include "codec/attributes.h"
+#include "codec/communities.h"
+#include "crates/bytes/bytes.h"
+
+namespace petrel::table {
+
+namespace {
+
+bool is_confed(codec::SegmentType t) {
+  return t == codec::SegmentType::kConfedSequence || t == codec::SegmentType::kConfedSet;
+}
+
+// RFC 4271 section 5.1.2 (b) with RFC 5065 section 5.3: confederation
+// segments go, then our AS leads the path.
+void prepend_as(codec::AsPath& path, uint32_t asn) {
+  std::erase_if(path.segments, [](const codec::AsSegment& s) { return is_confed(s.type); });
+  if (!path.segments.empty() && path.segments.front().type == codec::SegmentType::kAsSequence &&
+      path.segments.front().asns.size() < 255) {
+    auto& a = path.segments.front().asns;
+    a.insert(a.begin(), asn);
+    return;
+  }
+  path.segments.insert(path.segments.begin(), codec::AsSegment{codec::SegmentType::kAsSequence, {asn}});
+}
+
+}  // namespace
+
+std::string_view export_verdict_name(ExportVerdict v) {
+  switch (v) {
+    case ExportVerdict::kSend: return "send";
+    case ExportVerdict::kToSender: return "to-sender";
+    case ExportVerdict::kNoAdvertise: return "no-advertise";
+    case ExportVerdict::kNoExport: return "no-export";
+    case ExportVerdict::kInternalToInternal: return "internal-to-internal";
+    case ExportVerdict::kNoNextHop: return "no-next-hop";
+  }
+  return "?";
+}
+
+ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const codec::AttributeSet& attrs) {
+  if (from.slot == to.slot) return ExportVerdict::kToSender;
+  if (attrs.has_community(codec::community::kNoAdvertise)) return ExportVerdict::kNoAdvertise;
+  if (!to.internal && (attrs.has_community(codec::community::kNoExport) ||
+                       attrs.has_community(codec::community::kNoExportSubconfed)))
+    return ExportVerdict::kNoExport;
+  const PeerInfo& src = *from.peer;
+  if (to.internal && src.internal && !src.local && !src.rr_client && !to.rr_client)
+    return ExportVerdict::kInternalToInternal;
+  return ExportVerdict::kSend;
+}
+
+Exported export_route(const ExportTarget& to, const ExportSource& from, codec::Family f,
+                      const codec::AttributeSet& attrs) {
+  Exported out;
+  out.verdict = may_export(to, from, attrs);
+  if (out.verdict != ExportVerdict::kSend) return out;
+  const PeerInfo& src = *from.peer;
+  const bool v4 = f.afi == static_cast<uint16_t>(codec::Afi::kIpv4);
+  codec::PathAttributes pa = attrs.decode();
+  if (!pa.origin) pa.origin = codec::Origin::kIncomplete;
+  if (!pa.as_path) pa.as_path = codec::AsPath{};
+
+  // Whose next hop: ours to an external peer, and to an internal one when
+  // this router originated the route without one.
+  bool has_next_hop = v4 ? (pa.next_hop.has_value() || (pa.mp_family && pa.mp_next_hop))
+                         : (pa.mp_family && pa.mp_next_hop);
+  bool set_ours = !to.internal || (src.local && !has_next_hop);
+  if (set_ours) {
+    pa.next_hop.reset();
+    pa.mp_family.reset();
+    pa.mp_next_hop.reset();
+    if (v4 && to.next_hop_v4) {
+      pa.next_hop = to.next_hop_v4;
+    } else if (to.next_hop_v6 && (!v4 || to.extended_next_hop_v4)) {
+      pa.mp_family = f;
+      pa.mp_next_hop = to.next_hop_v6;
+    } else {
+      out.verdict = ExportVerdict::kNoNextHop;
+      return out;
+    }
+  } else if (pa.mp_family && *pa.mp_family != f) {
+    pa.mp_family = f;  // the same next hop, in this family's MP_REACH_NLRI
+  }
+
+  if (to.internal) {
+    if (!pa.local_pref) pa.local_pref = to.default_local_pref;
+    if (src.internal && !src.local) {  // reflected (may_export allowed it)
+      if (!pa.originator_id) pa.originator_id = src.router_id;
+      pa.cluster_list.insert(pa.cluster_list.begin(), to.cluster_id);
+    }
+  } else {
+    prepend_as(*pa.as_path, to.local_as);
+    pa.local_pref.reset();
+    pa.originator_id.reset();
+    pa.cluster_list.clear();
+    if (!src.local) pa.med.reset();
+  }
+  out.attrs = codec::AttributeSet::from(pa);
+  return out;
+}
+
+uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn) {
+  uint32_t n = 0;
+  for (const auto& seg : attrs.as_path_segments())
+    for (size_t i = 0; i < seg.count; ++i)
+      if (seg.at(i) == asn) ++n;
+  return n;
+}
+
+bool reflection_loop(const codec::AttributeSet& attrs, uint32_t router_id, uint32_t cluster_id) {
+  if (attrs.originator_id() && *attrs.originator_id() == router_id) return true;
+  if (attrs.cluster_list_length() == 0) return false;
+  for (const auto& a : attrs.attributes()) {
+    if (a.type != codec::attr_type::kClusterList) continue;
+    bytes::Reader r(a.value);
+    while (r.remaining() >= 4)
+      if (*r.u32() == cluster_id) return true;
+  }
+  return false;
+}
+
+}  // namespace petrel::table

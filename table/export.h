@@ -1,0 +1,91 @@
+// The rules of BGP for passing a route on (docs/export.md): whether a
+// route may go to a peer at all, and the attributes it goes with. Pure:
+// the daemon's exporter (daemon/exporter.h) calls it for each route it
+// considers, and caches the result per attribute set.
+//
+//   - never back to the peer it came from;
+//   - NO_ADVERTISE: to no peer; NO_EXPORT and NO_EXPORT_SUBCONFED: to no
+//     external peer (RFC 1997; Petrel has no confederations, so the two
+//     are the same);
+//   - learned from an internal peer: to external peers, and to internal
+//     peers only by route reflection (RFC 4456 section 6: from a client to
+//     every internal peer, from a non-client to clients only), with
+//     ORIGINATOR_ID set and our cluster id prepended to CLUSTER_LIST;
+//   - to an external peer (RFC 4271 section 5.1): our AS prepended to the
+//     AS_PATH (confederation segments removed, RFC 5065 section 5.3), the
+//     next hop set to our address on the session, LOCAL_PREF, ORIGINATOR_ID
+//     and CLUSTER_LIST removed, and a MULTI_EXIT_DISC kept only on routes
+//     this router originates (5.1.4: a MED received from a neighbouring AS
+//     is not passed to another);
+//   - to an internal peer: AS_PATH and next hop unchanged (a route this
+//     router originates without a next hop gets ours), LOCAL_PREF sent
+//     (the route's, or the default degree of preference).
+// 2-octet peers (AS_TRANS and AS4_PATH) are the encoder's job
+// (codec/update_builder.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "codec/attribute_set.h"
+#include "codec/mp_nlri.h"
+#include "codec/types.h"
+#include "crates/net/ip.h"
+#include "table/best_path.h"
+
+namespace petrel::table {
+
+// The peer a route would go to, as the rules need it.
+struct ExportTarget {
+  uint32_t local_as = 0;
+  uint32_t cluster_id = 0;  // ours, host order (the router id unless configured)
+  bool internal = false;
+  bool rr_client = false;
+  uint32_t slot = UINT32_MAX;  // its table slot (its own routes stay with it)
+  // Our addresses on the session, for next hops we set: IPv4 for IPv4
+  // families, IPv6 (global and, when the peer is on our link, link-local)
+  // for IPv6 families and for IPv4 ones with an RFC 8950 next hop.
+  std::optional<net::IpAddress> next_hop_v4;
+  std::optional<codec::NextHop> next_hop_v6;
+  bool extended_next_hop_v4 = false;  // RFC 8950 negotiated for IPv4 unicast
+  uint32_t default_local_pref = 100;
+};
+
+// Where the route came from.
+struct ExportSource {
+  const PeerInfo* peer = nullptr;
+  uint32_t slot = 0;
+};
+
+enum class ExportVerdict : uint8_t {
+  kSend,
+  kToSender,        // the peer it came from
+  kNoAdvertise,     // NO_ADVERTISE
+  kNoExport,        // NO_EXPORT / NO_EXPORT_SUBCONFED to an external peer
+  kInternalToInternal,  // learned from an internal peer, no reflection applies
+  kNoNextHop,       // no address of ours of the family this route needs
+};
+std::string_view export_verdict_name(ExportVerdict v);
+
+// Whether the route may go to `to` (no attributes built).
+ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const codec::AttributeSet& attrs);
+
+struct Exported {
+  ExportVerdict verdict = ExportVerdict::kSend;
+  codec::AttributeSet attrs;  // when kSend
+};
+// The attributes the route goes to `to` with, for a prefix of family `f`.
+Exported export_route(const ExportTarget& to, const ExportSource& from, codec::Family f,
+                      const codec::AttributeSet& attrs);
+
+// How many times `asn` appears in the AS_PATH (for the own-AS check on
+// import, with its allow_own_as allowance).
+uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn);
+
+// RFC 4456 section 8 on import from an internal peer: a route that
+// carries our router id as ORIGINATOR_ID or our cluster id in its
+// CLUSTER_LIST has looped.
+bool reflection_loop(const codec::AttributeSet& attrs, uint32_t router_id, uint32_t cluster_id);
+
+}  // namespace petrel::table

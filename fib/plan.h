@@ -1,0 +1,155 @@
+// The plan: what to ask the kernel for, from the routes Petrel wants and
+// the routes of its own the kernel holds. Pure: the driver sends what
+// next() hands out and feeds the kernel's answers back to answer().
+//
+// Petrel's own routes are those with protocol RTPROT_BGP in the configured
+// table with the configured metric; the plan never asks for anything
+// else, so a foreign route is never touched:
+// - a prefix the kernel does not hold of ours is added with NLM_F_CREATE |
+//   NLM_F_EXCL, so a foreign route at the same table, prefix and metric
+//   makes the kernel refuse (EEXIST) instead of being replaced;
+// - a route of ours that should change is replaced in place
+//   (NLM_F_REPLACE: no moment without a route);
+// - a route of ours that is no longer wanted is deleted, naming protocol,
+//   table and metric.
+// A refused request is counted and its prefix kept aside until
+// retry_refused() (the driver calls it on a timer): nothing is lost.
+//
+// At start-up the kernel may hold routes of ours from an earlier run
+// (kernel_has()); they stay until allow_removals() says the wanted routes
+// are complete, so a route still right is never removed and re-added.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "crates/net/ip.h"
+#include "fib/interfaces.h"
+#include "fib/netlink.h"
+
+namespace petrel::fib {
+
+struct PlanOptions {
+  uint32_t table = 254;   // RT_TABLE_MAIN
+  uint32_t metric = 32;
+  uint8_t protocol = 186; // RTPROT_BGP
+};
+
+// A gateway Petrel learnt a route through; via_ifindex: the interface it
+// was learnt on (0: unknown), for a link-local gateway.
+struct Gateway {
+  net::IpAddress address;
+  uint32_t via_ifindex = 0;
+  friend bool operator==(const Gateway&, const Gateway&) = default;
+};
+
+// What Petrel wants for a prefix: its best routes' gateways (several:
+// one multipath route), or an unreachable route.
+struct Want {
+  std::vector<Gateway> gateways;
+  bool unreachable = false;
+  friend bool operator==(const Want&, const Want&) = default;
+};
+
+enum class Op : uint8_t { kAdd, kReplace, kDelete };
+
+struct Request {
+  uint32_t seq = 0;
+  Op op = Op::kAdd;
+  Route route;
+};
+
+// The RTM_ type and NLM_F_ flags a request goes out with, and the
+// message itself (NLM_F_ACK set: every request is answered).
+Message to_message(const Request& r, uint32_t pid = 0);
+
+struct PlanCounts {
+  uint64_t installed = 0;   // routes of ours the kernel holds
+  uint64_t pending = 0;     // prefixes waiting for a request or its answer
+  uint64_t unresolved = 0;  // wanted, but no gateway is directly reachable
+  uint64_t refused = 0;     // refused by the kernel, waiting for a retry
+  uint64_t stale = 0;       // ours from an earlier run, kept until removals are allowed
+  uint64_t refusals = 0;    // every refusal so far
+  int32_t last_error = 0;   // the last refusal's errno (negative), 0: none
+};
+
+class Plan {
+ public:
+  explicit Plan(PlanOptions o) : o_(o) {}
+
+  [[nodiscard]] const PlanOptions& options() const { return o_; }
+
+  // ---- what Petrel wants
+  void want(const net::Prefix& p, Want w);
+  void unwant(const net::Prefix& p);
+  // Forgets every wanted route (the table is being read again from the
+  // start): routes in the kernel stay until they are wanted again or
+  // removals are allowed.
+  void unwant_all();
+
+  // ---- what the kernel holds and says
+  // A route from the start-up dump: recorded if it is ours, else ignored.
+  void kernel_has(const Route& r);
+  // The interfaces changed: every route is worked out again.
+  void interfaces_changed();
+  // Stale routes of ours (not wanted) are removed only once this is true.
+  void allow_removals();
+  // The kernel's answer to the request with this seq (0: done).
+  void answer(uint32_t seq, int32_t error);
+  // Every refused prefix gets another try.
+  void retry_refused();
+
+  // Appends up to `max` requests, numbered from next_seq on.
+  size_t next(const Interfaces& ifs, size_t max, std::vector<Request>& out);
+
+  [[nodiscard]] PlanCounts counts() const;
+  // Nothing waiting and nothing in flight (refused prefixes aside).
+  [[nodiscard]] bool idle() const { return queue_.empty() && inflight_.empty(); }
+  [[nodiscard]] size_t in_flight() const { return inflight_.size(); }
+
+  // The route Petrel would install for p now (nullopt: none).
+  [[nodiscard]] std::optional<Route> target(const net::Prefix& p, const Interfaces& ifs) const;
+
+ private:
+  struct Entry {
+    std::optional<Want> want;
+    std::optional<Route> kernel;  // ours, as the kernel holds it
+    bool queued = false;
+    bool inflight = false;
+    bool recheck = false;  // changed while in flight
+    bool refused = false;
+    bool unresolved = false;
+  };
+  struct InFlight {
+    net::Prefix prefix;
+    Op op;
+    Route route;
+  };
+
+  [[nodiscard]] bool ours(const Route& r) const {
+    return r.protocol == o_.protocol && r.table == o_.table && r.metric == o_.metric;
+  }
+  std::optional<Route> resolve(const net::Prefix& p, const Want& w, const Interfaces& ifs) const;
+  void touch(const net::Prefix& p, Entry& e);
+  void set_kernel(Entry& e, std::optional<Route> r);
+  void set_refused(Entry& e, bool v);
+  void set_unresolved(Entry& e, bool v);
+  void forget_if_empty(const net::Prefix& p);
+
+  PlanOptions o_;
+  std::unordered_map<net::Prefix, Entry> entries_;
+  std::vector<net::Prefix> queue_;
+  std::unordered_map<uint32_t, InFlight> inflight_;
+  uint32_t next_seq_ = 1;
+  bool removals_allowed_ = false;
+  uint64_t installed_ = 0, unresolved_ = 0, refused_ = 0, refusals_ = 0;
+  int32_t last_error_ = 0;
+};
+
+// Two routes the same for the kernel: type and next hops, in any order.
+bool same_route(const Route& a, const Route& b);
+
+}  // namespace petrel::fib

@@ -1,0 +1,218 @@
+// The kernel driver (see driver.h): libmnl sockets; every message in and
+// out goes through fib/netlink.h.
+#include "fib/driver.h"
+
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+namespace petrel::fib {
+namespace {
+
+constexpr size_t kReceiveBuffer = 1 << 18;  // one recvmsg's worth (a dump part or many acks)
+constexpr int kDumpAttempts = 3;            // a dump interrupted by a change is redone
+
+DriverError sys(const char* what) { return DriverError{errno, what}; }
+
+void set_buffer(int fd, int opt_force, int opt, int bytes) {
+  if (setsockopt(fd, SOL_SOCKET, opt_force, &bytes, sizeof bytes) != 0)
+    (void)setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof bytes);
+}
+
+// Waits for fd to be readable; false on timeout.
+bool wait_readable(int fd, int timeout_ms) {
+  pollfd p{fd, POLLIN, 0};
+  int n;
+  do {
+    n = poll(&p, 1, timeout_ms);
+  } while (n < 0 && errno == EINTR);
+  return n > 0;
+}
+
+}  // namespace
+
+std::string DriverError::text() const {
+  std::string s = std::string(what) + ": " + std::strerror(error);
+  if (error == EPERM)
+    s += " (Petrel needs CAP_NET_ADMIN to change the kernel's routes: run it as root or grant the capability)";
+  return s;
+}
+
+Result<std::unique_ptr<Driver>, DriverError> Driver::open(DriverOptions o) {
+  std::unique_ptr<Driver> d(new Driver(o));
+  d->req_ = mnl_socket_open(NETLINK_ROUTE);
+  if (!d->req_) return fail(sys("opening a netlink socket"));
+  if (mnl_socket_bind(d->req_, 0, MNL_SOCKET_AUTOPID) < 0) return fail(sys("binding the netlink socket"));
+  d->portid_ = mnl_socket_get_portid(d->req_);
+  int on = 1;
+  // Acks without a copy of the request: one batch's answers stay small.
+  (void)mnl_socket_setsockopt(d->req_, NETLINK_CAP_ACK, &on, sizeof on);
+  int fd = mnl_socket_get_fd(d->req_);
+  set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, 8 << 20);
+  set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, 1 << 20);
+
+  d->notify_ = mnl_socket_open(NETLINK_ROUTE);
+  if (!d->notify_) return fail(sys("opening a netlink socket"));
+  if (mnl_socket_bind(d->notify_, 0, MNL_SOCKET_AUTOPID) < 0) return fail(sys("binding the netlink socket"));
+  for (int group : {RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR})
+    if (mnl_socket_setsockopt(d->notify_, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
+      return fail(sys("joining the link and address notification groups"));
+  int nfd = mnl_socket_get_fd(d->notify_);
+  set_buffer(nfd, SO_RCVBUFFORCE, SO_RCVBUF, 1 << 20);
+  if (fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) | O_NONBLOCK) != 0) return fail(sys("making the socket non-blocking"));
+  d->in_.resize(kReceiveBuffer);
+  return d;
+}
+
+Driver::~Driver() {
+  if (req_) mnl_socket_close(req_);
+  if (notify_) mnl_socket_close(notify_);
+}
+
+int Driver::notify_fd() const { return mnl_socket_get_fd(notify_); }
+
+Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family) {
+  for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
+    uint32_t seq = dump_seq_++;
+    if (dump_seq_ == 0) dump_seq_ = 0x80000000u;
+    out_.clear();
+    encode_dump(type, family, seq, out_);
+    if (mnl_socket_sendto(req_, out_.data(), out_.size()) < 0) return fail(sys("asking the kernel for a dump"));
+    bool done = false, interrupted = false;
+    while (!done) {
+      if (!wait_readable(mnl_socket_get_fd(req_), o_.answer_timeout_ms))
+        return fail(DriverError{ETIMEDOUT, "waiting for the kernel's dump"});
+      ssize_t n = mnl_socket_recvfrom(req_, in_.data(), in_.size());
+      if (n < 0) return fail(sys("reading the kernel's dump"));
+      bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
+      while (!r.empty()) {
+        auto one = next_message(r);
+        if (!one) break;  // a malformed datagram: what remains of it is skipped
+        auto m = decode(*one);
+        if (!m || m->header.seq != seq) continue;
+        if (m->header.flags & NLM_F_DUMP_INTR) interrupted = true;
+        if (std::holds_alternative<Done>(m->body)) {
+          done = true;
+        } else if (const auto* a = std::get_if<Ack>(&m->body)) {
+          if (a->error != 0) return fail(DriverError{-a->error, "dumping the kernel's tables"});
+          done = true;
+        } else if (const auto* rt = std::get_if<Route>(&m->body)) {
+          plan_.kernel_has(*rt);
+        } else {
+          (void)ifs_.apply(*m);
+        }
+      }
+    }
+    if (!interrupted) return {};
+  }
+  return {};  // three interrupted dumps: what was read stands; notifications follow
+}
+
+Result<void, DriverError> Driver::dump_interfaces() {
+  ifs_ = Interfaces{};
+  if (auto r = dump(RTM_GETLINK, 0); !r) return r;
+  return dump(RTM_GETADDR, 0);
+}
+
+Result<void, DriverError> Driver::start() {
+  if (auto r = dump_interfaces(); !r) return r;
+  if (auto r = dump(RTM_GETROUTE, kAfInet); !r) return r;
+  return dump(RTM_GETROUTE, kAfInet6);
+}
+
+Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) {
+  out_.clear();
+  std::unordered_set<uint32_t> waiting;
+  for (const Request& rq : batch) {
+    encode(to_message(rq, 0), out_);
+    waiting.insert(rq.seq);
+  }
+  ++stats_.batches;
+  stats_.requests += batch.size();
+  if (mnl_socket_sendto(req_, out_.data(), out_.size()) < 0) {
+    DriverError e = sys("sending route requests");
+    for (uint32_t seq : waiting) plan_.answer(seq, -e.error);
+    return fail(e);
+  }
+  bool denied = false;
+  while (!waiting.empty()) {
+    if (!wait_readable(mnl_socket_get_fd(req_), o_.answer_timeout_ms)) {
+      for (uint32_t seq : waiting) plan_.answer(seq, -ETIMEDOUT);
+      return fail(DriverError{ETIMEDOUT, "waiting for the kernel's answers"});
+    }
+    ssize_t n = mnl_socket_recvfrom(req_, in_.data(), in_.size());
+    if (n < 0) {
+      DriverError e = sys("reading the kernel's answers");
+      for (uint32_t seq : waiting) plan_.answer(seq, -e.error);
+      return fail(e);
+    }
+    bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
+    while (!r.empty()) {
+      auto one = next_message(r);
+      if (!one) break;
+      auto m = decode(*one);
+      if (!m) continue;
+      const auto* a = std::get_if<Ack>(&m->body);
+      if (!a || !waiting.erase(a->request.seq)) continue;
+      plan_.answer(a->request.seq, a->error);
+      denied |= a->error == -EPERM;
+    }
+  }
+  if (denied) return fail(DriverError{EPERM, "changing the kernel's routes"});
+  return {};
+}
+
+Result<void, DriverError> Driver::sync(size_t max_requests) {
+  std::vector<Request> batch;
+  size_t sent = 0;
+  while (sent < max_requests) {
+    batch.clear();
+    size_t n = plan_.next(ifs_, std::min(o_.batch, max_requests - sent), batch);
+    if (n == 0) break;
+    sent += n;
+    if (auto r = send_batch(batch); !r) return r;
+  }
+  return {};
+}
+
+Result<bool, DriverError> Driver::read_notifications() {
+  bool changed = false;
+  for (int i = 0; i < 1024; ++i) {  // bounded: the rest waits for the next round
+    ssize_t n = mnl_socket_recvfrom(notify_, in_.data(), in_.size());
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+      if (errno != ENOBUFS) return fail(sys("reading link and address notifications"));
+      // Notifications were lost: read the interfaces again.
+      ++stats_.resyncs;
+      if (auto r = dump_interfaces(); !r) return fail(r.error());
+      changed = true;
+      continue;
+    }
+    bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
+    while (!r.empty()) {
+      auto one = next_message(r);
+      if (!one) break;
+      auto m = decode(*one);
+      if (!m) continue;
+      ++stats_.notifications;
+      changed |= ifs_.apply(*m);
+    }
+  }
+  if (changed) plan_.interfaces_changed();
+  return changed;
+}
+
+Result<void, DriverError> Driver::remove_all() {
+  plan_.unwant_all();
+  plan_.allow_removals();
+  return sync();
+}
+
+}  // namespace petrel::fib

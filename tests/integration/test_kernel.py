@@ -1,0 +1,138 @@
+"""Routes into the Linux kernel (docs/kernel.md), against the real kernel.
+
+The installer on its own (`fib-sync`, built beside the daemon in
+BUILD/fib/) in a lab node's namespace: routes appear in
+`ip route show table N proto bgp`, change and go; a foreign route in the
+same table is never touched; a restart keeps the routes still right and
+removes stale ones. Then the daemon with `[kernel]` on and a real BIRD
+peer in a second namespace: BIRD's routes appear in Petrel's namespace's
+kernel table, and go when Petrel stops.
+
+SKIPs while the binaries are missing (set PETREL, or build them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+import lab as L
+from conftest import require
+
+TABLE = 100
+METRIC = 32
+
+
+def fib_sync_binary() -> str:
+    return os.path.join(os.path.dirname(os.path.dirname(L.petrel_binary())), "fib", "fib-sync")
+
+
+@pytest.fixture
+def fib_sync():
+    b = fib_sync_binary()
+    if not os.path.exists(b):
+        pytest.skip(f"fib-sync not found at {b} (build it, or set PETREL)")
+    return b
+
+
+def routes(node: L.Node, v6: bool = False) -> dict[str, object]:
+    """Our routes (proto bgp, our table and metric): prefix -> sorted
+    gateways, or the route's type when it is not unicast."""
+    cmd = ["ip", "-j"] + (["-6"] if v6 else []) + ["route", "show", "table", str(TABLE),
+                                                     "proto", "bgp"]
+    p = node.run(cmd, check=False)
+    if p.returncode != 0 and "table does not exist" in p.stderr:
+        return {}   # the kernel makes a table with its first route
+    assert p.returncode == 0, p.stderr
+    out = p.stdout or "[]"
+    res: dict[str, object] = {}
+    for r in json.loads(out):
+        if r.get("metric", 0) != METRIC:
+            continue
+        dst = r["dst"]
+        if "/" not in dst and dst != "default":
+            dst += "/128" if v6 else "/32"
+        if r.get("type", "unicast") != "unicast":
+            res[dst] = r["type"]
+        elif "nexthops" in r:
+            res[dst] = sorted(h["gateway"] for h in r["nexthops"])
+        else:
+            res[dst] = [r["gateway"]] if "gateway" in r else []
+    return res
+
+
+def sync(node: L.Node, binary: str, lines: list[str], *extra: str) -> dict[str, int]:
+    path = node.path("routes.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    out = node.run([binary, "--table", str(TABLE), "--metric", str(METRIC),
+                    "--routes", path, *extra]).stdout
+    line = out.strip().splitlines()[-1]
+    return {k: int(float(v)) for k, v in re.findall(r"(\w+)=(-?[\d.]+)", line)}
+
+
+def test_installer_adds_changes_and_removes(lab, fib_sync):
+    n = lab.node("r")
+    gw1, gw2 = "198.18.0.7", "198.18.0.8"   # on the node's connected /24
+    # foreign routes: same table and metric (static), same prefix other metric
+    n.run(["ip", "route", "add", "203.0.113.0/24", "via", gw1, "table", str(TABLE),
+           "proto", "static", "metric", str(METRIC)])
+    n.run(["ip", "route", "add", "192.0.2.0/24", "via", gw1, "table", str(TABLE),
+           "proto", "bgp", "metric", "99"])
+    foreign = n.run(["ip", "route", "show", "table", str(TABLE)]).stdout
+
+    c = sync(n, fib_sync, [f"192.0.2.0/24 {gw1}", f"198.51.100.0/24 {gw1} {gw2}",
+                           "203.0.113.0/24 " + gw2, "10.99.0.0/16 172.31.0.1",
+                           "fd00:99::/48 fd00:bb::7", "10.98.0.0/16 unreachable"])
+    assert routes(n) == {"192.0.2.0/24": [gw1], "198.51.100.0/24": [gw1, gw2],
+                         "10.98.0.0/16": "unreachable"}
+    assert routes(n, v6=True) == {"fd00:99::/48": ["fd00:bb::7"]}
+    assert c["unresolved"] == 1, c   # 172.31.0.1 is not on a connected network
+    assert c["refused"] == 1 and c["last_error"] == -17, c  # the foreign 203.0.113.0/24: EEXIST
+    assert c["installed"] == 4, c
+
+    # change one, drop others: replaced in place, removed
+    c = sync(n, fib_sync, [f"192.0.2.0/24 {gw2}", f"198.51.100.0/24 {gw1}"])
+    assert routes(n) == {"192.0.2.0/24": [gw2], "198.51.100.0/24": [gw1]}
+    assert routes(n, v6=True) == {}
+
+    # everything of ours goes; the foreign routes are exactly as they were
+    c = sync(n, fib_sync, [], "--flush")
+    assert routes(n) == {}
+    assert c["installed"] == 0, c
+    assert n.run(["ip", "route", "show", "table", str(TABLE)]).stdout == foreign
+
+
+def test_installer_restart_keeps_right_routes(lab, fib_sync):
+    n = lab.node("r")
+    gw = "198.18.0.7"
+    first = [f"192.0.2.{i}/32 {gw}" for i in range(40)]
+    c = sync(n, fib_sync, first)
+    assert c["installed"] == 40 and c["requests"] == 40, c
+    # a new run: 30 still right, 10 stale, 5 new; the right ones are not
+    # touched (no request), the stale ones go only after the wanted set is in
+    second = first[:30] + [f"198.51.100.{i}/32 {gw}" for i in range(5)]
+    c = sync(n, fib_sync, second, "--keep-stale")
+    assert c["found"] == 40 and c["requests"] == 5 and c["stale"] == 10, c
+    assert len(routes(n)) == 45
+    c = sync(n, fib_sync, second)
+    assert c["found"] == 45 and c["requests"] == 10 and c["stale"] == 0, c
+    got = routes(n)
+    assert set(got) == {line.split()[0] for line in second}
+    sync(n, fib_sync, [], "--flush")
+
+
+def test_installer_follows_link_changes(lab, fib_sync):
+    """A route whose gateway is on a link that is down is not installed."""
+    n = lab.node("r")
+    n.run(["ip", "link", "set", L.IFNAME, "down"])
+    c = sync(n, fib_sync, ["192.0.2.0/24 198.18.0.7"])
+    assert c["unresolved"] == 1 and routes(n) == {}, c
+    n.run(["ip", "link", "set", L.IFNAME, "up"])
+    L.wait_until(lambda: "UP" in n.run(["ip", "-br", "link", "show", L.IFNAME]).stdout.split()[1],
+                 5, "link up")
+    c = sync(n, fib_sync, ["192.0.2.0/24 198.18.0.7"])
+    assert routes(n) == {"192.0.2.0/24": ["198.18.0.7"]}, c

@@ -91,24 +91,22 @@ Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family) {
         return fail(DriverError{ETIMEDOUT, "waiting for the kernel's dump"});
       ssize_t n = mnl_socket_recvfrom(req_, in_.data(), in_.size());
       if (n < 0) return fail(sys("reading the kernel's dump"));
-      bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
-      while (!r.empty()) {
-        auto one = next_message(r);
-        if (!one) break;  // a malformed datagram: what remains of it is skipped
-        auto m = decode(*one);
-        if (!m || m->header.seq != seq) continue;
-        if (m->header.flags & NLM_F_DUMP_INTR) interrupted = true;
-        if (std::holds_alternative<Done>(m->body)) {
+      int error = 0;
+      for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
+        if (m.header.seq != seq) return;
+        if (m.header.flags & NLM_F_DUMP_INTR) interrupted = true;
+        if (std::holds_alternative<Done>(m.body)) {
           done = true;
-        } else if (const auto* a = std::get_if<Ack>(&m->body)) {
-          if (a->error != 0) return fail(DriverError{-a->error, "dumping the kernel's tables"});
+        } else if (const auto* a = std::get_if<Ack>(&m.body)) {
+          error = -a->error;
           done = true;
-        } else if (const auto* rt = std::get_if<Route>(&m->body)) {
+        } else if (const auto* rt = std::get_if<Route>(&m.body)) {
           plan_.kernel_has(*rt);
         } else {
-          (void)ifs_.apply(*m);
+          (void)ifs_.apply(m);
         }
-      }
+      });
+      if (error != 0) return fail(DriverError{error, "dumping the kernel's tables"});
     }
     if (!interrupted) return {};
   }
@@ -153,17 +151,12 @@ Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) 
       for (uint32_t seq : waiting) plan_.answer(seq, -e.error);
       return fail(e);
     }
-    bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
-    while (!r.empty()) {
-      auto one = next_message(r);
-      if (!one) break;
-      auto m = decode(*one);
-      if (!m) continue;
-      const auto* a = std::get_if<Ack>(&m->body);
-      if (!a || !waiting.erase(a->request.seq)) continue;
+    for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
+      const auto* a = std::get_if<Ack>(&m.body);
+      if (!a || !waiting.erase(a->request.seq)) return;
       plan_.answer(a->request.seq, a->error);
       denied |= a->error == -EPERM;
-    }
+    });
   }
   if (denied) return fail(DriverError{EPERM, "changing the kernel's routes"});
   return {};
@@ -195,15 +188,10 @@ Result<bool, DriverError> Driver::read_notifications() {
       changed = true;
       continue;
     }
-    bytes::Reader r(bytes::Span(in_.data(), static_cast<size_t>(n)));
-    while (!r.empty()) {
-      auto one = next_message(r);
-      if (!one) break;
-      auto m = decode(*one);
-      if (!m) continue;
+    for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
       ++stats_.notifications;
-      changed |= ifs_.apply(*m);
-    }
+      changed |= ifs_.apply(m);
+    });
   }
   if (changed) plan_.interfaces_changed();
   return changed;

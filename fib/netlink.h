@@ -129,4 +129,16 @@ Result<Message, DecodeError> decode(bytes::Span one);
 // takes the next message's bytes from r, with its padding.
 Result<bytes::Span, DecodeError> next_message(bytes::Reader& r);
 
+// fn(const Message&) for each message of a datagram that decodes; a
+// message that does not is skipped, a framing error ends the datagram.
+template <typename F>
+void for_each_message(bytes::Span datagram, F&& fn) {
+  bytes::Reader r(datagram);
+  while (!r.empty()) {
+    auto one = next_message(r);
+    if (!one) return;
+    if (auto m = decode(*one)) fn(*m);
+  }
+}
+
 }  // namespace petrel::fib

@@ -14,6 +14,7 @@
 #include <exception>
 
 #include "daemon/api.h"
+#include "daemon/kernel_api.h"
 #include "daemon/log.h"
 #include "daemon/server.h"
 #include "daemon/sockets.h"
@@ -146,8 +147,12 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
         return lookup_prefix(ctx->server->table(), p, out);
       });
+    else if (std::string_view(url) == kKernelPath)
+      r = kernel_response(method, ctx->server->kernel());
     else
       r = api::respond(method, url, snapshot(*ctx));
+    if (std::string_view(url) == "/metrics" && r.status == 200 && ctx->server->kernel())
+      r.body += kernel_metrics(ctx->server->kernel()->status());
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
     r.status = 500;

@@ -85,6 +85,10 @@ bool Server::start() {
   watchdog_.data = this;
   ev_timer_start(loop_, &watchdog_);
 
+  if (config_.kernel.enabled) {
+    kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_);
+    kernel_->start();
+  }
   for (auto& w : workers_) w->start();
   for (auto& p : peers_) {
     Peer* peer = p.get();
@@ -98,6 +102,7 @@ bool Server::start() {
 
 int Server::run() {
   ev_run(loop_, 0);
+  if (kernel_) kernel_->stop();  // our routes leave the kernel
   for (auto& w : workers_) {
     w->stop();
     w->join();

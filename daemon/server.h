@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
 #include "daemon/sockets.h"
@@ -47,6 +48,7 @@ class Server {
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
   [[nodiscard]] const table::Table& table() const { return table_; }
+  [[nodiscard]] const KernelSyncer* kernel() const { return kernel_.get(); }
 
  private:
   struct Listener {
@@ -68,6 +70,7 @@ class Server {
   struct ev_loop* loop_;
   std::vector<std::unique_ptr<Worker>> workers_;
   table::Table table_;  // before the peers: they withdraw into it as they go
+  std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   ev_signal sigterm_{}, sigint_{};

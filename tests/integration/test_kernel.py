@@ -136,3 +136,51 @@ def test_installer_follows_link_changes(lab, fib_sync):
                  5, "link up")
     c = sync(n, fib_sync, ["192.0.2.0/24 198.18.0.7"])
     assert routes(n) == {"192.0.2.0/24": ["198.18.0.7"]}, c
+
+
+# ---- the daemon with a real peer
+
+class KernelPetrel(L.Petrel):
+    """`petrel run` with the kernel installer on (table TABLE, metric METRIC)."""
+
+    def config(self) -> str:
+        return super().config() + f"\n[kernel]\nenabled = true\ntable = {TABLE}\nmetric = {METRIC}\n"
+
+
+def test_daemon_installs_bird_routes(lab):
+    require("bird")
+    if not os.path.exists(L.petrel_binary()):
+        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
+    me = lab.node("petrel")
+    bn = lab.node("bird")
+    announce = L.sample_prefixes(bn.index)
+    bird = L.Bird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True,
+                                announce=announce)).start()
+    # a foreign route in the same table, at one of BIRD's prefixes
+    foreign_prefix = announce[0]
+    me.run(["ip", "route", "add", foreign_prefix, "via", bn.v4, "table", str(TABLE),
+            "proto", "static", "metric", str(METRIC)])
+    petrel = KernelPetrel(me, [L.PetrelPeer("bird", bn.v4, 65002, me.v4)], 65001)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    bird.wait_established(30)
+
+    v4 = {p: [bn.v4] for p in announce if ":" not in p and p != foreign_prefix}
+    v6 = {p: [bn.v6] for p in announce if ":" in p}
+    L.wait_until(lambda: routes(me) == v4 and routes(me, v6=True) == v6, 20,
+                 f"BIRD's routes in table {TABLE}: {v4} {v6}")
+    st = L.wait_until(lambda: (lambda s: s if s and s["routes"]["installed"] == len(v4) + len(v6)
+                               and s["routes"]["refused"] == 1 else None)(petrel.api("/api/kernel")),
+                      10, "/api/kernel counts")
+    assert st["enabled"] and st["running"] and st["table"] == TABLE, st
+    assert any(i["name"] == L.IFNAME and i["up"] for i in st["interfaces"]), st
+    foreign = me.run(["ip", "route", "show", "table", str(TABLE), "proto", "static"]).stdout
+    assert foreign_prefix.split("/")[0] in foreign
+
+    # a clean stop removes ours and leaves the foreign route
+    petrel.stop()
+    assert routes(me) == {} and routes(me, v6=True) == {}
+    assert me.run(["ip", "route", "show", "table", str(TABLE), "proto", "static"]).stdout == foreign
+    assert petrel.events("kernel-stopped"), petrel.log_text()[-2000:]

@@ -1,0 +1,180 @@
+// The kernel syncer (see kernel.h).
+#include "daemon/kernel.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "codec/types.h"
+#include "daemon/log.h"
+
+namespace petrel::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Routes of ours left by an earlier run stay this long after start-up, so
+// that the peers' routes can arrive and replace them in place (no moment
+// without a route); then those still not wanted are removed.
+constexpr auto kStaleGrace = std::chrono::seconds(30);
+constexpr auto kRetryRefused = std::chrono::seconds(10);
+constexpr auto kPublish = std::chrono::milliseconds(500);
+constexpr size_t kReadPerShard = 4096;  // journal events per shard per round
+constexpr int kIdleWaitMs = 20;
+
+const int kV4 = codec::known_index(codec::kIpv4Unicast);
+const int kV6 = codec::known_index(codec::kIpv6Unicast);
+
+}  // namespace
+
+KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table) : config_(config), table_(table) {
+  status_.enabled = config.enabled;
+  status_.table = config.table;
+  status_.metric = config.metric;
+  status_.multipath = config.multipath;
+}
+
+KernelSyncer::~KernelSyncer() { stop(); }
+
+void KernelSyncer::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void KernelSyncer::stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+KernelStatus KernelSyncer::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void KernelSyncer::publish(const fib::Driver& d, bool running) {
+  KernelStatus s;
+  s.enabled = true;
+  s.running = running;
+  s.table = config_.table;
+  s.metric = config_.metric;
+  s.multipath = config_.multipath;
+  s.counts = d.plan().counts();
+  s.removals_allowed = removals_;
+  s.stats = d.stats();
+  s.table_resyncs = table_resyncs_;
+  s.last_error = last_error_;
+  for (const auto& [index, i] : d.interfaces().all()) {
+    KernelInterface k{index, i.name, i.up(), {}};
+    for (const auto& a : i.addresses) k.addresses.push_back(a.local.to_string() + "/" + std::to_string(a.prefix_len));
+    s.interfaces.push_back(std::move(k));
+  }
+  std::lock_guard lock(mu_);
+  status_ = std::move(s);
+}
+
+void KernelSyncer::run() {
+  fib::DriverOptions o;
+  o.plan.table = config_.table;
+  o.plan.metric = config_.metric;
+  auto opened = fib::Driver::open(o);
+  if (!opened) {
+    last_error_ = opened.error().text();
+    log(LogLevel::kError, "kernel-failed", {}, last_error_);
+    std::lock_guard lock(mu_);
+    status_.last_error = last_error_;
+    return;
+  }
+  fib::Driver& d = **opened;
+  if (auto r = d.start(); !r) {
+    last_error_ = r.error().text();
+    log(LogLevel::kError, "kernel-failed", {}, last_error_);
+    std::lock_guard lock(mu_);
+    status_.last_error = last_error_;
+    return;
+  }
+  log(LogLevel::kInfo, "kernel-started",
+      {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
+       {"interfaces", d.interfaces().all().size()}});
+  if (config_.multipath)
+    log(LogLevel::kWarn, "kernel-multipath", {},
+        "multipath is on, but the table exposes only the best route: single-path routes are installed");
+  publish(d, true);
+
+  // What this follower wants, per shard, to forget on a resynchronisation.
+  std::vector<std::unordered_set<net::Prefix>> held(table_.shard_count());
+  std::vector<std::pair<size_t, std::unordered_set<net::Prefix>>> replaced;
+  auto follower = table_.follow();
+  const auto t0 = Clock::now();
+  auto last_retry = t0, last_publish = t0;
+  std::string reported;  // the last error logged, to log each once
+
+  auto on_event = [&](const table::FollowEvent& ev) {
+    if (ev.resync) {
+      replaced.emplace_back(ev.shard, std::move(held[ev.shard]));
+      held[ev.shard].clear();
+    }
+    if (ev.change.family == UINT8_MAX) return;  // an empty shard
+    if (ev.change.family != kV4 && ev.change.family != kV6) return;
+    const net::Prefix& p = ev.change.prefix;
+    std::optional<net::IpAddress> nh;
+    if (ev.best) nh = ev.change.family == kV4 ? ev.best->attrs->next_hop() : ev.best->attrs->mp_next_hop();
+    if (ev.best && ev.change.family == kV4 && !nh) nh = ev.best->attrs->mp_next_hop();  // RFC 8950
+    if (nh) {
+      d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
+      held[ev.shard].insert(p);
+    } else {
+      d.plan().unwant(p);
+      held[ev.shard].erase(p);
+    }
+  };
+
+  while (!stop_) {
+    uint64_t before = follower.resyncs();
+    size_t n = table_.read(follower, kReadPerShard, on_event);
+    table_resyncs_ += follower.resyncs() - before;
+    for (auto& [shard, old] : replaced)
+      for (const auto& p : old)
+        if (!held[shard].count(p)) d.plan().unwant(p);
+    replaced.clear();
+
+    auto now = Clock::now();
+    if (!removals_ && now - t0 >= kStaleGrace) {
+      removals_ = true;
+      d.plan().allow_removals();
+    }
+    if (now - last_retry >= kRetryRefused) {
+      last_retry = now;
+      d.plan().retry_refused();
+    }
+    auto changed = d.read_notifications();
+    if (!changed) last_error_ = changed.error().text();
+    // Bounded so a full table's installation still reads the journals
+    // between rounds (they would overrun and resynchronise otherwise).
+    if (auto r = d.sync(16 * 256); !r) last_error_ = r.error().text();
+    auto c = d.plan().counts();
+    if (last_error_.empty() && c.last_error != 0)
+      last_error_ = std::string("route refused: ") + std::strerror(-c.last_error);
+    if (!last_error_.empty() && last_error_ != reported) {
+      reported = last_error_;
+      log(LogLevel::kWarn, "kernel-error", {{"refused", c.refused}}, last_error_);
+    }
+    if (now - last_publish >= kPublish) {
+      last_publish = now;
+      publish(d, true);
+    }
+    if (n == 0 && d.plan().idle()) {
+      pollfd p{d.notify_fd(), POLLIN, 0};
+      (void)poll(&p, 1, kIdleWaitMs);
+    }
+  }
+  auto before = d.plan().counts().installed;
+  auto r = d.remove_all();
+  if (!r) log(LogLevel::kError, "kernel-failed", {}, r.error().text());
+  log(LogLevel::kInfo, "kernel-stopped", {{"routes_removed", before - d.plan().counts().installed}});
+  publish(d, false);
+}
+
+}  // namespace petrel::daemon

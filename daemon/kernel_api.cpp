@@ -1,0 +1,112 @@
+// GET /api/kernel and the petrel_kernel_* metrics (see kernel_api.h).
+#include "daemon/kernel_api.h"
+
+#include <fmt/format.h>
+
+#include "crates/json/json.h"
+
+namespace petrel::daemon {
+namespace {
+
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string kernel_json(const KernelStatus& s) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key("enabled").boolean(s.enabled);
+  w.key("running").boolean(s.running);
+  w.member("table", s.table);
+  w.member("metric", s.metric);
+  w.key("multipath").boolean(s.multipath);
+  w.key("stale_removal").boolean(s.removals_allowed);
+  w.key("routes").begin_object();
+  w.member("installed", s.counts.installed);
+  w.member("pending", s.counts.pending);
+  w.member("unresolved", s.counts.unresolved);
+  w.member("refused", s.counts.refused);
+  w.member("stale", s.counts.stale);
+  w.end_object();
+  w.member("refusals", s.counts.refusals);
+  w.member("requests", s.stats.requests);
+  w.member("batches", s.stats.batches);
+  w.member("notifications", s.stats.notifications);
+  w.member("table_resyncs", s.table_resyncs);
+  w.key("last_error");
+  if (s.last_error.empty()) w.null();
+  else w.string(s.last_error);
+  w.key("interfaces").begin_array();
+  for (const auto& i : s.interfaces) {
+    w.begin_object();
+    w.member("index", i.index);
+    w.member("name", i.name);
+    w.key("up").boolean(i.up);
+    w.key("addresses").begin_array();
+    for (const auto& a : i.addresses) w.string(a);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out += '\n';
+  return out;
+}
+
+std::string kernel_metrics(const KernelStatus& s) {
+  if (!s.enabled) return {};
+  std::string out;
+  out += "# HELP petrel_kernel_routes Prefixes of the kernel installer by state: installed (in the kernel), pending "
+         "(waiting for a request or its answer), unresolved (no directly reachable next hop), refused (by the "
+         "kernel, retried), stale (ours from an earlier run, not yet removed).\n"
+         "# TYPE petrel_kernel_routes gauge\n";
+  out += fmt::format("petrel_kernel_routes{{state=\"installed\"}} {}\n", s.counts.installed);
+  out += fmt::format("petrel_kernel_routes{{state=\"pending\"}} {}\n", s.counts.pending);
+  out += fmt::format("petrel_kernel_routes{{state=\"unresolved\"}} {}\n", s.counts.unresolved);
+  out += fmt::format("petrel_kernel_routes{{state=\"refused\"}} {}\n", s.counts.refused);
+  out += fmt::format("petrel_kernel_routes{{state=\"stale\"}} {}\n", s.counts.stale);
+  out += "# HELP petrel_kernel_refusals_total Route requests the kernel refused.\n"
+         "# TYPE petrel_kernel_refusals_total counter\n";
+  out += fmt::format("petrel_kernel_refusals_total {}\n", s.counts.refusals);
+  out += "# HELP petrel_kernel_requests_total Route requests sent to the kernel.\n"
+         "# TYPE petrel_kernel_requests_total counter\n";
+  out += fmt::format("petrel_kernel_requests_total {}\n", s.stats.requests);
+  out += "# HELP petrel_kernel_up 1 while the kernel installer runs, 0 when it could not start or stopped.\n"
+         "# TYPE petrel_kernel_up gauge\n";
+  out += fmt::format("petrel_kernel_up {}\n", s.running ? 1 : 0);
+  out += "# HELP petrel_kernel_last_error 1 with the last error as a label, when there was one.\n"
+         "# TYPE petrel_kernel_last_error gauge\n";
+  if (!s.last_error.empty()) out += fmt::format("petrel_kernel_last_error{{error=\"{}\"}} 1\n", label(s.last_error));
+  out += "# HELP petrel_kernel_interface_up The interfaces the installer knows: 1 up, 0 down.\n"
+         "# TYPE petrel_kernel_interface_up gauge\n";
+  for (const auto& i : s.interfaces)
+    out += fmt::format("petrel_kernel_interface_up{{interface=\"{}\"}} {}\n", label(i.name), i.up ? 1 : 0);
+  return out;
+}
+
+api::Response kernel_response(std::string_view method, const KernelSyncer* kernel) {
+  api::Response r;
+  if (method != "GET" && method != "HEAD") {
+    r.status = 405;
+    r.allow = "GET, HEAD";
+    r.body = api::error_json(fmt::format("method {} is not allowed; use GET", method));
+    return r;
+  }
+  r.body = kernel_json(kernel ? kernel->status() : KernelStatus{});
+  return r;
+}
+
+}  // namespace petrel::daemon

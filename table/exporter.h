@@ -1,0 +1,157 @@
+// One peer's exporter: it follows the table's journals, works out what
+// the peer should hold for each changed prefix (the best route through the
+// export rules of export.h and the peer's export filter), keeps the
+// Adj-RIB-Out (what the peer was sent or is about to be sent) and writes
+// the UPDATE messages that bring the peer there (docs/export.md). No I/O:
+// the session driver hands the bytes to the socket.
+//
+// - Only changes go out: a prefix whose outcome is what the peer already
+//   holds sends nothing.
+// - Changes collapse: while the socket is busy, the exporter does not
+//   write, and a prefix that changes several times goes out once, in its
+//   latest state.
+// - Prefixes with the same outgoing attribute set are packed into one
+//   UPDATE up to the session's message size (codec::UpdateBuilder).
+// - After the initial table (the follower's first resynchronisation of
+//   every shard), End-of-RIB for each family (RFC 4724).
+// - ROUTE-REFRESH (RFC 2918): everything held is sent again, between a
+//   BoRR and an EoRR when enhanced route refresh was negotiated
+//   (RFC 7313).
+//
+// Outgoing attribute sets are interned in an interner shared by every
+// exporter, so peers with the same outcome share one copy. An exporter
+// lives on its session's worker thread; only the counters are read from
+// other threads.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "codec/types.h"
+#include "codec/update_builder.h"
+#include "table/export.h"
+#include "table/filter.h"
+#include "table/prefix_map.h"
+#include "table/table.h"
+
+namespace petrel::table {
+
+struct ExporterSetup {
+  ExportTarget target;
+  const Filter* filter = nullptr;  // nullptr: everything the rules allow
+  bool send_nothing = false;       // export "none" or RFC 8212: only End-of-RIB
+  codec::SessionParams params;     // of the session (4-octet AS, ADD-PATH, message size)
+  codec::FamilySet families;       // negotiated families to send
+  bool enhanced_route_refresh = false;
+};
+
+struct ExporterCounters {
+  std::array<std::atomic<uint64_t>, kFamilies> advertised{};  // prefixes the peer holds from us
+  std::atomic<uint64_t> updates{0};        // UPDATE messages written
+  std::atomic<uint64_t> announced{0};      // prefixes announced (each time)
+  std::atomic<uint64_t> withdrawn{0};      // prefixes withdrawn
+  std::atomic<uint64_t> filtered{0};       // routes the export filter refused
+  std::atomic<uint64_t> resyncs{0};        // times the follower fell behind a journal
+};
+
+class Exporter {
+ public:
+  Exporter(Table& table, Interner& out_sets, ExporterSetup setup);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // Reads what the journals have (up to max_events per shard), then writes
+  // UPDATEs into `out` until it holds `budget` more octets or nothing is
+  // left to send. True when work remains (call again once `out` drained).
+  bool pump(std::vector<std::byte>& out, size_t budget, size_t max_events = 1024);
+
+  // A ROUTE-REFRESH for family f: queues every prefix the peer holds from
+  // us again (with BoRR first when enhanced route refresh is on; the EoRR
+  // follows the last of them). Ignored for a family not negotiated.
+  void refresh(codec::Family f, std::vector<std::byte>& out);
+
+  // True once End-of-RIB went out for every family.
+  [[nodiscard]] bool initial_done() const { return initial_sent_; }
+  [[nodiscard]] const ExporterCounters& counters() const { return counters_; }
+  // Prefixes queued and not yet written.
+  [[nodiscard]] size_t pending() const;
+
+ private:
+  // The Adj-RIB-Out entry's route: attrs = the set the peer should hold
+  // (nullptr: nothing), flags below.
+  static constexpr uint16_t kQueued = 1;      // a change not written yet
+  static constexpr uint16_t kAdvertised = 2;  // the peer holds some version
+  struct Group {
+    Attrs* attrs = nullptr;  // one reference held
+    std::vector<net::Prefix> prefixes;
+  };
+  struct PerFamily {
+    std::unique_ptr<PrefixMap<Key4>> v4;
+    std::unique_ptr<PrefixMap<Key6>> v6;
+    std::unordered_map<Attrs*, size_t> group_of;  // attrs -> index in groups
+    std::vector<Group> groups;
+    std::vector<net::Prefix> withdrawals;
+    bool refreshing = false;  // EoRR owed once the queue is empty
+  };
+  // A route the follower handed over, copied out of the shard's lock.
+  struct Seen {
+    net::Prefix prefix;
+    FamilyIndex family;
+    Attrs* attrs;  // one reference held; nullptr: no best route
+    PeerInfo source;
+    uint32_t slot;
+  };
+
+  void take(const FollowEvent& ev);
+  void settle(std::vector<Seen>& seen);
+  void forget_shard(size_t shard);
+  // The set `src` from `from` goes out with to this peer, interned (one
+  // reference for the caller), or nullptr.
+  Attrs* outgoing(const Seen& s);
+  void set(FamilyIndex f, const net::Prefix& p, Attrs* want);
+  void queue(PerFamily& pf, FamilyIndex f, const net::Prefix& p, Route& r);
+  template <typename K>
+  Route* find(PerFamily& pf, const net::Prefix& p);
+  size_t write(std::vector<std::byte>& out, size_t budget);
+  void clear_cache();
+
+  Table& table_;
+  Interner& out_sets_;
+  ExporterSetup setup_;
+  codec::UpdateBuilder builder_;
+  Follower follower_;
+  std::array<PerFamily, kFamilies> fam_;
+  std::vector<Seen> seen_;
+  std::vector<uint8_t> resyncing_;  // per shard: adj-out entries not confirmed yet
+  std::vector<std::vector<std::pair<FamilyIndex, net::Prefix>>> unconfirmed_;
+  // Everything export_route reads besides the target.
+  struct CacheKey {
+    const Attrs* src;
+    uint32_t router_id;
+    uint32_t slot;
+    FamilyIndex family;
+    uint8_t kind;  // internal, reflection client, local: one bit each
+    friend bool operator==(const CacheKey&, const CacheKey&) = default;
+  };
+  struct CacheHash {
+    size_t operator()(const CacheKey& k) const {
+      uint64_t x = reinterpret_cast<uintptr_t>(k.src) ^ (uint64_t{k.router_id} << 32 | k.slot << 8 | k.kind) ^
+                   (uint64_t{k.family} << 56);
+      return static_cast<size_t>(x * 0x9E3779B97F4A7C15ull >> 16);
+    }
+  };
+  // Outgoing set per source set and source: both references held, so an
+  // address is never reused while it is a key.
+  std::unordered_map<CacheKey, Attrs*, CacheHash> cache_;
+  bool primed_ = false;        // the first read (the whole table) is done
+  bool initial_sent_ = false;  // End-of-RIB written
+  ExporterCounters counters_;
+};
+
+}  // namespace petrel::table

@@ -1,0 +1,334 @@
+// The exporter (table/exporter.h) against a real Table: what it writes is
+// decoded as the peer would decode it and replayed into a model of the
+// peer's RIB. The initial table with End-of-RIB, only changes, collapsing,
+// packing, not back to the sender, filters, route refresh with BoRR/EoRR,
+// and a property: after random changes from two peers, pumped at random
+// moments with a journal retention small enough to force resyncs, the
+// peer's RIB equals what the rules say it should hold.
+#include "table/exporter.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <map>
+#include <optional>
+
+#include "codec/framer.h"
+#include "codec/route_refresh.h"
+#include "codec/update.h"
+
+namespace petrel::table {
+namespace {
+
+using codec::AsPath;
+using codec::AsSegment;
+using codec::PathAttributes;
+using codec::SegmentType;
+
+const codec::Family kV4{1, 1};
+constexpr FamilyIndex kV4Index = 0;
+
+net::IpAddress ip(const char* s) { return *net::IpAddress::parse(s); }
+net::Prefix pfx(const char* s) { return *net::Prefix::parse(s); }
+net::Prefix nth(uint32_t i) { return *net::Prefix::make(net::IpAddress::v4(0x0A000000u + (i << 8)), 24); }
+
+codec::AttributeSet attrs(uint32_t first_as, uint32_t med = 0, std::vector<uint32_t> communities = {}) {
+  PathAttributes p;
+  p.origin = codec::Origin::kIgp;
+  p.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, {first_as, 64999}}}};
+  p.next_hop = ip("198.18.0.2");
+  if (med) p.med = med;
+  p.communities = std::move(communities);
+  return codec::AttributeSet::from(p);
+}
+
+// What the peer holds: prefix -> attribute set; and what else it saw.
+struct PeerRib {
+  std::map<net::Prefix, codec::AttributeSet> routes;
+  int updates = 0;
+  int end_of_rib = 0;
+  std::vector<codec::RefreshSubtype> refresh_markers;
+  int announcements = 0;
+
+  void replay(const std::vector<std::byte>& bytes) {
+    codec::Framer fr(codec::kMaxExtendedMessageLen);
+    fr.feed(bytes);
+    codec::Message m;
+    codec::NotifyError err;
+    for (int guard = 0; guard < 10'000'000; ++guard) {
+      auto st = fr.next(m, err);
+      if (st == codec::Framer::Status::kNeedMore) return;
+      ASSERT_EQ(st, codec::Framer::Status::kMessage);
+      if (m.type == codec::MessageType::kRouteRefresh) {
+        auto rr = codec::decode_route_refresh(m.body, m.whole);
+        ASSERT_TRUE(rr);
+        refresh_markers.push_back(rr->subtype);
+        continue;
+      }
+      ASSERT_EQ(m.type, codec::MessageType::kUpdate);
+      auto u = codec::UpdateView::decode(m.body, codec::SessionParams{}, codec::PeerType::kExternal);
+      ASSERT_EQ(u.action(), codec::ErrorAction::kNone);
+      if (u.end_of_rib()) {
+        ++end_of_rib;
+        continue;
+      }
+      ++updates;
+      for (const auto& r : u.withdrawals())
+        for (const auto& p : r) routes.erase(p.prefix);
+      for (const auto& r : u.announced())
+        for (const auto& p : r) {
+          routes.insert_or_assign(p.prefix, u.attribute_set());
+          ++announcements;
+        }
+    }
+  }
+};
+
+struct Fixture {
+  Table table{TableOptions{2, 8192, {}}};
+  Interner out;
+  uint16_t a = 0, b = 0;
+
+  Fixture() {
+    PeerInfo pa;
+    pa.address = ip("198.18.0.2");
+    pa.router_id = 2;
+    pa.asn = 64496;
+    a = *table.add_peer(pa);
+    PeerInfo pb = pa;
+    pb.address = ip("198.18.0.3");
+    pb.router_id = 3;
+    pb.asn = 64497;
+    b = *table.add_peer(pb);
+  }
+  explicit Fixture(size_t retention) : table(TableOptions{2, retention, {}}) {
+    PeerInfo pa;
+    pa.address = ip("198.18.0.2");
+    pa.router_id = 2;
+    pa.asn = 64496;
+    a = *table.add_peer(pa);
+    PeerInfo pb = pa;
+    pb.address = ip("198.18.0.3");
+    pb.router_id = 3;
+    pb.asn = 64497;
+    b = *table.add_peer(pb);
+  }
+
+  void announce(uint16_t slot, const codec::AttributeSet& s, std::vector<net::Prefix> ps) {
+    std::vector<codec::NlriPrefix> n;
+    for (auto& p : ps) n.push_back({p, 0});
+    table.apply(slot, kV4Index, &s, n, {});
+  }
+  void withdraw(uint16_t slot, std::vector<net::Prefix> ps) {
+    std::vector<codec::NlriPrefix> n;
+    for (auto& p : ps) n.push_back({p, 0});
+    table.apply(slot, kV4Index, nullptr, {}, n);
+  }
+
+  ExporterSetup setup(uint32_t target_slot = 100) {
+    ExporterSetup s;
+    s.target.local_as = 64500;
+    s.target.slot = target_slot;
+    s.target.next_hop_v4 = ip("198.18.1.1");
+    s.families.add(kV4);
+    return s;
+  }
+};
+
+// Pumps until the exporter has nothing left (bounded).
+void drain(Exporter& ex, PeerRib& rib, size_t budget = 1 << 20) {
+  for (int i = 0; i < 100000; ++i) {
+    std::vector<std::byte> bytes;
+    bool more = ex.pump(bytes, budget);
+    rib.replay(bytes);
+    if (!more) return;
+  }
+  FAIL() << "the exporter never settled";
+}
+
+TEST(Exporter, InitialTableThenEndOfRibThenOnlyChanges) {
+  Fixture fx;
+  fx.announce(fx.a, attrs(64496), {nth(1), nth(2), nth(3)});
+  fx.announce(fx.a, attrs(64496, 0, {7}), {nth(4), nth(5)});
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.end_of_rib, 1);
+  EXPECT_EQ(rib.updates, 2);  // two attribute sets, one UPDATE each
+  ASSERT_EQ(rib.routes.size(), 5u);
+  auto got = rib.routes.at(nth(4)).decode();
+  EXPECT_EQ(got.as_path->segments[0].asns, (std::vector<uint32_t>{64500, 64496, 64999}));
+  EXPECT_EQ(got.next_hop, ip("198.18.1.1"));
+  EXPECT_EQ(got.communities, std::vector<uint32_t>{7});
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 5u);
+  EXPECT_TRUE(ex.initial_done());
+  // A MED is not passed between neighbouring ASes: two sets that differ
+  // only in MED go out as one.
+  fx.announce(fx.a, attrs(64496, 9), {nth(6)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.updates, 3);
+  EXPECT_FALSE(rib.routes.at(nth(6)).decode().med);
+  EXPECT_EQ(rib.routes.at(nth(6)), rib.routes.at(nth(1)));
+  fx.withdraw(fx.a, {nth(6)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.updates, 4);
+
+  // Nothing changed: nothing written.
+  std::vector<std::byte> bytes;
+  EXPECT_FALSE(ex.pump(bytes, 1 << 20));
+  EXPECT_TRUE(bytes.empty());
+  // A better route from B for a prefix with the same outgoing attributes
+  // except the path: one announcement.
+  fx.announce(fx.b, attrs(64497), {nth(1)});  // ties with A's down to the router id: A's (2) stays
+  drain(ex, rib);
+  EXPECT_EQ(rib.updates, 4);  // best did not change (router id 2 < 3): nothing sent
+  fx.withdraw(fx.a, {nth(1)});
+  drain(ex, rib);  // now B's is best: one announcement
+  EXPECT_EQ(rib.updates, 5);
+  EXPECT_EQ(rib.routes.at(nth(1)).decode().as_path->segments[0].asns, (std::vector<uint32_t>{64500, 64497, 64999}));
+  fx.withdraw(fx.b, {nth(1)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.updates, 6);
+  EXPECT_EQ(rib.routes.count(nth(1)), 0u);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 4u);
+}
+
+TEST(Exporter, ChangesCollapseIntoTheLatestState) {
+  Fixture fx;
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib);
+  for (int i = 0; i < 5; ++i) {
+    fx.announce(fx.a, attrs(64496, 1 + static_cast<uint32_t>(i), {static_cast<uint32_t>(i)}), {nth(9)});
+  }
+  fx.withdraw(fx.a, {nth(10)});  // never announced: nothing to send
+  drain(ex, rib);
+  EXPECT_EQ(rib.announcements, 1);
+  EXPECT_EQ(rib.routes.at(nth(9)).decode().communities, std::vector<uint32_t>{4});
+  // Announced and withdrawn before the exporter looked: nothing at all.
+  fx.announce(fx.a, attrs(64496), {nth(11)});
+  fx.withdraw(fx.a, {nth(11)});
+  int before = rib.updates;
+  drain(ex, rib);
+  EXPECT_EQ(rib.updates, before);
+}
+
+TEST(Exporter, PacksPrefixesOfOneSetUpToTheMessageSize) {
+  Fixture fx;
+  std::vector<net::Prefix> ps;
+  for (uint32_t i = 0; i < 3000; ++i) ps.push_back(nth(i));
+  fx.announce(fx.a, attrs(64496), ps);
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 3000u);
+  // 3000 /24s are 12000 octets of NLRI: 3 or 4 messages of 4096 octets.
+  EXPECT_GE(rib.updates, 3);
+  EXPECT_LE(rib.updates, 4);
+}
+
+TEST(Exporter, NothingGoesBackToItsSenderAndNoneSendsOnlyEndOfRib) {
+  Fixture fx;
+  fx.announce(fx.a, attrs(64496), {nth(1)});
+  fx.announce(fx.b, attrs(64497), {nth(2)});
+  Exporter ex(fx.table, fx.out, fx.setup(fx.a));
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 1u);
+  EXPECT_EQ(rib.routes.count(nth(2)), 1u);
+
+  auto s = fx.setup();
+  s.send_nothing = true;
+  Exporter none(fx.table, fx.out, s);
+  PeerRib nrib;
+  drain(none, nrib);
+  EXPECT_EQ(nrib.end_of_rib, 1);
+  EXPECT_TRUE(nrib.routes.empty());
+}
+
+TEST(Exporter, ExportFilter) {
+  Fixture fx;
+  fx.announce(fx.a, attrs(64496), {pfx("192.0.2.0/24"), pfx("198.51.100.0/24")});
+  fx.announce(fx.a, attrs(64496, 0, {0xFDE80001}), {pfx("203.0.113.0/24")});
+  Filter f;
+  f.name = "out";
+  FilterRule r1;
+  r1.prefixes = {*PrefixRange::parse("192.0.2.0/24")};
+  FilterRule r2;
+  r2.communities = {0xFDE80001};
+  f.rules = {r1, r2};
+  auto s = fx.setup();
+  s.filter = &f;
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 2u);
+  EXPECT_EQ(rib.routes.count(pfx("198.51.100.0/24")), 0u);
+  EXPECT_EQ(ex.counters().filtered.load(), 1u);
+}
+
+TEST(Exporter, RouteRefreshSendsEverythingAgainBetweenBorrAndEorr) {
+  Fixture fx;
+  fx.announce(fx.a, attrs(64496), {nth(1), nth(2)});
+  auto s = fx.setup();
+  s.enhanced_route_refresh = true;
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.announcements, 2);
+  std::vector<std::byte> bytes;
+  ex.refresh(kV4, bytes);
+  rib.replay(bytes);
+  drain(ex, rib);
+  EXPECT_EQ(rib.announcements, 4);
+  EXPECT_EQ(rib.refresh_markers, (std::vector<codec::RefreshSubtype>{codec::RefreshSubtype::kBeginOfRefresh,
+                                                                     codec::RefreshSubtype::kEndOfRefresh}));
+}
+
+// The peer's RIB after everything was pumped equals, prefix by prefix, the
+// table's best route through the rules.
+void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
+  std::map<net::Prefix, codec::AttributeSet> want;
+  fx.table.walk([&](const Change& c, const std::optional<RouteView>& best, auto) {
+    if (!best) return;
+    auto e = export_route(s.target, ExportSource{best->peer, best->slot}, kV4, best->attrs->decode());
+    if (e.verdict == ExportVerdict::kSend) want.emplace(c.prefix, e.attrs);
+  });
+  for (const auto& [p, a] : rib.routes) RC_LOG() << "peer holds " << p.to_string() << "\n";
+  for (const auto& [p, a] : want) RC_LOG() << "table says " << p.to_string() << "\n";
+  RC_ASSERT(rib.routes == want);
+}
+
+RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
+  const size_t retention = *rc::gen::element<size_t>(2, 8, 64, 8192);
+  Fixture fx(retention);
+  const uint32_t target = *rc::gen::element<uint32_t>(100, 0);  // 0: peer A itself
+  ExporterSetup s = fx.setup(target);
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  const int steps = *rc::gen::inRange(1, 60);
+  for (int i = 0; i < steps; ++i) {
+    const int what = *rc::gen::inRange(0, 4);
+    const uint16_t slot = *rc::gen::element(fx.a, fx.b);
+    std::vector<net::Prefix> ps;
+    const int n = *rc::gen::inRange(1, 6);
+    for (int k = 0; k < n; ++k) ps.push_back(nth(*rc::gen::inRange<uint32_t>(0, 12)));
+    for (auto& p : ps) RC_LOG() << (what == 0 ? "withdraw " : "announce ") << slot << " " << p.to_string() << "\n";
+    if (what == 0) fx.withdraw(slot, ps);
+    else fx.announce(slot, attrs(slot == fx.a ? 64496 : 64497, *rc::gen::inRange<uint32_t>(0, 3)), ps);
+    if (*rc::gen::inRange(0, 3) == 0) {
+      std::vector<std::byte> bytes;
+      RC_LOG() << "pump\n";
+      ex.pump(bytes, *rc::gen::element<size_t>(1, 100, 1 << 20), *rc::gen::element<size_t>(1, 3, 1024));
+      rib.replay(bytes);
+    }
+  }
+  drain(ex, rib);
+  RC_ASSERT(ex.initial_done());
+  expect_in_step(fx, rib, s);
+  RC_ASSERT(ex.pending() == 0u);
+}
+
+}  // namespace
+}  // namespace petrel::table

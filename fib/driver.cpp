@@ -11,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <unordered_set>
 
 namespace petrel::fib {
 namespace {
@@ -125,37 +124,56 @@ Result<void, DriverError> Driver::start() {
   return dump(RTM_GETROUTE, kAfInet6);
 }
 
+// Only the batch's last request asks for an ack (NLM_F_ACK): the kernel
+// handles a batch's requests in order and answers a refused one with an
+// error of its own, so when the last one is answered every request without
+// an error succeeded. One datagram per batch instead of one per route
+// (a recvmsg reads a single datagram).
 Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) {
+  if (batch.empty()) return {};
   out_.clear();
-  std::unordered_set<uint32_t> waiting;
-  for (const Request& rq : batch) {
-    encode(to_message(rq, 0), out_);
-    waiting.insert(rq.seq);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Header h = header_of(batch[i]);
+    if (i + 1 < batch.size()) h.flags &= static_cast<uint16_t>(~NLM_F_ACK);
+    encode(h, batch[i].route, out_);
   }
   ++stats_.batches;
   stats_.requests += batch.size();
+  auto answer_all = [&](int32_t error, size_t from) {
+    for (size_t i = from; i < batch.size(); ++i) plan_.answer(batch[i].seq, error);
+  };
   if (mnl_socket_sendto(req_, out_.data(), out_.size()) < 0) {
     DriverError e = sys("sending route requests");
-    for (uint32_t seq : waiting) plan_.answer(seq, -e.error);
+    answer_all(-e.error, 0);
     return fail(e);
   }
-  bool denied = false;
-  while (!waiting.empty()) {
+  // Errors come in request order; position i of the batch has seq
+  // batch[i].seq (consecutive is not assumed).
+  const uint32_t last = batch.back().seq;
+  size_t next = 0;  // requests before this one are answered
+  bool done = false, denied = false;
+  while (!done) {
     if (!wait_readable(mnl_socket_get_fd(req_), o_.answer_timeout_ms)) {
-      for (uint32_t seq : waiting) plan_.answer(seq, -ETIMEDOUT);
+      answer_all(-ETIMEDOUT, next);
       return fail(DriverError{ETIMEDOUT, "waiting for the kernel's answers"});
     }
     ssize_t n = mnl_socket_recvfrom(req_, in_.data(), in_.size());
     if (n < 0) {
       DriverError e = sys("reading the kernel's answers");
-      for (uint32_t seq : waiting) plan_.answer(seq, -e.error);
+      answer_all(-e.error, next);
       return fail(e);
     }
     for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
       const auto* a = std::get_if<Ack>(&m.body);
-      if (!a || !waiting.erase(a->request.seq)) return;
+      if (!a || done) return;
+      size_t at = next;
+      while (at < batch.size() && batch[at].seq != a->request.seq) ++at;
+      if (at == batch.size()) return;  // not this batch's
+      for (; next < at; ++next) plan_.answer(batch[next].seq, 0);  // no error: done
       plan_.answer(a->request.seq, a->error);
+      ++next;
       denied |= a->error == -EPERM;
+      done = a->request.seq == last;
     });
   }
   if (denied) return fail(DriverError{EPERM, "changing the kernel's routes"});

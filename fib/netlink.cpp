@@ -299,6 +299,12 @@ void encode(const Message& m, std::vector<std::byte>& out) {
   end_message(at, out);
 }
 
+void encode(const Header& h, const Route& r, std::vector<std::byte>& out) {
+  size_t at = begin_message(h, out);
+  encode_route(r, out);
+  end_message(at, out);
+}
+
 void encode_dump(uint16_t type, uint8_t family, uint32_t seq, std::vector<std::byte>& out) {
   size_t at = begin_message(Header{type, NLM_F_REQUEST | NLM_F_DUMP, seq, 0}, out);
   bytes::Writer w(out);

@@ -117,6 +117,8 @@ const char* to_string(DecodeError e);
 // RTM_NEWROUTE/RTM_DELROUTE (header.type says which), links and addresses
 // as their RTM_ types; Ack as NLMSG_ERROR, Done as NLMSG_DONE.
 void encode(const Message& m, std::vector<std::byte>& out);
+// The same for a route, without building a Message.
+void encode(const Header& h, const Route& r, std::vector<std::byte>& out);
 
 // Appends a dump request (NLM_F_REQUEST | NLM_F_DUMP) for RTM_GETROUTE,
 // RTM_GETLINK or RTM_GETADDR of one address family (0: all).

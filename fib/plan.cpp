@@ -9,7 +9,7 @@
 
 namespace petrel::fib {
 
-Message to_message(const Request& r, uint32_t pid) {
+Header header_of(const Request& r, uint32_t pid) {
   Header h;
   h.seq = r.seq;
   h.pid = pid;
@@ -25,8 +25,10 @@ Message to_message(const Request& r, uint32_t pid) {
       break;
     case Op::kDelete: h.type = RTM_DELROUTE; break;
   }
-  return Message{h, r.route};
+  return h;
 }
+
+Message to_message(const Request& r, uint32_t pid) { return Message{header_of(r, pid), r.route}; }
 
 bool same_route(const Route& a, const Route& b) {
   if (a.dst != b.dst || a.type != b.type) return false;
@@ -55,7 +57,10 @@ std::optional<Route> Plan::resolve(const net::Prefix& p, const Want& w, const In
   r.type = RTN_UNICAST;
   for (const Gateway& g : w.gateways) {
     if (g.address.family() != p.family()) continue;  // RFC 8950 next hops: not installed yet
-    auto ifindex = ifs.resolve(g.address, g.via_ifindex);
+    // Most routes share a few gateways: the last answer is kept (the
+    // interfaces do not change within one next()).
+    if (!(memo_.valid && memo_.gateway == g)) memo_ = Memo{true, g, ifs.resolve(g.address, g.via_ifindex)};
+    auto ifindex = memo_.ifindex;
     if (!ifindex) continue;
     NextHop nh;
     nh.has_gateway = true;
@@ -73,6 +78,7 @@ std::optional<Route> Plan::resolve(const net::Prefix& p, const Want& w, const In
 std::optional<Route> Plan::target(const net::Prefix& p, const Interfaces& ifs) const {
   auto it = entries_.find(p);
   if (it == entries_.end() || !it->second.want) return std::nullopt;
+  memo_.valid = false;
   return resolve(p, *it->second.want, ifs);
 }
 
@@ -162,6 +168,7 @@ void Plan::retry_refused() {
 }
 
 size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) {
+  memo_.valid = false;
   size_t made = 0;
   size_t i = 0;
   for (; i < queue_.size() && made < max; ++i) {
@@ -189,10 +196,11 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
       forget_if_empty(p);
       continue;
     }
+    if (inflight_.empty()) first_seq_ = next_seq_;
     rq.seq = next_seq_++;
-    if (next_seq_ == 0) next_seq_ = 1;
     e.inflight = true;
-    inflight_.emplace(rq.seq, InFlight{p, rq.op, rq.route});
+    ++in_flight_;
+    inflight_.push_back(InFlight{p, &e, rq.op, rq.route});
     out.push_back(std::move(rq));
     ++made;
   }
@@ -201,13 +209,16 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
 }
 
 void Plan::answer(uint32_t seq, int32_t error) {
-  auto f = inflight_.find(seq);
-  if (f == inflight_.end()) return;  // not ours (or answered already)
-  InFlight done = std::move(f->second);
-  inflight_.erase(f);
-  auto it = entries_.find(done.prefix);
-  if (it == entries_.end()) return;
-  Entry& e = it->second;
+  uint32_t i = seq - first_seq_;
+  if (i >= inflight_.size() || !inflight_[i].entry) return;  // not ours (or answered already)
+  InFlight done = std::move(inflight_[i]);
+  inflight_[i].entry = nullptr;
+  --in_flight_;
+  while (!inflight_.empty() && !inflight_.front().entry) {
+    inflight_.pop_front();
+    ++first_seq_;
+  }
+  Entry& e = *done.entry;
   e.inflight = false;
   bool refused = false;
   if (error == 0) {
@@ -235,7 +246,7 @@ void Plan::answer(uint32_t seq, int32_t error) {
 PlanCounts Plan::counts() const {
   PlanCounts c;
   c.installed = installed_;
-  c.pending = queue_.size() + inflight_.size();
+  c.pending = queue_.size() + in_flight_;
   c.unresolved = unresolved_;
   c.refused = refused_;
   c.refusals = refusals_;

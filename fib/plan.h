@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +66,8 @@ struct Request {
 // The RTM_ type and NLM_F_ flags a request goes out with, and the
 // message itself (NLM_F_ACK set: every request is answered).
 Message to_message(const Request& r, uint32_t pid = 0);
+// Its header alone (the driver encodes the route without a copy).
+Header header_of(const Request& r, uint32_t pid = 0);
 
 struct PlanCounts {
   uint64_t installed = 0;   // routes of ours the kernel holds
@@ -107,8 +110,8 @@ class Plan {
 
   [[nodiscard]] PlanCounts counts() const;
   // Nothing waiting and nothing in flight (refused prefixes aside).
-  [[nodiscard]] bool idle() const { return queue_.empty() && inflight_.empty(); }
-  [[nodiscard]] size_t in_flight() const { return inflight_.size(); }
+  [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0; }
+  [[nodiscard]] size_t in_flight() const { return in_flight_; }
 
   // The route Petrel would install for p now (nullopt: none).
   [[nodiscard]] std::optional<Route> target(const net::Prefix& p, const Interfaces& ifs) const;
@@ -123,9 +126,12 @@ class Plan {
     bool refused = false;
     bool unresolved = false;
   };
+  // A request in flight; its entry cannot be erased meanwhile (map nodes
+  // do not move), so the answer needs no lookup.
   struct InFlight {
     net::Prefix prefix;
-    Op op;
+    Entry* entry = nullptr;  // null: answered
+    Op op = Op::kAdd;
     Route route;
   };
 
@@ -139,11 +145,21 @@ class Plan {
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(const net::Prefix& p);
 
+  struct Memo {
+    bool valid = false;
+    Gateway gateway;
+    std::optional<uint32_t> ifindex;
+  };
+  mutable Memo memo_;  // resolve()'s last answer, valid during one next()
+
   PlanOptions o_;
   std::unordered_map<net::Prefix, Entry> entries_;
   std::vector<net::Prefix> queue_;
-  std::unordered_map<uint32_t, InFlight> inflight_;
-  uint32_t next_seq_ = 1;
+  // Requests by sequence number: inflight_[i] has seq first_seq_ + i
+  // (numbers are handed out in order; answers may come in any order).
+  std::deque<InFlight> inflight_;
+  uint32_t first_seq_ = 1, next_seq_ = 1;
+  size_t in_flight_ = 0;
   bool removals_allowed_ = false;
   uint64_t installed_ = 0, unresolved_ = 0, refused_ = 0, refusals_ = 0;
   int32_t last_error_ = 0;

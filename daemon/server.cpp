@@ -18,6 +18,14 @@ constexpr int kListenBacklog = 64;
 constexpr int kAcceptsPerWakeup = 64;
 constexpr double kShutdownGraceSeconds = 3.0;
 
+// RPKI validation in the table when caches are configured.
+table::TableOptions table_options(const Config& c, const table::Validator& v) {
+  table::TableOptions o;
+  if (!c.rpki.caches.empty()) o.validator = &v;
+  o.reject_invalid = c.rpki.reject_invalid;
+  return o;
+}
+
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -25,7 +33,11 @@ double monotonic_seconds() {
 }  // namespace
 
 Server::Server(Config config, ServerOptions options)
-    : config_(std::move(config)), options_(std::move(options)), loop_(ev_default_loop(EVFLAG_AUTO)) {
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      loop_(ev_default_loop(EVFLAG_AUTO)),
+      validator_(vrps_, config_.router.asn),
+      table_(table_options(config_, validator_)) {
   unsigned n = options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
   if (n > config_.peers.size() && !config_.peers.empty()) n = static_cast<unsigned>(config_.peers.size());
   for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(i)));
@@ -85,6 +97,16 @@ bool Server::start() {
   watchdog_.data = this;
   ev_timer_start(loop_, &watchdog_);
 
+  if (!config_.rpki.caches.empty()) {
+    rpki_ = std::make_unique<RpkiService>(config_.rpki, loop_, vrps_, [this](const VrpDelta& d) {
+      DeltaCover cover(d);
+      auto t0 = std::chrono::steady_clock::now();
+      uint64_t n = table_.revalidate([&](const net::Prefix& p) { return cover.covers(p); });
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+      log(LogLevel::kInfo, "rpki-revalidated", {{"routes_changed", n}, {"ms", static_cast<int64_t>(ms.count())}});
+    });
+    rpki_->start();
+  }
   if (config_.kernel.enabled) {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_);
     kernel_->start();
@@ -131,6 +153,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why) {
   shutting_down_ = true;
   exit_code_ = exit_code;
   log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down", {{"reason", std::string(why)}});
+  if (rpki_) rpki_->stop();
   // Closed, not just unwatched: a peer dialling while our NOTIFICATIONs
   // linger is refused now instead of sitting in the backlog until exit
   // resets it.

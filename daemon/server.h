@@ -23,6 +23,7 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/rpki.h"
 #include "daemon/sockets.h"
 #include "daemon/worker.h"
 #include "table/table.h"
@@ -48,6 +49,9 @@ class Server {
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
   [[nodiscard]] const table::Table& table() const { return table_; }
+  [[nodiscard]] const VrpStore& vrps() const { return vrps_; }
+  [[nodiscard]] const RpkiService* rpki() const { return rpki_.get(); }
+  [[nodiscard]] bool rpki_reject_invalid() const { return config_.rpki.reject_invalid; }
   [[nodiscard]] const KernelSyncer* kernel() const { return kernel_.get(); }
 
  private:
@@ -69,7 +73,10 @@ class Server {
   ServerOptions options_;
   struct ev_loop* loop_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  VrpStore vrps_;  // before the table: its validator reads them
+  RpkiValidator validator_;
   table::Table table_;  // before the peers: they withdraw into it as they go
+  std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Listener>> listeners_;

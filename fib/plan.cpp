@@ -82,13 +82,12 @@ std::optional<Route> Plan::target(const net::Prefix& p, const Interfaces& ifs) c
   return resolve(p, *it->second.want, ifs);
 }
 
-void Plan::touch(Node& n) {
-  Entry& e = n.second;
+void Plan::touch(const net::Prefix& p, Entry& e) {
   if (e.inflight) {
     e.recheck = true;
   } else if (!e.queued && !e.refused) {
     e.queued = true;
-    queue_.push_back(&n);
+    queue_.push_back(p);
   }
 }
 
@@ -110,18 +109,19 @@ void Plan::set_unresolved(Entry& e, bool v) {
   e.unresolved = v;
 }
 
-void Plan::forget_if_empty(Node& n) {
-  const Entry& e = n.second;
-  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved) entries_.erase(n.first);
+void Plan::forget_if_empty(const net::Prefix& p) {
+  auto it = entries_.find(p);
+  if (it == entries_.end()) return;
+  const Entry& e = it->second;
+  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved) entries_.erase(it);
 }
 
 void Plan::want(const net::Prefix& p, Want w) {
-  Node& n = *entries_.try_emplace(p).first;
-  Entry& e = n.second;
+  Entry& e = entries_[p];
   if (e.want && *e.want == w && !e.refused) return;
   e.want = std::move(w);
   if (e.refused) set_refused(e, false);  // a new wish: try at once
-  touch(n);
+  touch(p, e);
 }
 
 void Plan::unwant(const net::Prefix& p) {
@@ -130,58 +130,62 @@ void Plan::unwant(const net::Prefix& p) {
   Entry& e = it->second;
   e.want.reset();
   if (e.refused) set_refused(e, false);
-  touch(*it);
+  touch(p, e);
 }
 
 void Plan::unwant_all() {
-  for (Node& n : entries_) {
-    n.second.want.reset();
-    if (n.second.refused) set_refused(n.second, false);
-    touch(n);
+  for (auto& [p, e] : entries_) {
+    e.want.reset();
+    if (e.refused) set_refused(e, false);
+    touch(p, e);
   }
 }
 
 void Plan::kernel_has(const Route& r) {
   if (!ours(r)) return;
-  Node& n = *entries_.try_emplace(r.dst).first;
-  set_kernel(n.second, r);
-  touch(n);
+  Entry& e = entries_[r.dst];
+  set_kernel(e, r);
+  touch(r.dst, e);
 }
 
 void Plan::interfaces_changed() {
-  for (Node& n : entries_) touch(n);
+  for (auto& [p, e] : entries_) touch(p, e);
 }
 
 void Plan::allow_removals() {
   if (removals_allowed_) return;
   removals_allowed_ = true;
-  for (Node& n : entries_)
-    if (n.second.kernel && !n.second.want) touch(n);
+  for (auto& [p, e] : entries_)
+    if (e.kernel && !e.want) touch(p, e);
 }
 
 void Plan::retry_refused() {
-  for (Node& n : entries_) {
-    if (!n.second.refused) continue;
-    set_refused(n.second, false);
-    touch(n);
+  for (auto& [p, e] : entries_) {
+    if (!e.refused) continue;
+    set_refused(e, false);
+    touch(p, e);
   }
 }
 
 size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) {
   memo_.valid = false;
   size_t made = 0;
-  while (!queue_.empty() && made < max) {
-    Node& n = *queue_.front();
-    queue_.pop_front();
-    const net::Prefix& p = n.first;
-    Entry& e = n.second;
+  size_t i = 0;
+  for (; i < queue_.size() && made < max; ++i) {
+    const net::Prefix p = queue_[i];
+    auto it = entries_.find(p);
+    if (it == entries_.end()) continue;
+    Entry& e = it->second;
     e.queued = false;
     std::optional<Route> want;
     if (e.want) want = resolve(p, *e.want, ifs);
     set_unresolved(e, e.want && !want);
     Request rq;
     if (want) {
-      if (e.kernel && same_route(*e.kernel, *want)) continue;
+      if (e.kernel && same_route(*e.kernel, *want)) {
+        forget_if_empty(p);
+        continue;
+      }
       rq.op = e.kernel ? Op::kReplace : Op::kAdd;
       rq.route = std::move(*want);
     } else if (e.kernel && (e.want || removals_allowed_)) {
@@ -189,32 +193,32 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
       rq.op = Op::kDelete;
       rq.route = *e.kernel;
     } else {
-      forget_if_empty(n);
+      forget_if_empty(p);
       continue;
     }
     if (inflight_.empty()) first_seq_ = next_seq_;
     rq.seq = next_seq_++;
     e.inflight = true;
     ++in_flight_;
-    inflight_.push_back(InFlight{&n, rq.op, rq.route});
+    inflight_.push_back(InFlight{p, &e, rq.op, rq.route});
     out.push_back(std::move(rq));
     ++made;
   }
+  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(i));
   return made;
 }
 
 void Plan::answer(uint32_t seq, int32_t error) {
   uint32_t i = seq - first_seq_;
-  if (i >= inflight_.size() || !inflight_[i].node) return;  // not ours (or answered already)
+  if (i >= inflight_.size() || !inflight_[i].entry) return;  // not ours (or answered already)
   InFlight done = std::move(inflight_[i]);
-  inflight_[i].node = nullptr;
+  inflight_[i].entry = nullptr;
   --in_flight_;
-  while (!inflight_.empty() && !inflight_.front().node) {
+  while (!inflight_.empty() && !inflight_.front().entry) {
     inflight_.pop_front();
     ++first_seq_;
   }
-  Node& n = *done.node;
-  Entry& e = n.second;
+  Entry& e = *done.entry;
   e.inflight = false;
   bool refused = false;
   if (error == 0) {
@@ -231,11 +235,11 @@ void Plan::answer(uint32_t seq, int32_t error) {
   }
   if (e.recheck) {  // wanted otherwise meanwhile: worked out again
     e.recheck = false;
-    touch(n);
+    touch(done.prefix, e);
   } else if (refused) {
     set_refused(e, true);
   } else {
-    forget_if_empty(n);
+    forget_if_empty(done.prefix);
   }
 }
 

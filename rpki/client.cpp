@@ -273,6 +273,11 @@ void Client::on_error_report(const Message& m, Time now, ClientActions& out) {
     query_at_ = now + seconds(intervals_.retry);
     return;
   }
+  // Corrupt Data in answer to a Serial Query: the cache does not know our
+  // session id or serial (it restarted; StayRTR answers so rather than with
+  // a Cache Reset). The next connection asks for everything again; the data
+  // in hand stays until it expires.
+  if (e.code == ErrorCode::kCorruptData && !reset_pending_) want_reset_ = true;
   clear_pending();
   state_ = State::kClosing;
   out.push_back(CloseConnection{CloseReason::kErrorReceived});

@@ -300,6 +300,29 @@ TEST(Client, FatalReportReceivedCloses) {
   EXPECT_TRUE(sent(a).empty());
 }
 
+// A cache that restarted with a new session id answers our Serial Query
+// with Corrupt Data (StayRTR does): the next connection sends a Reset
+// Query, and the data is kept meanwhile.
+TEST(Client, CorruptDataReportToSerialQueryResetsOnTheNextConnection) {
+  Harness h;
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  (void)h.step(Disconnected{});
+  auto r = h.advance(seconds(50));  // the retry interval
+  ASSERT_NE(find<Reconnect>(r), nullptr);
+  auto q = sent(h.step(Connected{}));
+  ASSERT_EQ(q.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  auto a = h.cache(1, {ErrorReport{ErrorCode::kCorruptData, {}, "session id mismatch"}});
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  (void)h.step(Disconnected{});
+  EXPECT_TRUE(h.client.has_data());
+  EXPECT_EQ(h.client.vrps().size(), 1u);
+  (void)h.advance(seconds(50));
+  auto q2 = sent(h.step(Connected{}));
+  ASSERT_EQ(q2.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q2[0].pdu));
+}
+
 TEST(Client, DataExpiresWithoutRefresh) {
   Harness h;
   h.synced({V("192.0.2.0/24", 24, 1)});

@@ -1,0 +1,510 @@
+// The RTR caches on the main loop, the VRP snapshot and the table's
+// validator (daemon/rpki.h).
+#include "daemon/rpki.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iterator>
+#include <variant>
+
+#include "daemon/log.h"
+#include "daemon/sockets.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr double kBackoffInitialSeconds = 1.0;
+constexpr double kBackoffMaxSeconds = 60.0;
+constexpr size_t kReadBytes = 65536;
+constexpr int kReadsPerWakeup = 16;
+
+rpki::Time now_ms() {
+  return std::chrono::time_point_cast<rpki::Duration>(std::chrono::steady_clock::now());
+}
+
+int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A process-wide counter, so that versions of different stores never
+// meet in one thread's cache.
+std::atomic<uint64_t> g_versions{0};
+
+}  // namespace
+
+// ---- VrpStore
+
+VrpStore::VrpStore() {
+  auto s = std::make_shared<VrpSnapshot>();
+  s->version = ++g_versions;
+  version_.store(s->version, std::memory_order_release);
+  current_.store(std::move(s));
+}
+
+std::shared_ptr<const VrpSnapshot> VrpStore::current() const { return current_.load(); }
+
+const VrpSnapshot& VrpStore::local() const {
+  struct Cached {
+    const VrpStore* store = nullptr;
+    uint64_t version = 0;
+    std::shared_ptr<const VrpSnapshot> snap;
+  };
+  thread_local Cached cached;
+  if (cached.store != this || cached.version != version_.load(std::memory_order_acquire)) {
+    cached.snap = current_.load();
+    cached.store = this;
+    cached.version = cached.snap->version;
+  }
+  return *cached.snap;
+}
+
+VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
+                           int64_t now_unix_ms) {
+  auto old = current_.load();
+  auto s = std::make_shared<VrpSnapshot>();
+  s->table = rpki::VrpTable::build(vrps);
+  for (const rpki::Vrp& v : vrps) (v.prefix.family() == net::IpFamily::V4 ? s->v4 : s->v6) += 1;
+  s->vrps = std::move(vrps);
+  s->source = std::move(source);
+  s->serial = serial;
+  s->published_unix_ms = now_unix_ms;
+  s->version = ++g_versions;
+
+  VrpDelta d;
+  d.version = s->version;
+  std::set_difference(s->vrps.begin(), s->vrps.end(), old->vrps.begin(), old->vrps.end(),
+                      std::back_inserter(d.announced));
+  std::set_difference(old->vrps.begin(), old->vrps.end(), s->vrps.begin(), s->vrps.end(),
+                      std::back_inserter(d.withdrawn));
+  const uint64_t version = s->version;
+  current_.store(std::move(s));
+  version_.store(version, std::memory_order_release);
+  std::lock_guard lock(deltas_mu_);
+  deltas_.push_back(d);
+  while (deltas_.size() > kKeptDeltas) deltas_.pop_front();
+  return d;
+}
+
+std::vector<VrpDelta> VrpStore::recent_changes() const {
+  std::lock_guard lock(deltas_mu_);
+  return {deltas_.begin(), deltas_.end()};
+}
+
+// ---- RpkiValidator
+
+table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
+  std::optional<uint32_t> origin;
+  if (a.as_path_length() == 0)
+    origin = local_as_;
+  else if (a.origin_as() != 0)  // 0: the path ends in an AS_SET (NONE)
+    origin = a.origin_as();
+  switch (store_.local().table.validate(p, origin)) {
+    case rpki::Validity::kNotFound: return table::Validation::kNotFound;
+    case rpki::Validity::kValid: return table::Validation::kValid;
+    case rpki::Validity::kInvalid: return table::Validation::kInvalid;
+  }
+  return table::Validation::kNotFound;
+}
+
+// ---- DeltaCover
+
+DeltaCover::DeltaCover(const VrpDelta& delta) {
+  for (const auto* list : {&delta.announced, &delta.withdrawn})
+    for (const rpki::Vrp& v : *list) prefixes_.push_back(v.prefix);
+  std::sort(prefixes_.begin(), prefixes_.end());
+  prefixes_.erase(std::unique(prefixes_.begin(), prefixes_.end()), prefixes_.end());
+  for (const net::Prefix& p : prefixes_) {
+    auto& lens = lens_[p.family() == net::IpFamily::V4 ? 0 : 1];
+    if (std::find(lens.begin(), lens.end(), p.len()) == lens.end()) lens.push_back(p.len());
+  }
+}
+
+bool DeltaCover::covers(const net::Prefix& p) const {
+  // One binary search per distinct changed length no longer than p.
+  for (uint8_t len : lens_[p.family() == net::IpFamily::V4 ? 0 : 1]) {
+    if (len > p.len()) continue;
+    auto up = net::Prefix::make(p.addr(), len);
+    if (up && std::binary_search(prefixes_.begin(), prefixes_.end(), *up)) return true;
+  }
+  return false;
+}
+
+// ---- RpkiService
+
+struct RpkiService::Cache {
+  RpkiService* owner;
+  size_t index;
+  RpkiCacheConfig config;
+  std::string name;
+  rpki::Client client;
+  Backoff backoff;
+  Conn conn = Conn::kDown;
+  int fd = -1;
+  ev_io io{};
+  ev_timer deadline{};  // the client's next_deadline()
+  ev_timer redial{};    // back-off after a failure
+  bool failed = false;
+  bool ever_synced = false;  // this connection reached End of Data
+  std::vector<std::byte> out;
+  uint64_t data_generation = 0;  // increases when the client's data changes
+  int64_t last_update_unix_ms = 0;
+  uint64_t updates = 0, connects = 0, failures = 0;
+
+  Cache(RpkiService* o, size_t i, const RpkiCacheConfig& c, uint64_t seed)
+      : owner(o),
+        index(i),
+        config(c),
+        name(SocketAddress{c.address, c.port, c.interface, 0}.to_string()),
+        backoff(kBackoffInitialSeconds, kBackoffMaxSeconds, 0.25, seed) {}
+
+  [[nodiscard]] bool in_sync() const {
+    return conn == Conn::kUp && ever_synced && client.state() == rpki::Client::State::kIdle && client.has_data();
+  }
+};
+
+RpkiService::RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStore& store,
+                         std::function<void(const VrpDelta&)> changed)
+    : config_(config), loop_(loop), store_(store), changed_(std::move(changed)) {
+  std::vector<RpkiCacheConfig> sorted = config_.caches;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const RpkiCacheConfig& a, const RpkiCacheConfig& b) { return a.preference < b.preference; });
+  uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    auto c = std::make_unique<Cache>(this, i, sorted[i], seed + i);
+    ev_init(&c->io, &RpkiService::on_io);
+    c->io.data = c.get();
+    ev_init(&c->deadline, &RpkiService::on_deadline);
+    c->deadline.data = c.get();
+    ev_init(&c->redial, &RpkiService::on_dial);
+    c->redial.data = c.get();
+    caches_.push_back(std::move(c));
+  }
+  update_status();
+}
+
+RpkiService::~RpkiService() { stop(); }
+
+void RpkiService::start() {
+  if (running_) return;
+  running_ = true;
+  for (const auto& c : caches_)
+    log(LogLevel::kInfo, "rpki-cache", {{"cache", c->name}, {"preference", c->config.preference}});
+  reconsider();
+}
+
+void RpkiService::stop() {
+  if (!running_) return;
+  running_ = false;
+  for (auto& c : caches_) {
+    close(*c);
+    ev_timer_stop(loop_, &c->deadline);
+    ev_timer_stop(loop_, &c->redial);
+  }
+  update_status();
+}
+
+std::vector<RpkiCacheStatus> RpkiService::status() const {
+  std::lock_guard lock(status_mu_);
+  return status_;
+}
+
+void RpkiService::dial(Cache& c) {
+  if (c.conn != Conn::kDown || !running_) return;
+  ev_timer_stop(loop_, &c.redial);
+  std::string err;
+  SocketAddress remote{c.config.address, c.config.port, c.config.interface, 0};
+  int fd = start_connect(remote, std::nullopt, err);
+  ++c.connects;
+  if (fd < 0) {
+    fail(c, err);
+    return;
+  }
+  c.fd = fd;
+  c.conn = Conn::kConnecting;
+  ev_io_set(&c.io, fd, EV_WRITE);
+  ev_io_start(loop_, &c.io);
+  log(LogLevel::kDebug, "rpki-connecting", {{"cache", c.name}});
+  update_status();
+}
+
+void RpkiService::on_io(struct ev_loop*, ev_io* w, int revents) {
+  auto* c = static_cast<Cache*>(w->data);
+  RpkiService& s = *c->owner;
+  if (c->conn == Conn::kConnecting) {
+    int err = connect_result(c->fd);
+    if (err != 0) {
+      s.fail(*c, std::strerror(err));
+      return;
+    }
+    s.connected(*c);
+    return;
+  }
+  if (revents & EV_READ) s.readable(*c);
+  if (c->conn == Conn::kUp && (revents & EV_WRITE)) s.flush(*c);
+}
+
+void RpkiService::connected(Cache& c) {
+  c.conn = Conn::kUp;
+  c.ever_synced = false;
+  ev_io_stop(loop_, &c.io);
+  ev_io_set(&c.io, c.fd, EV_READ);
+  ev_io_start(loop_, &c.io);
+  log(LogLevel::kInfo, "rpki-connected", {{"cache", c.name}});
+  step(c, rpki::Connected{});
+}
+
+void RpkiService::readable(Cache& c) {
+  std::vector<std::byte> buf(kReadBytes);
+  for (int i = 0; i < kReadsPerWakeup && c.conn == Conn::kUp; ++i) {
+    ssize_t n = ::read(c.fd, buf.data(), buf.size());
+    if (n > 0) {
+      step(c, rpki::Received{bytes::Span(buf.data(), static_cast<size_t>(n))});
+      continue;
+    }
+    if (n == 0) {
+      fail(c, "closed by the cache");
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) fail(c, std::strerror(errno));
+    return;
+  }
+}
+
+void RpkiService::flush(Cache& c) {
+  while (!c.out.empty()) {
+    ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      c.out.erase(c.out.begin(), c.out.begin() + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    fail(c, std::strerror(errno));
+    return;
+  }
+  int want = EV_READ | (c.out.empty() ? 0 : EV_WRITE);
+  if (c.io.events != want) {
+    ev_io_stop(loop_, &c.io);
+    ev_io_set(&c.io, c.fd, want);
+    ev_io_start(loop_, &c.io);
+  }
+}
+
+// Closes the connection, if any; the client is told it went (which asks
+// for no action).
+void RpkiService::close(Cache& c) {
+  if (c.conn == Conn::kDown) return;
+  ev_io_stop(loop_, &c.io);
+  ::close(c.fd);
+  c.fd = -1;
+  c.out.clear();
+  const bool was_up = c.conn == Conn::kUp;
+  c.conn = Conn::kDown;
+  c.ever_synced = false;
+  if (was_up) (void)c.client.step(rpki::Disconnected{}, now_ms());
+  arm_deadline(c);
+}
+
+void RpkiService::fail(Cache& c, std::string_view why) {
+  close(c);
+  c.failed = true;
+  ++c.failures;
+  double wait = c.backoff.next();
+  ev_timer_stop(loop_, &c.redial);
+  ev_timer_set(&c.redial, wait, 0);
+  ev_timer_start(loop_, &c.redial);
+  log(LogLevel::kWarn, "rpki-cache-failed",
+      {{"cache", c.name}, {"retry_in_ms", static_cast<int64_t>(wait * 1000)}}, why);
+  reconsider();
+}
+
+void RpkiService::on_dial(struct ev_loop*, ev_timer* w, int) {
+  auto* c = static_cast<Cache*>(w->data);
+  if (c->owner->wanted(c->index)) c->owner->dial(*c);
+}
+
+void RpkiService::on_deadline(struct ev_loop*, ev_timer* w, int) {
+  auto* c = static_cast<Cache*>(w->data);
+  c->owner->step(*c, rpki::Tick{});
+}
+
+void RpkiService::arm_deadline(Cache& c) {
+  ev_timer_stop(loop_, &c.deadline);
+  if (!running_) return;
+  auto d = c.client.next_deadline();
+  if (!d) return;
+  double wait = std::chrono::duration<double>(*d - now_ms()).count();
+  ev_timer_set(&c.deadline, std::max(wait, 0.0), 0);
+  ev_timer_start(loop_, &c.deadline);
+}
+
+void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
+  rpki::ClientActions actions = c.client.step(ev, now_ms());
+  std::optional<std::string> failure;
+  bool fallback = false, reconnect = false;
+  for (auto& a : actions) {
+    if (auto* s = std::get_if<rpki::SendBytes>(&a)) {
+      if (c.conn == Conn::kUp) c.out.insert(c.out.end(), s->bytes.begin(), s->bytes.end());
+    } else if (auto* cl = std::get_if<rpki::CloseConnection>(&a)) {
+      if (cl->reason == rpki::CloseReason::kVersionFallback)
+        fallback = true;
+      else
+        failure = cl->reason == rpki::CloseReason::kErrorSent ? "error report sent" : "error report received";
+    } else if (std::holds_alternative<rpki::Reconnect>(a)) {
+      reconnect = true;
+    } else if (auto* u = std::get_if<rpki::ApplyUpdate>(&a)) {
+      ++c.updates;
+      if (u->reset || !u->announced.empty() || !u->withdrawn.empty() || !c.ever_synced) ++c.data_generation;
+      c.ever_synced = true;
+      c.last_update_unix_ms = unix_ms();
+      log(LogLevel::kInfo, u->reset ? "rpki-reset" : "rpki-update",
+          {{"cache", c.name}, {"session_id", u->session_id}, {"serial", u->serial},
+           {"announced", u->announced.size()}, {"withdrawn", u->withdrawn.size()},
+           {"vrps", c.client.vrps().size()}, {"router_keys", c.client.router_keys().size()}});
+    } else if (std::holds_alternative<rpki::DataExpired>(a)) {
+      ++c.data_generation;
+      log(LogLevel::kWarn, "rpki-expired", {{"cache", c.name}},
+          "the cache did not confirm its data within the expire interval");
+    } else if (auto* d = std::get_if<rpki::Diagnostic>(&a)) {
+      log(LogLevel::kWarn, "rpki-diagnostic", {{"cache", c.name}, {"code", static_cast<int>(d->code)}}, d->text);
+    }
+  }
+  if (c.conn == Conn::kUp && !c.out.empty()) flush(c);  // may fail the cache
+  if (failure && c.conn != Conn::kDown) {
+    fail(c, *failure);  // after the Error Report went out
+    return;
+  }
+  if (fallback) {
+    log(LogLevel::kInfo, "rpki-version-fallback", {{"cache", c.name}, {"version", c.client.version()}});
+    close(c);  // the client asks for a Reconnect at its next deadline (now)
+  }
+  if (c.in_sync() && c.failed) {
+    c.failed = false;
+    c.backoff.reset();
+    ev_timer_stop(loop_, &c.redial);
+  }
+  // The client's own Reconnect (after a fallback, or its retry interval):
+  // taken when the back-off does not hold this cache.
+  if (reconnect && c.conn == Conn::kDown && !ev_is_active(&c.redial) && wanted(c.index)) dial(c);
+  arm_deadline(c);
+  reconsider();
+}
+
+// Which caches to keep connected: each one up to and including the first
+// that has not failed (failed ones redial on their back-off timers), and
+// none after one in sync.
+size_t RpkiService::last_wanted() const {
+  size_t last = caches_.empty() ? 0 : caches_.size() - 1;
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    if (!caches_[i]->failed || caches_[i]->in_sync()) {
+      last = i;
+      break;
+    }
+  }
+  return last;
+}
+
+void RpkiService::reconsider() {
+  if (!running_) return;
+  const size_t last = last_wanted();
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    Cache& c = *caches_[i];
+    if (i > last) {
+      if (c.conn != Conn::kDown) {
+        log(LogLevel::kInfo, "rpki-disconnect", {{"cache", c.name}}, "a more preferred cache is in use");
+        close(c);
+      }
+      ev_timer_stop(loop_, &c.redial);
+      c.failed = false;
+      c.backoff.reset();
+      continue;
+    }
+    if (c.conn == Conn::kDown && !ev_is_active(&c.redial)) dial(c);
+  }
+  publish_if_changed();
+  update_status();
+}
+
+void RpkiService::publish_if_changed() {
+  int source = -1;
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    if (caches_[i]->in_sync()) {
+      source = static_cast<int>(i);
+      break;
+    }
+  }
+  if (source < 0) {
+    for (size_t i = 0; i < caches_.size(); ++i) {
+      if (caches_[i]->client.has_data()) {
+        source = static_cast<int>(i);
+        break;
+      }
+    }
+  }
+  uint64_t generation = source >= 0 ? caches_[static_cast<size_t>(source)]->data_generation : 0;
+  if (source == published_ && generation == published_data_) return;
+  if (source != published_) {
+    log(LogLevel::kInfo, "rpki-source",
+        {{"from", published_ >= 0 ? caches_[static_cast<size_t>(published_)]->name : std::string("none")},
+         {"to", source >= 0 ? caches_[static_cast<size_t>(source)]->name : std::string("none")}},
+        source < 0 ? "no cache holds data: every route is not found"
+                   : (published_ < 0 ? "first data" : "failover"));
+  }
+  published_ = source;
+  published_data_ = generation;
+  VrpDelta d;
+  if (source >= 0) {
+    Cache& c = *caches_[static_cast<size_t>(source)];
+    d = store_.publish(c.client.vrps(), c.name, c.client.serial(), unix_ms());
+  } else {
+    d = store_.publish({}, {}, std::nullopt, unix_ms());
+  }
+  auto snap = store_.current();
+  log(LogLevel::kInfo, "rpki-published",
+      {{"source", snap->source.empty() ? std::string("none") : snap->source}, {"vrps_v4", snap->v4},
+       {"vrps_v6", snap->v6}, {"announced", d.announced.size()}, {"withdrawn", d.withdrawn.size()}});
+  if (changed_ && (!d.announced.empty() || !d.withdrawn.empty())) changed_(d);
+}
+
+void RpkiService::update_status() {
+  std::vector<RpkiCacheStatus> st;
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    const Cache& c = *caches_[i];
+    RpkiCacheStatus s;
+    s.name = c.name;
+    s.preference = c.config.preference;
+    switch (c.conn) {
+      case Conn::kDown: s.state = "down"; break;
+      case Conn::kConnecting: s.state = "connecting"; break;
+      case Conn::kUp: s.state = std::string(rpki::state_name(c.client.state())); break;
+    }
+    s.in_sync = c.in_sync();
+    s.failed = c.failed;
+    s.active = static_cast<int>(i) == published_;
+    s.version = c.client.version();
+    s.session_id = c.client.session_id();
+    s.serial = c.client.serial();
+    s.vrps = c.client.vrps().size();
+    s.refresh = c.client.intervals().refresh;
+    s.retry = c.client.intervals().retry;
+    s.expire = c.client.intervals().expire;
+    s.last_update_unix_ms = c.last_update_unix_ms;
+    s.updates = c.updates;
+    s.connects = c.connects;
+    s.failures = c.failures;
+    st.push_back(std::move(s));
+  }
+  std::lock_guard lock(status_mu_);
+  status_ = std::move(st);
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,182 @@
+// RPKI in the daemon: the connections to the RTR caches, the VRP data in
+// force published as an immutable snapshot, and the table's validator.
+//
+// Thread: the caches are served on the main libev loop (DESIGN.md,
+// "Threads"). RTR traffic is a few PDUs per refresh interval; what costs
+// time is building the VRP table and revalidating the routing table after
+// an update, both rare (minutes apart) and bounded, and a thread of its own
+// would only add a hand-off for them.
+//
+// Caches are tried by preference (lower first, then file order). Each has
+// its own rpki::Client (RFC 8210), so its own data, serial and expire
+// timer. The daemon keeps a connection to the most preferred cache that has
+// not failed; one that fails (connect error, closed, fatal Error Report) is
+// dialled again after an exponential back-off (daemon/backoff.h) while the
+// next one is used meanwhile; when a more preferred cache is in sync again
+// the less preferred connections close. The data published comes from the
+// most preferred cache in sync, else from the most preferred one that
+// still holds unexpired data (kept while no cache answers), else none
+// (then every route is not found again, RFC 8210 section 6).
+//
+// Readers on any thread take the snapshot without a lock: a thread keeps
+// its own reference and compares one atomic version number per call,
+// loading the shared pointer again only when a newer snapshot was
+// published.
+#pragma once
+
+#include <ev.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/backoff.h"
+#include "daemon/config.h"
+#include "rpki/client.h"
+#include "rpki/vrp.h"
+#include "rpki/vrp_table.h"
+#include "table/table.h"
+
+namespace petrel::daemon {
+
+// The VRPs in force; immutable once published.
+struct VrpSnapshot {
+  uint64_t version = 0;         // unique, increasing with each publication
+  rpki::VrpTable table;
+  std::vector<rpki::Vrp> vrps;  // sorted, distinct
+  size_t v4 = 0, v6 = 0;        // VRPs per family
+  std::string source;           // the cache they came from; empty: none
+  std::optional<uint32_t> serial;
+  int64_t published_unix_ms = 0;
+};
+
+// What one publication changed.
+struct VrpDelta {
+  uint64_t version = 0;
+  std::vector<rpki::Vrp> announced, withdrawn;  // sorted
+};
+
+class VrpStore {
+ public:
+  VrpStore();
+
+  // The current snapshot (never null; empty before any data).
+  [[nodiscard]] std::shared_ptr<const VrpSnapshot> current() const;
+  // This thread's reference to the current snapshot: one atomic load when
+  // nothing was published since the thread's last call. Valid until the
+  // thread's next call.
+  [[nodiscard]] const VrpSnapshot& local() const;
+
+  // Builds and publishes a snapshot of `vrps` (sorted, distinct); returns
+  // what changed against the previous one.
+  VrpDelta publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
+                   int64_t now_unix_ms);
+  // The changes of the last kKeptDeltas publications (oldest first).
+  static constexpr size_t kKeptDeltas = 16;
+  [[nodiscard]] std::vector<VrpDelta> recent_changes() const;
+
+ private:
+  std::atomic<std::shared_ptr<const VrpSnapshot>> current_;
+  std::atomic<uint64_t> version_{0};
+  mutable std::mutex deltas_mu_;
+  std::deque<VrpDelta> deltas_;
+};
+
+// RFC 6811 for the table: the origin AS is the last AS of the AS_PATH's
+// final AS_SEQUENCE; a path ending in an AS_SET has none and validates
+// as NONE (invalid where a VRP covers it); an empty AS_PATH is our own AS.
+class RpkiValidator : public table::Validator {
+ public:
+  RpkiValidator(const VrpStore& store, uint32_t local_as) : store_(store), local_as_(local_as) {}
+  [[nodiscard]] table::Validation validate(const net::Prefix& p, const table::Attrs& a) const override;
+
+ private:
+  const VrpStore& store_;
+  uint32_t local_as_;
+};
+
+// Whether a route to `p` lies under a VRP prefix that `delta` changed: the
+// routes Table::revalidate must look at again.
+class DeltaCover {
+ public:
+  explicit DeltaCover(const VrpDelta& delta);
+  [[nodiscard]] bool covers(const net::Prefix& p) const;
+  [[nodiscard]] bool empty() const { return prefixes_.empty(); }
+
+ private:
+  std::vector<net::Prefix> prefixes_;  // sorted, distinct
+  std::vector<uint8_t> lens_[2];       // distinct lengths per family (v4, v6)
+};
+
+// One cache as the API shows it.
+struct RpkiCacheStatus {
+  std::string name;  // "192.0.2.1:323"
+  uint8_t preference = 0;
+  std::string state;       // "down", "connecting", "connected" + the client's state
+  bool in_sync = false;    // connected and holding current data
+  bool failed = false;     // in back-off
+  bool active = false;     // the published data comes from it
+  uint8_t version = 0;
+  std::optional<uint16_t> session_id;
+  std::optional<uint32_t> serial;
+  size_t vrps = 0;
+  uint32_t refresh = 0, retry = 0, expire = 0;
+  int64_t last_update_unix_ms = 0;  // 0: never
+  uint64_t updates = 0, connects = 0, failures = 0;
+};
+
+class RpkiService {
+ public:
+  // `changed` runs on the loop's thread after each publication.
+  RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStore& store,
+              std::function<void(const VrpDelta&)> changed);
+  ~RpkiService();
+  RpkiService(const RpkiService&) = delete;
+  RpkiService& operator=(const RpkiService&) = delete;
+
+  void start();
+  void stop();
+  // A copy for the HTTP thread.
+  [[nodiscard]] std::vector<RpkiCacheStatus> status() const;
+
+ private:
+  struct Cache;
+  enum class Conn : uint8_t { kDown, kConnecting, kUp };
+
+  static void on_io(struct ev_loop*, ev_io* w, int revents);
+  static void on_deadline(struct ev_loop*, ev_timer* w, int);
+  static void on_dial(struct ev_loop*, ev_timer* w, int);
+
+  void dial(Cache& c);
+  void connected(Cache& c);
+  void readable(Cache& c);
+  void flush(Cache& c);
+  void fail(Cache& c, std::string_view why);
+  void close(Cache& c);
+  void step(Cache& c, const rpki::ClientEvent& ev);
+  void arm_deadline(Cache& c);
+  void reconsider();
+  [[nodiscard]] size_t last_wanted() const;
+  [[nodiscard]] bool wanted(size_t i) const { return running_ && i <= last_wanted(); }
+  void publish_if_changed();
+  void update_status();
+
+  RpkiConfig config_;
+  struct ev_loop* loop_;
+  VrpStore& store_;
+  std::function<void(const VrpDelta&)> changed_;
+  std::vector<std::unique_ptr<Cache>> caches_;  // by preference
+  int published_ = -1;                          // the index the data came from, -1 none
+  uint64_t published_data_ = 0;                 // that cache's data generation
+  bool running_ = false;
+  mutable std::mutex status_mu_;
+  std::vector<RpkiCacheStatus> status_;
+};
+
+}  // namespace petrel::daemon

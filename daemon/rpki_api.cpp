@@ -1,0 +1,166 @@
+// GET /api/rpki and the RPKI metrics (daemon/rpki_api.h).
+#include "daemon/rpki_api.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+
+#include "crates/json/json.h"
+#include "rpki/client.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr table::Validation kStates[] = {table::Validation::kValid, table::Validation::kInvalid,
+                                         table::Validation::kNotFound};
+
+// The cache states a metric reports, one sample each (1 for the current).
+constexpr std::string_view kCacheStates[] = {"down", "connecting", "syncing", "in-sync"};
+
+std::string_view cache_state(const RpkiCacheStatus& c) {
+  if (c.state == "down") return "down";
+  if (c.state == "connecting") return "connecting";
+  return c.in_sync ? "in-sync" : "syncing";
+}
+
+void optional_number(json::Writer& w, std::string_view key, const auto& v) {
+  w.key(key);
+  if (v)
+    w.number(*v);
+  else
+    w.null();
+}
+
+}  // namespace
+
+std::string_view validation_name(table::Validation v) {
+  switch (v) {
+    case table::Validation::kUnchecked: return "unchecked";
+    case table::Validation::kNotFound: return "not-found";
+    case table::Validation::kValid: return "valid";
+    case table::Validation::kInvalid: return "invalid";
+  }
+  return "unchecked";
+}
+
+ValidationCounts count_validation(const table::Table& t) {
+  ValidationCounts n{};
+  t.walk([&](const table::Change&, const std::optional<table::RouteView>&, std::span<const table::Route> routes) {
+    for (const table::Route& r : routes) ++n[static_cast<size_t>(table::validation_of(r))];
+  });
+  return n;
+}
+
+std::string rpki_json(const RpkiView& v) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key_raw("enabled").boolean(v.enabled);
+  w.key_raw("reject_invalid").boolean(v.reject_invalid);
+  w.key_raw("vrps").begin_object();
+  if (v.vrps) {
+    w.member("ipv4", static_cast<uint64_t>(v.vrps->v4));
+    w.member("ipv6", static_cast<uint64_t>(v.vrps->v6));
+    w.key_raw("source");
+    if (v.vrps->source.empty())
+      w.null();
+    else
+      w.string(v.vrps->source);
+    optional_number(w, "serial", v.vrps->serial);
+    w.member("published_unix_ms", v.vrps->published_unix_ms);
+  }
+  w.end_object();
+  w.key_raw("routes").begin_object();
+  for (table::Validation s : kStates) w.member(validation_name(s), v.routes[static_cast<size_t>(s)]);
+  w.end_object();
+  w.key_raw("caches").begin_array();
+  for (const RpkiCacheStatus& c : v.caches) {
+    w.begin_object();
+    w.member("cache", c.name);
+    w.member("preference", static_cast<unsigned>(c.preference));
+    w.member("state", cache_state(c));
+    w.member("client_state", c.state);
+    w.key_raw("active").boolean(c.active);
+    w.key_raw("failed").boolean(c.failed);
+    w.member("version", static_cast<unsigned>(c.version));
+    optional_number(w, "session_id", c.session_id);
+    optional_number(w, "serial", c.serial);
+    w.member("vrps", static_cast<uint64_t>(c.vrps));
+    w.member("refresh", c.refresh);
+    w.member("retry", c.retry);
+    w.member("expire", c.expire);
+    w.key_raw("last_update_unix_ms");
+    if (c.last_update_unix_ms)
+      w.number(c.last_update_unix_ms);
+    else
+      w.null();
+    w.member("updates", c.updates);
+    w.member("connects", c.connects);
+    w.member("failures", c.failures);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out += '\n';
+  return out;
+}
+
+std::string rpki_metrics(const RpkiView& v) {
+  if (!v.enabled) return {};
+  std::string out;
+  out += "# HELP petrel_rpki_vrps VRPs in force (from the preferred cache in sync), by family.\n"
+         "# TYPE petrel_rpki_vrps gauge\n";
+  out += fmt::format("petrel_rpki_vrps{{family=\"ipv4\"}} {}\n", v.vrps ? v.vrps->v4 : 0);
+  out += fmt::format("petrel_rpki_vrps{{family=\"ipv6\"}} {}\n", v.vrps ? v.vrps->v6 : 0);
+  out += "# HELP petrel_rpki_cache_state Each RTR cache's state: 1 for the state it is in.\n"
+         "# TYPE petrel_rpki_cache_state gauge\n";
+  for (const RpkiCacheStatus& c : v.caches) {
+    for (std::string_view s : kCacheStates)
+      out += fmt::format("petrel_rpki_cache_state{{cache=\"{}\",state=\"{}\"}} {}\n", c.name, s,
+                         cache_state(c) == s ? 1 : 0);
+  }
+  out += "# HELP petrel_routes_by_validation Routes in the table by RPKI validation state (RFC 6811).\n"
+         "# TYPE petrel_routes_by_validation gauge\n";
+  for (table::Validation s : kStates)
+    out += fmt::format("petrel_routes_by_validation{{state=\"{}\"}} {}\n", validation_name(s),
+                       v.routes[static_cast<size_t>(s)]);
+  return out;
+}
+
+api::Response rpki_response(std::string_view method, const RpkiView& v) {
+  api::Response r;
+  if (method != "GET" && method != "HEAD") {
+    r.status = 405;
+    r.allow = "GET, HEAD";
+    r.body = api::error_json(fmt::format("method {} is not allowed; use GET", method));
+    return r;
+  }
+  r.body = rpki_json(v);
+  return r;
+}
+
+RpkiView rpki_view(const Server& s) {
+  RpkiView v;
+  v.enabled = s.rpki() != nullptr;
+  if (!v.enabled) return v;
+  v.reject_invalid = s.rpki_reject_invalid();
+  v.vrps = s.vrps().current();
+  v.caches = s.rpki()->status();
+  static std::mutex mu;
+  static std::chrono::steady_clock::time_point at;
+  static ValidationCounts counts{};
+  static bool have = false;
+  std::lock_guard lock(mu);
+  auto now = std::chrono::steady_clock::now();
+  if (!have || std::chrono::duration<double>(now - at).count() > kCountsMaxAgeSeconds) {
+    counts = count_validation(s.table());
+    at = now;
+    have = true;
+  }
+  v.routes = counts;
+  return v;
+}
+
+}  // namespace petrel::daemon

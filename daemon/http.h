@@ -1,6 +1,7 @@
 // The HTTP server of `[http] listen` (default 127.0.0.1:8179): the JSON API
 // and Prometheus metrics of daemon/api.h, served by libmicrohttpd on its
-// own internal thread (docs/http-api.md, docs/metrics.md).
+// own threads, one per connection so that an event stream (daemon/events.h)
+// can wait for its next event (docs/http-api.md, docs/metrics.md).
 //
 // A request never waits for the BGP side: it reads the peers' counters
 // (relaxed atomics) and each peer's status snapshot (a short lock held only
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "daemon/config.h"
@@ -25,6 +27,7 @@ struct MHD_Daemon;
 
 namespace petrel::daemon {
 
+class EventHub;
 class Server;
 
 class HttpServer {
@@ -57,6 +60,7 @@ class HttpServer {
     std::string router_id;
     int64_t started_ms = 0;  // steady clock
     const Server* server = nullptr;
+    EventHub* events = nullptr;  // GET /api/events
   };
 
  private:
@@ -65,6 +69,7 @@ class HttpServer {
   uint16_t port_ = 0;
   std::string where_;
   MHD_Daemon* daemon_ = nullptr;
+  std::unique_ptr<EventHub> events_;
 };
 
 }  // namespace petrel::daemon

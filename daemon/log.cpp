@@ -14,6 +14,7 @@ namespace {
 std::atomic<LogFormat> g_format{LogFormat::kText};
 std::atomic<LogLevel> g_level{LogLevel::kInfo};
 std::atomic<int> g_fd{2};
+std::atomic<LogSubscriber> g_subscriber{nullptr};
 
 std::string_view level_name(LogLevel l) {
   switch (l) {
@@ -146,8 +147,11 @@ std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, s
   return out;
 }
 
+void log_subscribe(LogSubscriber fn) { g_subscriber = fn; }
+
 void log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
          std::string_view message) {
+  if (LogSubscriber fn = g_subscriber.load(std::memory_order_acquire)) fn(level, event, fields, message);
   if (!log_enabled(level)) return;
   auto now = std::chrono::system_clock::now();
   int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();

@@ -37,6 +37,13 @@ bool parse_log_format(std::string_view s, LogFormat& out);
 void log(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
          std::string_view message = {});
 
+// One function that sees every log() call, whatever the level (the event
+// stream taps session events here, daemon/events.h); nullptr removes it.
+// It runs on the logging thread and must not log.
+using LogSubscriber = void (*)(LogLevel level, std::string_view event, std::initializer_list<LogField> fields,
+                               std::string_view message);
+void log_subscribe(LogSubscriber fn);
+
 // Formats one line without writing it (tests and the event stream).
 std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, std::string_view event,
                             std::initializer_list<LogField> fields, std::string_view message);

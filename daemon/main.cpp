@@ -9,6 +9,7 @@
 #include "daemon/cli.h"
 #include "daemon/decode.h"
 #include "daemon/run.h"
+#include "daemon/show.h"
 
 namespace {
 
@@ -27,11 +28,6 @@ constexpr std::string_view kUsage =
     "  -c, --config FILE       configuration file (default /etc/petrel/petrel.toml)\n"
     "\n"
     "`petrel COMMAND --help` describes a command.\n";
-
-int show_main(int /*argc*/, char** /*argv*/) {
-  fmt::print(stderr, "petrel show: not built yet (it needs the daemon's HTTP API)\n");
-  return petrel::daemon::kExitFailure;
-}
 
 // Runs subcommand cmd with argv[0] its own name. -1: no such command.
 int dispatch(std::string_view cmd, int argc, char** argv) {

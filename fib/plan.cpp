@@ -82,12 +82,13 @@ std::optional<Route> Plan::target(const net::Prefix& p, const Interfaces& ifs) c
   return resolve(p, *it->second.want, ifs);
 }
 
-void Plan::touch(const net::Prefix& p, Entry& e) {
+void Plan::touch(Node& n) {
+  Entry& e = n.second;
   if (e.inflight) {
     e.recheck = true;
   } else if (!e.queued && !e.refused) {
     e.queued = true;
-    queue_.push_back(p);
+    queue_.push_back(&n);
   }
 }
 
@@ -109,19 +110,18 @@ void Plan::set_unresolved(Entry& e, bool v) {
   e.unresolved = v;
 }
 
-void Plan::forget_if_empty(const net::Prefix& p) {
-  auto it = entries_.find(p);
-  if (it == entries_.end()) return;
-  const Entry& e = it->second;
-  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved) entries_.erase(it);
+void Plan::forget_if_empty(Node& n) {
+  const Entry& e = n.second;
+  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved) entries_.erase(n.first);
 }
 
 void Plan::want(const net::Prefix& p, Want w) {
-  Entry& e = entries_[p];
+  Node& n = *entries_.try_emplace(p).first;
+  Entry& e = n.second;
   if (e.want && *e.want == w && !e.refused) return;
   e.want = std::move(w);
   if (e.refused) set_refused(e, false);  // a new wish: try at once
-  touch(p, e);
+  touch(n);
 }
 
 void Plan::unwant(const net::Prefix& p) {
@@ -130,62 +130,58 @@ void Plan::unwant(const net::Prefix& p) {
   Entry& e = it->second;
   e.want.reset();
   if (e.refused) set_refused(e, false);
-  touch(p, e);
+  touch(*it);
 }
 
 void Plan::unwant_all() {
-  for (auto& [p, e] : entries_) {
-    e.want.reset();
-    if (e.refused) set_refused(e, false);
-    touch(p, e);
+  for (Node& n : entries_) {
+    n.second.want.reset();
+    if (n.second.refused) set_refused(n.second, false);
+    touch(n);
   }
 }
 
 void Plan::kernel_has(const Route& r) {
   if (!ours(r)) return;
-  Entry& e = entries_[r.dst];
-  set_kernel(e, r);
-  touch(r.dst, e);
+  Node& n = *entries_.try_emplace(r.dst).first;
+  set_kernel(n.second, r);
+  touch(n);
 }
 
 void Plan::interfaces_changed() {
-  for (auto& [p, e] : entries_) touch(p, e);
+  for (Node& n : entries_) touch(n);
 }
 
 void Plan::allow_removals() {
   if (removals_allowed_) return;
   removals_allowed_ = true;
-  for (auto& [p, e] : entries_)
-    if (e.kernel && !e.want) touch(p, e);
+  for (Node& n : entries_)
+    if (n.second.kernel && !n.second.want) touch(n);
 }
 
 void Plan::retry_refused() {
-  for (auto& [p, e] : entries_) {
-    if (!e.refused) continue;
-    set_refused(e, false);
-    touch(p, e);
+  for (Node& n : entries_) {
+    if (!n.second.refused) continue;
+    set_refused(n.second, false);
+    touch(n);
   }
 }
 
 size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) {
   memo_.valid = false;
   size_t made = 0;
-  size_t i = 0;
-  for (; i < queue_.size() && made < max; ++i) {
-    const net::Prefix p = queue_[i];
-    auto it = entries_.find(p);
-    if (it == entries_.end()) continue;
-    Entry& e = it->second;
+  while (!queue_.empty() && made < max) {
+    Node& n = *queue_.front();
+    queue_.pop_front();
+    const net::Prefix& p = n.first;
+    Entry& e = n.second;
     e.queued = false;
     std::optional<Route> want;
     if (e.want) want = resolve(p, *e.want, ifs);
     set_unresolved(e, e.want && !want);
     Request rq;
     if (want) {
-      if (e.kernel && same_route(*e.kernel, *want)) {
-        forget_if_empty(p);
-        continue;
-      }
+      if (e.kernel && same_route(*e.kernel, *want)) continue;
       rq.op = e.kernel ? Op::kReplace : Op::kAdd;
       rq.route = std::move(*want);
     } else if (e.kernel && (e.want || removals_allowed_)) {
@@ -193,32 +189,32 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
       rq.op = Op::kDelete;
       rq.route = *e.kernel;
     } else {
-      forget_if_empty(p);
+      forget_if_empty(n);
       continue;
     }
     if (inflight_.empty()) first_seq_ = next_seq_;
     rq.seq = next_seq_++;
     e.inflight = true;
     ++in_flight_;
-    inflight_.push_back(InFlight{p, &e, rq.op, rq.route});
+    inflight_.push_back(InFlight{&n, rq.op, rq.route});
     out.push_back(std::move(rq));
     ++made;
   }
-  queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(i));
   return made;
 }
 
 void Plan::answer(uint32_t seq, int32_t error) {
   uint32_t i = seq - first_seq_;
-  if (i >= inflight_.size() || !inflight_[i].entry) return;  // not ours (or answered already)
+  if (i >= inflight_.size() || !inflight_[i].node) return;  // not ours (or answered already)
   InFlight done = std::move(inflight_[i]);
-  inflight_[i].entry = nullptr;
+  inflight_[i].node = nullptr;
   --in_flight_;
-  while (!inflight_.empty() && !inflight_.front().entry) {
+  while (!inflight_.empty() && !inflight_.front().node) {
     inflight_.pop_front();
     ++first_seq_;
   }
-  Entry& e = *done.entry;
+  Node& n = *done.node;
+  Entry& e = n.second;
   e.inflight = false;
   bool refused = false;
   if (error == 0) {
@@ -235,11 +231,11 @@ void Plan::answer(uint32_t seq, int32_t error) {
   }
   if (e.recheck) {  // wanted otherwise meanwhile: worked out again
     e.recheck = false;
-    touch(done.prefix, e);
+    touch(n);
   } else if (refused) {
     set_refused(e, true);
   } else {
-    forget_if_empty(done.prefix);
+    forget_if_empty(n);
   }
 }
 

@@ -126,11 +126,11 @@ class Plan {
     bool refused = false;
     bool unresolved = false;
   };
-  // A request in flight; its entry cannot be erased meanwhile (map nodes
-  // do not move), so the answer needs no lookup.
+  // A request in flight; its entry cannot be erased meanwhile, so the
+  // answer needs no lookup.
+  using Node = std::pair<const net::Prefix, Entry>;  // map nodes do not move
   struct InFlight {
-    net::Prefix prefix;
-    Entry* entry = nullptr;  // null: answered
+    Node* node = nullptr;  // null: answered
     Op op = Op::kAdd;
     Route route;
   };
@@ -139,11 +139,11 @@ class Plan {
     return r.protocol == o_.protocol && r.table == o_.table && r.metric == o_.metric;
   }
   std::optional<Route> resolve(const net::Prefix& p, const Want& w, const Interfaces& ifs) const;
-  void touch(const net::Prefix& p, Entry& e);
+  void touch(Node& n);
   void set_kernel(Entry& e, std::optional<Route> r);
   void set_refused(Entry& e, bool v);
   void set_unresolved(Entry& e, bool v);
-  void forget_if_empty(const net::Prefix& p);
+  void forget_if_empty(Node& n);
 
   struct Memo {
     bool valid = false;
@@ -154,7 +154,7 @@ class Plan {
 
   PlanOptions o_;
   std::unordered_map<net::Prefix, Entry> entries_;
-  std::vector<net::Prefix> queue_;
+  std::deque<Node*> queue_;  // entries to work out (Entry::queued); never erased while queued
   // Requests by sequence number: inflight_[i] has seq first_seq_ + i
   // (numbers are handed out in order; answers may come in any order).
   std::deque<InFlight> inflight_;

@@ -2,7 +2,7 @@
 // integration tests and the benchmark (docs/kernel.md, docs/performance.md).
 //
 //   fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush]
-//   fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor]
+//   fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]
 //
 // --routes: lines "PREFIX GATEWAY [GATEWAY...]" or "PREFIX unreachable"
 // ('#' starts a comment); the kernel's routes of ours are made equal to
@@ -10,9 +10,14 @@
 // route of ours. --synth: the first COUNT IPv4 prefixes of the synthetic
 // table (crates/synth) via ADDR; with --floor, the minimal installer
 // instead (batched RTM_NEWROUTE, 256 per sendmsg, no plan, no acks but
-// errors). Prints one line of counts and the time taken.
+// errors). --nexthop-object: the floor with one kernel nexthop object
+// (RTM_NEWNEXTHOP, id 1, the gateway on DEV) that every route refers to
+// (RTA_NH_ID) instead of carrying the gateway. Prints one line of counts
+// and the time taken.
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
+#include <net/if.h>
 #include <linux/rtnetlink.h>
 
 #include <cerrno>
@@ -35,7 +40,8 @@ using namespace petrel;
 struct Args {
   fib::PlanOptions plan;
   std::string routes;
-  bool keep_stale = false, flush = false, floor = false;
+  bool keep_stale = false, flush = false, floor = false, nexthop_object = false;
+  std::string dev;  // --nexthop-object: the gateway's interface
   uint32_t synth = 0;
   std::optional<net::IpAddress> gateway;
 };
@@ -43,7 +49,7 @@ struct Args {
 int usage() {
   std::fprintf(stderr,
                "usage: fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush]\n"
-               "       fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor]\n");
+               "       fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]\n");
   return 2;
 }
 
@@ -118,6 +124,32 @@ int floor_install(const Args& a, const std::vector<net::Prefix>& prefixes) {
   std::memcpy(&gw, a.gateway->data(), 4);
   auto t0 = std::chrono::steady_clock::now();
   size_t errors = 0;
+  constexpr uint32_t kNhId = 1;
+  if (a.nexthop_object) {
+    unsigned ifindex = if_nametoindex(a.dev.c_str());
+    if (ifindex == 0) {
+      std::fprintf(stderr, "fib-sync: no interface %s\n", a.dev.c_str());
+      return 1;
+    }
+    nlmsghdr* h = mnl_nlmsg_put_header(buf.data());
+    h->nlmsg_type = RTM_NEWNEXTHOP;
+    h->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK;
+    auto* nh = static_cast<nhmsg*>(mnl_nlmsg_put_extra_header(h, sizeof(nhmsg)));
+    nh->nh_family = fib::kAfInet;
+    nh->nh_protocol = a.plan.protocol;
+    mnl_attr_put_u32(h, NHA_ID, kNhId);
+    mnl_attr_put_u32(h, NHA_OIF, ifindex);
+    mnl_attr_put_u32(h, NHA_GATEWAY, gw);
+    if (mnl_socket_sendto(nl, buf.data(), h->nlmsg_len) < 0 || mnl_socket_recvfrom(nl, in.data(), in.size()) < 0) {
+      std::perror("fib-sync: nexthop object");
+      return 1;
+    }
+    const auto* err = static_cast<const nlmsgerr*>(mnl_nlmsg_get_payload(reinterpret_cast<nlmsghdr*>(in.data())));
+    if (err->error != 0) {
+      std::fprintf(stderr, "fib-sync: nexthop object: %s\n", std::strerror(-err->error));
+      return 1;
+    }
+  }
   for (size_t i = 0; i < prefixes.size();) {
     size_t used = 0;
     for (size_t k = 0; k < 256 && i < prefixes.size(); ++k, ++i) {
@@ -136,7 +168,8 @@ int floor_install(const Args& a, const std::vector<net::Prefix>& prefixes) {
       mnl_attr_put_u32(h, RTA_DST, dst);
       mnl_attr_put_u32(h, RTA_TABLE, a.plan.table);
       mnl_attr_put_u32(h, RTA_PRIORITY, a.plan.metric);
-      mnl_attr_put_u32(h, RTA_GATEWAY, gw);
+      if (a.nexthop_object) mnl_attr_put_u32(h, RTA_NH_ID, kNhId);
+      else mnl_attr_put_u32(h, RTA_GATEWAY, gw);
       used += h->nlmsg_len;
     }
     if (mnl_socket_sendto(nl, buf.data(), used) < 0) {
@@ -148,7 +181,8 @@ int floor_install(const Args& a, const std::vector<net::Prefix>& prefixes) {
   }
   double s = seconds_since(t0);
   mnl_socket_close(nl);
-  std::printf("floor routes=%zu error_datagrams=%zu seconds=%.3f\n", prefixes.size(), errors, s);
+  std::printf("floor%s routes=%zu error_datagrams=%zu seconds=%.3f\n", a.nexthop_object ? "-nexthop-object" : "",
+              prefixes.size(), errors, s);
   return 0;
 }
 
@@ -163,6 +197,7 @@ int main(int argc, char** argv) {
     if (k == "--keep-stale") a.keep_stale = true;
     else if (k == "--flush") a.flush = true;
     else if (k == "--floor") a.floor = true;
+    else if (k == "--nexthop-object") { if (!(v = value())) return usage(); a.nexthop_object = true; a.dev = v; }
     else if (k == "--table") { if (!(v = value()) || !parse_u32(v, a.plan.table)) return usage(); }
     else if (k == "--metric") { if (!(v = value()) || !parse_u32(v, a.plan.metric)) return usage(); }
     else if (k == "--synth") { if (!(v = value()) || !parse_u32(v, a.synth)) return usage(); }

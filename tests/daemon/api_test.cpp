@@ -69,6 +69,14 @@ Snapshot sample() {
   s.table.attr_bytes = 3000;
   s.table.map_bytes = 40000;
   s.table.journal_bytes = 2000;
+  s.memory.available = true;
+  s.memory.background_thread = true;
+  s.memory.allocated = 123456789;
+  s.memory.active = 130000000;
+  s.memory.metadata = 4000000;
+  s.memory.resident = 140000000;
+  s.memory.mapped = 150000000;
+  s.memory.retained = 9000000;
   return s;
 }
 
@@ -81,6 +89,25 @@ TEST(ApiStatus, HoldsTheRouterAndCounts) {
   EXPECT_EQ(j["peers"]["configured"], 2);
   EXPECT_EQ(j["peers"]["established"], 1);
   EXPECT_EQ(j["connections_refused"], 7);
+  const json& m = j["memory"];
+  EXPECT_EQ(m["allocator"], "jemalloc");
+  EXPECT_EQ(m["background_thread"], true);
+  EXPECT_EQ(m["allocated"], 123456789);
+  EXPECT_EQ(m["active"], 130000000);
+  EXPECT_EQ(m["metadata"], 4000000);
+  EXPECT_EQ(m["resident"], 140000000);
+  EXPECT_EQ(m["mapped"], 150000000);
+  EXPECT_EQ(m["retained"], 9000000);
+}
+
+TEST(ApiStatus, MemoryNotAvailableWithoutJemalloc) {
+  Snapshot s = sample();
+  s.memory = MemoryStats{};
+  json j = json::parse(status_json(s));
+  EXPECT_TRUE(j["memory"]["allocator"].is_null());
+  EXPECT_FALSE(j["memory"].contains("allocated"));
+  EXPECT_EQ(metrics_text(s).find("petrel_memory_bytes"), std::string::npos);
+  EXPECT_NE(status_page_html(s).find("Not available"), std::string::npos);
 }
 
 TEST(ApiPeers, ListsEveryPeerInOrder) {
@@ -251,7 +278,9 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_peer_connections_refused_total",
                                           "petrel_connections_refused_total", "petrel_peer_routes",
                                           "petrel_table_prefixes", "petrel_table_routes",
-                                          "petrel_table_attribute_sets", "petrel_table_bytes"}));
+                                          "petrel_table_attribute_sets", "petrel_table_bytes",
+                                          "petrel_peer_prefixes", "petrel_attribute_sets",
+                                          "petrel_memory_bytes"}));
   auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
     const Sample* s = find(samples, name, labels);
     return s ? s->value : "<missing>";
@@ -276,7 +305,15 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
   EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");
-  EXPECT_EQ(value("petrel_table_routes", {}), "1005");
+  EXPECT_EQ(value("petrel_table_routes", {{"family", "ipv4-unicast"}}), "985");
+  EXPECT_EQ(value("petrel_table_routes", {{"family", "ipv6-unicast"}}), "20");
+  EXPECT_EQ(value("petrel_attribute_sets", {}), "17");
+  EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "received"}}),
+            "985");
+  EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "accepted"}}),
+            "985");
+  EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "allocated"}}), "123456789");
+  EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "retained"}}), "9000000");
   EXPECT_EQ(value("petrel_table_attribute_sets", {}), "17");
   EXPECT_EQ(value("petrel_table_bytes", {{"part", "map"}}), "40000");
   EXPECT_EQ(value("petrel_table_bytes", {{"part", "journal"}}), "2000");
@@ -340,6 +377,10 @@ TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {
   // the table
   EXPECT_NE(h.find("<tr><td>ipv4-unicast</td><td class=\"n\">985</td></tr>"), std::string::npos);
   EXPECT_NE(h.find("1005 routes, 17 distinct attribute sets"), std::string::npos);
+  // jemalloc's figures, in MB
+  EXPECT_NE(h.find("<tr><td>allocated</td><td class=\"n\">123.5</td></tr>"), std::string::npos);
+  EXPECT_NE(h.find("<tr><td>retained</td><td class=\"n\">9.0</td></tr>"), std::string::npos);
+  EXPECT_NE(h.find("Background thread: on."), std::string::npos);
   EXPECT_TRUE(h.ends_with("</body></html>\n"));
 }
 
@@ -421,6 +462,152 @@ TEST(ApiPrefixRoutes, BadPrefixIs400AndNeverLooksUp) {
   EXPECT_EQ(r.status, 405u);
   EXPECT_EQ(r.allow, "GET, HEAD");
   EXPECT_FALSE(called);
+}
+
+// GET /api/routes?...: a fake table of three prefixes.
+struct FakeTable {
+  std::map<net::Prefix, PrefixSnapshot> prefixes;
+  std::vector<std::string> asked;
+  FakeTable() {
+    for (const char* text : {"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "2001:db8::/32"}) {
+      PrefixSnapshot p = contested();
+      p.prefix = text;
+      prefixes[*net::Prefix::parse(text)] = p;
+    }
+  }
+  RouteLookup lookup() {
+    return [this](const net::Prefix& p, PrefixSnapshot& out) {
+      asked.push_back(p.to_string());
+      auto it = prefixes.find(p);
+      if (it == prefixes.end()) return false;
+      out = it->second;
+      return true;
+    };
+  }
+  RouteList list() {
+    return [this](const std::optional<net::Prefix>& after, size_t limit, std::string_view peer) {
+      std::vector<net::Prefix> out;
+      for (const auto& [p, snap] : prefixes) {
+        if (after && p <= *after) continue;
+        bool from_peer = peer.empty();
+        for (const auto& r : snap.routes) from_peer = from_peer || r.peer == peer;
+        if (from_peer && out.size() < limit) out.push_back(p);
+      }
+      return out;
+    };
+  }
+  json get(const QueryArgs& args, unsigned want = 200) {
+    Response r = respond_route_query("GET", args, lookup(), list());
+    EXPECT_EQ(r.status, want) << r.body;
+    return json::parse(r.body);
+  }
+};
+
+TEST(ApiRouteQuery, ExactMatch) {
+  FakeTable t;
+  json j = t.get({{"prefix", "192.0.2.0/24"}});
+  ASSERT_EQ(j["prefixes"].size(), 1u);
+  EXPECT_EQ(j["prefixes"][0]["prefix"], "192.0.2.0/24");
+  EXPECT_EQ(j["prefixes"][0]["routes"].size(), 2u);
+  EXPECT_TRUE(j["next_cursor"].is_null());
+  // exact: a more specific prefix the table lacks finds nothing
+  EXPECT_EQ(t.get({{"prefix", "10.1.2.0/24"}})["prefixes"], json::array());
+}
+
+TEST(ApiRouteQuery, LongestMatchWalksUpToTheCoveringPrefix) {
+  FakeTable t;
+  json j = t.get({{"prefix", "10.1.2.0/24"}, {"match", "longest"}});
+  ASSERT_EQ(j["prefixes"].size(), 1u);
+  EXPECT_EQ(j["prefixes"][0]["prefix"], "10.1.0.0/16");
+  EXPECT_EQ(t.asked.front(), "10.1.2.0/24");
+  EXPECT_EQ(t.asked.back(), "10.1.0.0/16");
+  // an address alone
+  EXPECT_EQ(t.get({{"prefix", "10.200.0.1"}, {"match", "longest"}})["prefixes"][0]["prefix"], "10.0.0.0/8");
+  EXPECT_EQ(t.get({{"prefix", "2001:db8:1::1"}, {"match", "longest"}})["prefixes"][0]["prefix"], "2001:db8::/32");
+  EXPECT_EQ(t.get({{"prefix", "172.16.0.1"}, {"match", "longest"}})["prefixes"], json::array());
+}
+
+TEST(ApiRouteQuery, PeerAndBestFilters) {
+  FakeTable t;
+  json j = t.get({{"prefix", "192.0.2.0/24"}, {"best", "true"}});
+  ASSERT_EQ(j["prefixes"][0]["routes"].size(), 1u);
+  EXPECT_EQ(j["prefixes"][0]["routes"][0]["peer"], "upstream-1");
+  j = t.get({{"prefix", "192.0.2.0/24"}, {"best", "false"}});
+  ASSERT_EQ(j["prefixes"][0]["routes"].size(), 1u);
+  EXPECT_EQ(j["prefixes"][0]["routes"][0]["peer"], "ix\\peer");
+  j = t.get({{"prefix", "192.0.2.0/24"}, {"peer", "ix\\peer"}});
+  ASSERT_EQ(j["prefixes"][0]["routes"].size(), 1u);
+  EXPECT_EQ(j["prefixes"][0]["routes"][0]["path_id"], 7);
+  // a listing with a peer that has no routes is empty
+  EXPECT_EQ(t.get({{"peer", "nobody"}})["prefixes"], json::array());
+}
+
+TEST(ApiRouteQuery, ListingIsPagedInPrefixOrder) {
+  FakeTable t;
+  std::vector<std::string> seen;
+  QueryArgs args = {{"limit", "3"}};
+  json j = t.get(args);
+  for (const auto& p : j["prefixes"]) seen.push_back(p["prefix"]);
+  ASSERT_EQ(seen.size(), 3u);
+  ASSERT_EQ(j["next_cursor"], "192.0.2.0/24");
+  j = t.get({{"limit", "3"}, {"cursor", j["next_cursor"]}});
+  for (const auto& p : j["prefixes"]) seen.push_back(p["prefix"]);
+  EXPECT_TRUE(j["next_cursor"].is_null());
+  EXPECT_EQ(seen, (std::vector<std::string>{"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "2001:db8::/32"}));
+  // every prefix in one page by default
+  EXPECT_EQ(t.get({})["prefixes"].size(), 4u);
+}
+
+TEST(ApiRouteQuery, BadArgumentsAre400) {
+  FakeTable t;
+  for (QueryArgs args : std::vector<QueryArgs>{{{"prefix", "banana"}},
+                                                {{"prefix", "192.0.2.1/24"}},
+                                                {{"prefix", "192.0.2.1"}},
+                                                {{"match", "fuzzy"}},
+                                                {{"best", "yes"}},
+                                                {{"limit", "0"}},
+                                                {{"limit", "1001"}},
+                                                {{"limit", "x"}},
+                                                {{"cursor", "nope"}},
+                                                {{"colour", "red"}}}) {
+    json j = t.get(args, 400);
+    EXPECT_TRUE(j.contains("error"));
+  }
+  EXPECT_TRUE(t.asked.empty());
+  EXPECT_EQ(respond_route_query("DELETE", {}, t.lookup(), t.list()).status, 405u);
+}
+
+TEST(ApiExplain, EveryRouteItsInputsAndTheSteps) {
+  PrefixSnapshot p = contested();
+  p.steps = {"local preference", "AS path length", "origin", "MED"};
+  p.routes[0].inputs = {100, 1, 0, std::nullopt, 64500, true, "192.0.2.1", 0};
+  p.routes[1].inputs = {100, 2, 0, 50u, 4200000000u, true, "192.0.2.9", 0};
+  p.routes[1].lost_at = 1;
+  Response r = respond_routes("GET", "/api/routes/192.0.2.0/24/explain", [&](const net::Prefix& q, PrefixSnapshot& out) {
+    EXPECT_EQ(q.to_string(), "192.0.2.0/24");
+    out = p;
+    return true;
+  });
+  ASSERT_EQ(r.status, 200u) << r.body;
+  json j = json::parse(r.body);
+  EXPECT_EQ(j["prefix"], "192.0.2.0/24");
+  EXPECT_EQ(j["decided_by"], "AS path length");
+  ASSERT_EQ(j["routes"].size(), 2u);
+  EXPECT_EQ(j["routes"][0]["best"], true);
+  EXPECT_EQ(j["routes"][0]["as_path_length"], 1);
+  EXPECT_TRUE(j["routes"][0]["med"].is_null());
+  EXPECT_EQ(j["routes"][0]["origin"], "igp");
+  EXPECT_EQ(j["routes"][1]["as_path_length"], 2);
+  EXPECT_EQ(j["routes"][1]["med"], 50);
+  EXPECT_EQ(j["routes"][1]["router_id"], "192.0.2.9");
+  EXPECT_EQ(j["routes"][1]["lost_by"], "AS path length");
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_EQ(j["steps"][0]["step"], "local preference");
+  EXPECT_EQ(j["steps"][0]["eliminated"], json::array());
+  EXPECT_EQ(j["steps"][1]["eliminated"], json::parse(R"([{"peer":"ix\\peer","path_id":7}])"));
+  // one route: nothing to compare
+  p.routes.resize(1);
+  EXPECT_EQ(json::parse(explain_json(p))["decided_by"], "only route");
 }
 
 }  // namespace

@@ -1,0 +1,239 @@
+// The event stream (daemon/events.h): clients' bounded queues, the log tap
+// for session events and the table follower for best-route changes.
+#include "daemon/events.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "codec/types.h"
+#include "crates/json/json.h"
+#include "daemon/log.h"
+#include "table/table.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+constexpr size_t kReadMax = 4096;            // journal entries per shard per read
+constexpr auto kIdleWait = std::chrono::milliseconds(100);
+constexpr int kMaxReadsPerTick = 64;         // then wait, so a flood cannot pin a core
+
+// The session events the stream carries (daemon/peer.cpp logs them).
+constexpr std::string_view kSessionEvents[] = {"session-up", "session-down"};
+
+// The hub the log tap publishes to; null when none runs.
+std::mutex g_hub_mu;
+EventHub* g_hub = nullptr;
+
+void on_log(LogLevel, std::string_view event, std::initializer_list<LogField> fields, std::string_view message) {
+  bool wanted = false;
+  for (auto name : kSessionEvents) wanted = wanted || name == event;
+  if (!wanted) return;
+  std::lock_guard lock(g_hub_mu);
+  if (g_hub == nullptr || g_hub->clients() == 0) return;
+  Event e;
+  e.type = std::string(event);
+  std::string data;
+  json::Writer w(data);
+  w.begin_object();
+  for (const auto& f : fields) {
+    if (f.key == "peer") e.peer = f.value;
+    w.member(f.key, f.value);
+  }
+  if (!message.empty()) w.member("reason", message);
+  w.end_object();
+  e.data = std::move(data);
+  g_hub->publish(std::move(e));
+}
+
+// A best-route change as the stream sends it: the prefix and its best
+// route now (null: no route left).
+Event best_change(const table::FollowEvent& ev) {
+  Event e;
+  e.type = "best-change";
+  e.prefix = ev.change.prefix;
+  char buf[32];
+  std::string data;
+  json::Writer w(data);
+  w.begin_object();
+  w.member("prefix", ev.change.prefix.to_string());
+  w.member("family", codec::family_name(codec::kKnownFamilyList[ev.change.family], buf));
+  w.key_raw("best");
+  if (!ev.best) {
+    w.null();
+  } else {
+    const table::RouteView& b = *ev.best;
+    e.peer = b.peer->name;
+    w.begin_object();
+    w.member("peer", b.peer->name);
+    w.member("peer_address", b.peer->address.to_string());
+    w.member("path_id", b.path_id);
+    auto nh = b.attrs->next_hop();
+    if (!nh) nh = b.attrs->mp_next_hop();
+    w.key_raw("next_hop");
+    if (nh) {
+      w.string(nh->to_string());
+    } else {
+      w.null();
+    }
+    w.member("as_path_length", b.attrs->as_path_length());
+    w.member("origin_as", b.attrs->origin_as());
+    w.end_object();
+  }
+  w.end_object();
+  e.data = std::move(data);
+  return e;
+}
+
+}  // namespace
+
+std::string format_sse(const Event& e) {
+  // data holds one line of JSON, so one data: field carries it.
+  return fmt::format("id: {}\nevent: {}\ndata: {}\n\n", e.id, e.type, e.data);
+}
+
+bool EventFilter::passes(const Event& e) const {
+  if (!peer.empty() && !e.peer.empty() && e.peer != peer) return false;
+  if (prefix && e.prefix && !prefix->contains(*e.prefix)) return false;
+  return true;
+}
+
+// ---- EventClient
+
+void EventClient::offer(const Event& e) {
+  if (!filter_.passes(e)) return;
+  std::lock_guard lock(mu_);
+  if (closed_) return;
+  if (queue_.size() >= limit_) {
+    // Too slow: what is queued goes, one last event says why.
+    queue_.clear();
+    Event last;
+    last.id = e.id;
+    last.type = "dropped";
+    last.data = fmt::format(R"({{"reason":"the client fell {} events behind"}})", limit_);
+    queue_.push_back(format_sse(last));
+    closed_ = true;
+  } else {
+    queue_.push_back(format_sse(e));
+  }
+  cv_.notify_one();
+}
+
+void EventClient::close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+bool EventClient::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+std::optional<std::string> EventClient::next(int wait_ms) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return !queue_.empty() || closed_; });
+  if (!queue_.empty()) {
+    std::string s = std::move(queue_.front());
+    queue_.pop_front();
+    return s;
+  }
+  if (closed_) return std::nullopt;
+  return std::string(": keep-alive\n\n");
+}
+
+// ---- EventHub
+
+EventHub::EventHub() = default;
+
+EventHub::~EventHub() { stop(); }
+
+void EventHub::start(const table::Table& table) {
+  {
+    std::lock_guard lock(g_hub_mu);
+    g_hub = this;
+  }
+  log_subscribe(&on_log);
+  thread_ = std::thread([this, &table] { follow_loop(table); });
+}
+
+void EventHub::stop() {
+  {
+    std::lock_guard lock(g_hub_mu);
+    if (g_hub == this) {
+      log_subscribe(nullptr);
+      g_hub = nullptr;
+    }
+  }
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  for (auto& c : clients_) c->close();
+  clients_.clear();
+}
+
+std::shared_ptr<EventClient> EventHub::subscribe(EventFilter filter, size_t limit) {
+  std::lock_guard lock(mu_);
+  if (clients_.size() >= kMaxClients || stopping_) return nullptr;
+  clients_.push_back(std::make_shared<EventClient>(std::move(filter), limit));
+  return clients_.back();
+}
+
+void EventHub::unsubscribe(const std::shared_ptr<EventClient>& c) {
+  std::lock_guard lock(mu_);
+  std::erase(clients_, c);
+  c->close();
+}
+
+size_t EventHub::clients() const {
+  std::lock_guard lock(mu_);
+  return clients_.size();
+}
+
+void EventHub::publish(Event e) {
+  std::lock_guard lock(mu_);
+  e.id = next_id_++;
+  for (auto& c : clients_) c->offer(e);
+}
+
+void EventHub::follow_loop(const table::Table& table) {
+  table::Follower fo = table.follow();
+  std::vector<uint8_t> primed(table.shard_count(), 0);
+  std::vector<Event> batch;
+  while (!stopping_) {
+    for (int reads = 0; reads < kMaxReadsPerTick && !stopping_; ++reads) {
+      const bool wanted = clients() > 0;
+      size_t resync_shard = SIZE_MAX;  // events of a resync are the shard's content, not changes
+      size_t handed = table.read(fo, kReadMax, [&](const table::FollowEvent& ev) {
+        if (ev.resync) {
+          resync_shard = ev.shard;
+          // The first pass of each shard is the table as it was: no event.
+          // A later one means this follower fell behind the journal.
+          if (primed[ev.shard] && wanted) {
+            Event e;
+            e.type = "resync";
+            e.data = fmt::format(R"({{"shard":{},"reason":"best-route changes were missed"}})", ev.shard);
+            batch.push_back(std::move(e));
+          }
+          primed[ev.shard] = 1;
+          return;
+        }
+        if (ev.shard == resync_shard || !wanted || !ev.change.best_changed) return;
+        batch.push_back(best_change(ev));
+      });
+      // Published outside the shards' locks.
+      for (auto& e : batch) publish(std::move(e));
+      batch.clear();
+      if (handed < kReadMax) break;
+    }
+    std::unique_lock lock(stop_mu_);
+    stop_cv_.wait_for(lock, kIdleWait, [&] { return stopping_.load(); });
+  }
+}
+
+}  // namespace petrel::daemon

@@ -1,0 +1,482 @@
+// `petrel show`: a command-line client of the daemon's JSON API
+// (docs/http-api.md). Aligned tables for people, the API's JSON with
+// --json for scripts.
+//
+// The client is a small blocking HTTP/1.0 GET over one TCP connection
+// (connect and read each bounded in time): one request per command to an
+// address the operator controls, usually loopback, with no TLS, so a
+// library such as libcurl would add a dependency and nothing it needs.
+// The JSON is read with nlohmann::json without exceptions (a body that does
+// not parse is reported, not thrown).
+#include "daemon/show.h"
+
+#include <fmt/format.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/cli.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kUsage =
+    "usage: petrel show [--http HOST:PORT] [--json] WHAT\n"
+    "\n"
+    "WHAT:\n"
+    "  status               the router, its memory and its sessions\n"
+    "  peers                one line per peer\n"
+    "  peer NAME            one peer in full\n"
+    "  route PREFIX         the routes to PREFIX (or to the longest prefix covering an address)\n"
+    "  routes [--peer P]    every route in the table (from peer P)\n"
+    "\n"
+    "options:\n"
+    "  --http HOST:PORT     the daemon's [http] listen address (default 127.0.0.1:8179)\n"
+    "  --json               the API's JSON as it comes, for scripts\n";
+
+constexpr int kConnectTimeoutMs = 3000;
+constexpr int kReadTimeoutMs = 30000;
+constexpr size_t kMaxBody = 256u << 20;
+constexpr size_t kMaxPages = 100000;  // of 1000 prefixes: far beyond a full table
+
+struct HttpResult {
+  unsigned status = 0;
+  std::string body;
+};
+
+// host:port, with [v6]:port for an IPv6 address.
+bool split_host_port(std::string_view text, std::string& host, std::string& port) {
+  if (text.starts_with('[')) {
+    auto close = text.find("]:");
+    if (close == std::string_view::npos) return false;
+    host = std::string(text.substr(1, close - 1));
+    port = std::string(text.substr(close + 2));
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    host = std::string(text.substr(0, colon));
+    port = std::string(text.substr(colon + 1));
+  }
+  return !host.empty() && !port.empty();
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits until fd is ready for `events` or the deadline passes.
+bool wait_fd(int fd, short events, int64_t deadline) {
+  for (;;) {
+    int64_t left = deadline - now_ms();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return false;
+  }
+}
+
+int connect_to(const std::string& host, const std::string& port, std::string& err) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+    err = ::gai_strerror(rc);
+    return -1;
+  }
+  int fd = -1;
+  for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      err = std::strerror(errno);
+      continue;
+    }
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    if (errno == EINPROGRESS && wait_fd(fd, POLLOUT, now_ms() + kConnectTimeoutMs)) {
+      int so = 0;
+      socklen_t len = sizeof so;
+      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) == 0 && so == 0) break;
+      err = std::strerror(so != 0 ? so : errno);
+    } else {
+      err = errno == EINPROGRESS ? "timed out" : std::strerror(errno);
+    }
+    ::close(fd);
+    fd = -1;
+  }
+  ::freeaddrinfo(res);
+  return fd;
+}
+
+// GET path; nullopt (with err) when there is no answer.
+std::optional<HttpResult> http_get(std::string_view where, std::string_view path, std::string& err) {
+  std::string host, port;
+  if (!split_host_port(where, host, port)) {
+    err = fmt::format("--http wants HOST:PORT, not \"{}\"", where);
+    return std::nullopt;
+  }
+  int fd = connect_to(host, port, err);
+  if (fd < 0) return std::nullopt;
+  const int64_t deadline = now_ms() + kReadTimeoutMs;
+  std::string req = fmt::format("GET {} HTTP/1.0\r\nHost: {}\r\nConnection: close\r\n\r\n", path, where);
+  size_t sent = 0;
+  std::string in;
+  bool ok = true;
+  while (ok && sent < req.size()) {
+    ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EAGAIN) {
+      ok = wait_fd(fd, POLLOUT, deadline);
+    } else {
+      ok = false;
+    }
+  }
+  char buf[65536];
+  while (ok) {
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      in.append(buf, static_cast<size_t>(n));
+      if (in.size() > kMaxBody) ok = false;
+    } else if (n == 0) {
+      break;
+    } else if (errno == EAGAIN || errno == EINTR) {
+      ok = wait_fd(fd, POLLIN, deadline);
+    } else {
+      ok = false;
+    }
+  }
+  int saved = errno;
+  ::close(fd);
+  if (!ok) {
+    err = in.size() > kMaxBody ? "the answer is too large" : now_ms() >= deadline ? "no answer in time" : std::strerror(saved);
+    return std::nullopt;
+  }
+  // "HTTP/1.0 200 OK\r\n...\r\n\r\nbody"
+  auto head_end = in.find("\r\n\r\n");
+  if (!in.starts_with("HTTP/1.") || in.size() < 12 || head_end == std::string::npos) {
+    err = "the answer is not HTTP";
+    return std::nullopt;
+  }
+  HttpResult r;
+  for (size_t i = 9; i < 12; ++i) {
+    if (in[i] < '0' || in[i] > '9') {
+      err = "the answer is not HTTP";
+      return std::nullopt;
+    }
+    r.status = r.status * 10 + static_cast<unsigned>(in[i] - '0');
+  }
+  r.body = in.substr(head_end + 4);
+  return r;
+}
+
+// A query argument's value, percent-encoded.
+std::string url_encode(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+// A table for people: columns as wide as their widest cell.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print() const {
+    std::vector<size_t> width;
+    for (const auto& r : rows_) {
+      width.resize(std::max(width.size(), r.size()));
+      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    }
+    for (const auto& r : rows_) {
+      std::string line;
+      for (size_t i = 0; i < r.size(); ++i) {
+        line += r[i];
+        if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
+      }
+      while (line.ends_with(' ')) line.pop_back();
+      fmt::print("{}\n", line);
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// A JSON value as text for a cell: strings bare, null as "-".
+std::string cell(const json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string at(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return "-";
+  auto it = obj.find(key);
+  return it == obj.end() ? "-" : cell(*it);
+}
+
+std::string duration(const json& v) {
+  if (!v.is_number()) return "-";
+  auto s = v.get<int64_t>();
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
+  return fmt::format("{}d{:02}h", s / 86400, s / 3600 % 24);
+}
+
+std::string as_path(const json& attrs) {
+  std::string out;
+  if (!attrs.is_object() || !attrs.contains("as_path")) return "-";
+  for (const auto& seg : attrs["as_path"]) {
+    bool set = seg.value("type", "") == "as_set" || seg.value("type", "") == "AS_SET";
+    std::string part;
+    for (const auto& asn : seg.value("asns", json::array())) part += (part.empty() ? "" : " ") + cell(asn);
+    if (!out.empty()) out += ' ';
+    out += set ? "{" + part + "}" : part;
+  }
+  return out.empty() ? "(empty)" : out;
+}
+
+void print_status(const json& j) {
+  fmt::print("petrel {}  AS{}  router ID {}  up {}\n", at(j, "version"), at(j, "asn"), at(j, "router_id"),
+             duration(j.value("uptime_seconds", json())));
+  const json& p = j.contains("peers") ? j["peers"] : json();
+  fmt::print("sessions: {} established of {} configured\n", at(p, "established"), at(p, "configured"));
+  const json& m = j.contains("memory") ? j["memory"] : json();
+  if (m.is_object() && m.value("allocator", json()).is_string()) {
+    TextTable t({"memory", "MB"});
+    for (const char* k : {"allocated", "active", "metadata", "resident", "mapped", "retained"})
+      if (m.contains(k) && m[k].is_number())
+        t.add({k, fmt::format("{:.1f}", m[k].get<double>() / 1e6)});
+    t.print();
+  } else {
+    fmt::print("memory: not available (not built with jemalloc)\n");
+  }
+}
+
+std::string routes_of(const json& peer) {
+  std::string out;
+  if (!peer.contains("update_prefixes") || !peer["update_prefixes"].is_object()) return "-";
+  for (const auto& [fam, v] : peer["update_prefixes"].items()) {
+    if (!out.empty()) out += ' ';
+    out += fmt::format("{}:{}", fam, at(v, "received"));
+  }
+  return out.empty() ? "-" : out;
+}
+
+void print_peers(const json& j) {
+  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "LAST ERROR"});
+  for (const auto& p : j.value("peers", json::array()))
+    t.add({at(p, "name"), at(p, "address"), at(p, "remote_asn"), at(p, "state"),
+           duration(p.value("uptime_seconds", json())), routes_of(p), at(p, "last_error")});
+  t.print();
+}
+
+void print_peer(const json& p) {
+  TextTable t({"field", "value"});
+  for (const char* k : {"name", "address", "remote_asn", "description", "state", "enabled", "passive",
+                        "last_error", "established_total", "connections_refused"})
+    t.add({k, at(p, k)});
+  t.add({"uptime", duration(p.value("uptime_seconds", json()))});
+  t.add({"routes", routes_of(p)});
+  if (p.contains("messages") && p["messages"].is_object())
+    for (const auto& [dir, counts] : p["messages"].items())
+      if (counts.is_object())
+        for (const auto& [type, n] : counts.items()) t.add({fmt::format("messages {} {}", dir, type), cell(n)});
+  t.print();
+}
+
+// The routes of a page of /api/routes, one line each.
+void add_route_rows(TextTable& t, const json& page) {
+  for (const auto& pre : page.value("prefixes", json::array())) {
+    for (const auto& r : pre.value("routes", json::array())) {
+      const json& a = r.contains("attributes") ? r["attributes"] : json();
+      t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), at(a, "next_hop"), as_path(a),
+             at(a, "origin"), at(a, "local_pref"), at(a, "med"), r.value("best", false) ? "" : at(r, "lost_by")});
+    }
+  }
+}
+
+TextTable route_table() {
+  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"});
+}
+
+struct Options {
+  std::string http = "127.0.0.1:8179";
+  bool json = false;
+  std::string peer;
+  std::vector<std::string> words;
+};
+
+// GETs path; prints the failure and returns nullopt if there is no JSON
+// answer with status 200.
+std::optional<json> get_json(const Options& o, const std::string& path) {
+  std::string err;
+  auto r = http_get(o.http, path, err);
+  if (!r) {
+    fmt::print(stderr,
+               "petrel show: cannot reach the daemon's HTTP API at {}: {}\n"
+               "(is `petrel run` running, with [http] listen at that address? --http HOST:PORT names another)\n",
+               o.http, err);
+    return std::nullopt;
+  }
+  json j = json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) {
+    fmt::print(stderr, "petrel show: {} answered {} with a body that is not JSON\n", o.http, r->status);
+    return std::nullopt;
+  }
+  if (r->status != 200) {
+    fmt::print(stderr, "petrel show: {}\n", j.is_object() && j.contains("error") ? cell(j["error"])
+                                                                               : fmt::format("HTTP {}", r->status));
+    return std::nullopt;
+  }
+  return j;
+}
+
+int run(const Options& o) {
+  const std::string& what = o.words[0];
+  auto want_args = [&](size_t n) {
+    if (o.words.size() == n + 1) return true;
+    fmt::print(stderr, "petrel show {}: {}\n{}", what, n == 0 ? "takes no argument" : "needs one argument", kUsage);
+    return false;
+  };
+  if (what != "routes" && !o.peer.empty()) {
+    fmt::print(stderr, "petrel show: --peer goes with routes\n{}", kUsage);
+    return kExitUsage;
+  }
+  std::string path;
+  if (what == "status") {
+    if (!want_args(0)) return kExitUsage;
+    path = "/api/status";
+  } else if (what == "peers") {
+    if (!want_args(0)) return kExitUsage;
+    path = "/api/peers";
+  } else if (what == "peer") {
+    if (!want_args(1)) return kExitUsage;
+    path = "/api/peers/" + url_encode(o.words[1]);
+  } else if (what == "route") {
+    if (!want_args(1)) return kExitUsage;
+    path = "/api/routes?match=longest&prefix=" + url_encode(o.words[1]);
+  } else if (what == "routes") {
+    if (!want_args(0)) return kExitUsage;
+    path = "/api/routes?limit=1000";
+    if (!o.peer.empty()) path += "&peer=" + url_encode(o.peer);
+  } else {
+    fmt::print(stderr, "petrel show: unknown \"{}\"\n{}", what, kUsage);
+    return kExitUsage;
+  }
+  auto j = get_json(o, path);
+  if (!j) return kExitFailure;
+  if (what == "routes") {
+    // Page after page, the prefixes gathered into one answer.
+    json all = json::array();
+    TextTable t = route_table();
+    for (size_t pages = 0; pages < kMaxPages; ++pages) {
+      if (o.json) {
+        for (auto& p : (*j)["prefixes"]) all.push_back(std::move(p));
+      } else {
+        add_route_rows(t, *j);
+      }
+      if (!j->contains("next_cursor") || !(*j)["next_cursor"].is_string()) break;
+      j = get_json(o, path + "&cursor=" + url_encode((*j)["next_cursor"].get<std::string>()));
+      if (!j) return kExitFailure;
+    }
+    if (o.json) {
+      fmt::print("{}\n", json{{"prefixes", std::move(all)}}.dump());
+    } else {
+      t.print();
+    }
+    return kExitOk;
+  }
+  if (o.json) {
+    fmt::print("{}\n", j->dump());
+    return kExitOk;
+  }
+  if (what == "status") {
+    print_status(*j);
+  } else if (what == "peers") {
+    print_peers(*j);
+  } else if (what == "peer") {
+    print_peer(*j);
+  } else {
+    if ((*j)["prefixes"].empty()) {
+      fmt::print(stderr, "petrel show: no route to {} in the table\n", o.words[1]);
+      return kExitFailure;
+    }
+    TextTable t = route_table();
+    add_route_rows(t, *j);
+    t.print();
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int show_main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "petrel show: {} needs a value\n{}", a, kUsage);
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      fmt::print("{}", kUsage);
+      return kExitOk;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--http") {
+      if (!value(o.http)) return kExitUsage;
+    } else if (a == "--peer") {
+      if (!value(o.peer)) return kExitUsage;
+    } else if (a.starts_with("--http=")) {
+      o.http = std::string(a.substr(7));
+    } else if (a.starts_with("--peer=")) {
+      o.peer = std::string(a.substr(7));
+    } else if (a.starts_with("-") && a.size() > 1) {
+      fmt::print(stderr, "petrel show: unknown option \"{}\"\n{}", a, kUsage);
+      return kExitUsage;
+    } else {
+      o.words.emplace_back(a);
+    }
+  }
+  if (o.words.empty()) {
+    fmt::print(stderr, "petrel show: what to show?\n{}", kUsage);
+    return kExitUsage;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {  // a JSON value of an unexpected type
+    fmt::print(stderr, "petrel show: unexpected answer: {}\n", e.what());
+    return kExitFailure;
+  }
+}
+
+}  // namespace petrel::daemon

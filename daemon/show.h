@@ -1,0 +1,6 @@
+// `petrel show`: a command-line client of the daemon's HTTP API.
+#pragma once
+
+namespace petrel::daemon {
+int show_main(int argc, char** argv);
+}

@@ -1,0 +1,34 @@
+#!/bin/bash
+# The kernel-installer benchmark (docs/performance.md, "Kernel routes"):
+# N synthetic IPv4 prefixes (crates/synth) via one gateway into table 100
+# of a fresh network namespace, by the floor installer (batched
+# RTM_NEWROUTE, 256 per sendmsg), the floor with a nexthop object, and
+# Petrel's installer (fib-sync: plan + driver), each run ROUNDS times,
+# alternated. Needs root. Usage: kernel-bench.sh BUILD_DIR N [ROUNDS]
+set -euo pipefail
+BUILD=$1; N=$2; ROUNDS=${3:-2}
+B=$BUILD/fib/fib-sync
+NS=petrel-kbench$$
+run() {
+  ip netns add $NS
+  trap 'ip netns del $NS 2>/dev/null || true' RETURN
+  ip -n $NS link set lo up
+  ip -n $NS link add v0 type veth peer name v0p
+  ip -n $NS link set v0 up
+  ip -n $NS link set v0p up
+  ip -n $NS addr add 10.1.0.1/24 dev v0
+  local args=(--table 100 --metric 32 --synth "$N" --gateway 10.1.0.2)
+  case $1 in
+    floor) args+=(--floor) ;;
+    nexthop-object) args+=(--floor --nexthop-object v0) ;;
+    petrel) ;;
+  esac
+  timeout 900 ip netns exec $NS "$B" "${args[@]}"
+  local n
+  n=$(ip -n $NS route show table 100 | wc -l)
+  [[ $n -eq $N ]] || echo "WRONG: table 100 holds $n routes, expected $N"
+}
+echo "$(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for mode in floor nexthop-object petrel; do run $mode; done
+done

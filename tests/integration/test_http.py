@@ -1,0 +1,297 @@
+"""Petrel's HTTP side against a live daemon with a real peer (issue 7).
+
+BIRD announces its sample prefixes; the Python speaker offers one of them
+again over a longer path, so one prefix has two routes to explain. Then:
+the JSON API (status with jemalloc's figures, peers, route queries with
+their filters and paging, explain), /metrics through `promtool check
+metrics`, an /api/events client that sees the speaker's session go down and
+come back and a best route change, `petrel show` in the node, and the
+status page in headless Chromium (peers table and memory figures present,
+a screenshot saved).
+
+Skips, with the reason, when BIRD, promtool or Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import lab as L
+import speaker as S
+from conftest import require
+
+PETREL_ASN = 65001
+BIRD_ASN = 65002
+SPEAKER_ASN = 65005
+HOLD = 9
+PORT = 8179
+V4 = {"ipv4-unicast": 3, "ipv6-unicast": 2}
+
+
+@pytest.fixture(autouse=True)
+def _petrel_built():
+    if not os.path.exists(L.petrel_binary()):
+        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
+
+
+def http_get(node: L.Node, path: str, timeout: float = 5) -> tuple[int, str, bytes]:
+    """GET path from Petrel in `node`: status, content type, body."""
+    import http.client
+
+    class _Conn(http.client.HTTPConnection):
+        def connect(self):
+            s = node.socket(socket.AF_INET)
+            s.settimeout(timeout)
+            s.connect((self.host, self.port))
+            self.sock = s
+
+    conn = _Conn("127.0.0.1", PORT, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.getheader("Content-Type") or "", r.read()
+    finally:
+        conn.close()
+
+
+def get_json(node: L.Node, path: str, want: int = 200) -> dict:
+    status, ctype, body = http_get(node, path)
+    assert status == want, f"{path}: {status} {body[:300]!r}"
+    assert ctype == "application/json", f"{path}: {ctype}"
+    return json.loads(body)
+
+
+class EventReader:
+    """An /api/events client on a thread: records every event it reads."""
+
+    def __init__(self, node: L.Node, query: str = ""):
+        self.sock = node.socket(socket.AF_INET)
+        self.sock.settimeout(1.0)
+        self.sock.connect(("127.0.0.1", PORT))
+        self.sock.sendall(f"GET /api/events{query} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
+        self.events: list[tuple[str, dict]] = []
+        self.head = b""
+        self.connected = threading.Event()
+        self.ended = threading.Event()
+        self._stop = False
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        buf = b""
+        deadline = time.monotonic() + 120   # bounded, whatever happens
+        while not self._stop and time.monotonic() < deadline:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not data:
+                break
+            buf += data
+            if not self.head and b"\r\n\r\n" in buf:
+                self.head, buf = buf.split(b"\r\n\r\n", 1)
+            while self.head and b"\n\n" in buf:
+                block, buf = buf.split(b"\n\n", 1)
+                fields = {}
+                for line in block.decode(errors="replace").splitlines():
+                    if line.startswith(": connected"):
+                        self.connected.set()
+                    if ":" in line and not line.startswith(":"):
+                        k, _, v = line.partition(":")
+                        fields[k.strip()] = v.strip()
+                if "event" in fields:
+                    self.events.append((fields["event"], json.loads(fields.get("data", "{}"))))
+        self.ended.set()
+
+    def wait(self, pred, timeout: float, what: str):
+        return L.wait_until(lambda: next((e for e in self.events if pred(e)), None), timeout, what)
+
+    def close(self):
+        self._stop = True
+        self.sock.close()
+        self._t.join(5)
+
+
+def test_http_live(lab, tmp_path):
+    require("bird")
+    me, bird_node, spk_node = lab.node("petrel"), lab.node("bird"), lab.node("speaker")
+    petrel = L.Petrel(me, [
+        L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD),
+        L.PetrelPeer("speaker", spk_node.v4, SPEAKER_ASN, me.v4, passive=True, hold_time=HOLD),
+    ], PETREL_ASN, http_port=PORT)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,
+                                       hold_time=HOLD, announce=L.sample_prefixes(bird_node.index))).start()
+    bird.wait_established(30)
+
+    def connect_speaker():
+        sp = L.speaker(spk_node, SPEAKER_ASN, hold_time=HOLD)
+        sp.connect(me.v4, local=spk_node.v4, netns=spk_node.ns, timeout=15, attempts=30)
+        sp.start()
+        sp.wait_established(15)
+        return sp
+
+    events = EventReader(me)
+    assert events.connected.wait(5), f"no event stream: {events.head!r}"
+    assert b"text/event-stream" in events.head, events.head
+    only_bird = EventReader(me, "?peer=bird")
+    assert only_bird.connected.wait(5)
+
+    sp = connect_speaker()
+    L.wait_until(lambda: (petrel.petrel_received_counts() or {}).get("bird") == V4, 20, "BIRD's routes in Petrel")
+    bird_v4 = [p for p in L.sample_prefixes(bird_node.index) if ":" not in p]
+    contested = bird_v4[0]
+
+    # ---- /api/status: the router and jemalloc's figures (gcc build) or none
+    st = get_json(me, "/api/status")
+    assert st["asn"] == PETREL_ASN and st["peers"] == {"configured": 2, "established": 2}, st
+    mem = st["memory"]
+    if mem["allocator"] == "jemalloc":
+        for k in ("allocated", "active", "metadata", "resident", "mapped", "retained"):
+            assert isinstance(mem[k], int) and mem[k] > 0 or k == "retained", (k, mem)
+        assert mem["active"] >= mem["allocated"] > 100_000, mem
+        assert mem["background_thread"] is True, mem
+    else:
+        assert mem == {"allocator": None}, mem
+
+    # ---- route queries
+    got = get_json(me, f"/api/routes?prefix={contested}")
+    assert [p["prefix"] for p in got["prefixes"]] == [contested], got
+    assert [r["peer"] for r in got["prefixes"][0]["routes"]] == ["bird"], got
+    # longest match from an address inside it
+    inside = str(ipaddress.ip_network(contested)[1])
+    got = get_json(me, f"/api/routes?prefix={inside}&match=longest")
+    assert [p["prefix"] for p in got["prefixes"]] == [contested], got
+    assert get_json(me, f"/api/routes?prefix={inside}/32")["prefixes"] == []
+    # the speaker's longer path to the same prefix
+    longer = S.attribute(S.ORIGIN, b"\x00") + S.as_path([SPEAKER_ASN, 64999, 64998]) + \
+        S.attribute(S.NEXT_HOP, ipaddress.IPv4Address(spk_node.v4).packed)
+    sp.send(S.update(attrs=longer, nlri=S.encode_prefix(contested)))
+    L.wait_until(lambda: len(get_json(me, f"/api/routes?prefix={contested}")["prefixes"][0]["routes"]) == 2,
+                 10, "two routes to the contested prefix")
+    got = get_json(me, f"/api/routes?prefix={contested}&best=false")
+    assert [r["peer"] for r in got["prefixes"][0]["routes"]] == ["speaker"], got
+    got = get_json(me, f"/api/routes?prefix={contested}&peer=bird")
+    assert [(r["peer"], r["best"]) for r in got["prefixes"][0]["routes"]] == [("bird", True)], got
+    # explain: every path and the step that decided
+    ex = get_json(me, f"/api/routes/{contested}/explain")
+    assert ex["decided_by"] == "AS path length", ex
+    assert [(r["peer"], r["as_path_length"]) for r in ex["routes"]] == [("bird", 1), ("speaker", 3)], ex
+    step = next(s for s in ex["steps"] if s["step"] == "AS path length")
+    assert step["eliminated"] == [{"peer": "speaker", "path_id": 0}], ex
+    # the whole table, paged two prefixes at a time, in prefix order, every prefix once
+    seen, cursor, pages = [], None, 0
+    while pages < 20:
+        pages += 1
+        q = "/api/routes?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        page = get_json(me, q)
+        assert len(page["prefixes"]) <= 2
+        seen += [p["prefix"] for p in page["prefixes"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    bird_all = L.sample_prefixes(bird_node.index)
+    assert sorted(seen, key=lambda p: (ipaddress.ip_network(p).version, ipaddress.ip_network(p))) == seen, seen
+    assert sorted(seen) == sorted(bird_all), seen
+    assert [p["prefix"] for p in get_json(me, "/api/routes?peer=speaker")["prefixes"]] == [contested]
+    assert get_json(me, "/api/routes?limit=0", want=400)["error"]
+    assert get_json(me, "/api/routes/banana/explain", want=400)["error"]
+
+    # ---- /metrics through promtool
+    status, ctype, body = http_get(me, "/metrics")
+    assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
+    text = body.decode()
+    for name in ("petrel_build_info", "petrel_peer_state", "petrel_peer_prefixes", "petrel_messages_total",
+                 "petrel_table_routes", "petrel_attribute_sets"):
+        assert f"# TYPE {name} " in text, name
+    assert 'petrel_peer_prefixes{peer="bird",family="ipv4-unicast",kind="received"} 3' in text
+    assert 'petrel_table_routes{family="ipv4-unicast"} 4' in text   # BIRD's 3 + the speaker's 1
+    if mem["allocator"] == "jemalloc":
+        assert 'petrel_memory_bytes{kind="resident"}' in text
+    if shutil.which("promtool"):
+        pt = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=30)
+        assert pt.returncode == 0 and pt.stdout == b"" and pt.stderr == b"", (pt.stdout, pt.stderr)
+
+    # ---- events: the speaker's session goes down and comes back; the
+    # contested prefix's best route does not change when its route goes,
+    # another prefix's best appears with the speaker
+    sp.close(code=6, subcode=2)
+    events.wait(lambda e: e[0] == "session-down" and e[1].get("peer") == "speaker", 15, "session-down event")
+    sp = connect_speaker()
+    events.wait(lambda e: e[0] == "session-up" and e[1].get("peer") == "speaker", 15, "session-up event")
+    sp.send_update(["198.51.100.0/24"], spk_node.v4)
+    ev = events.wait(lambda e: e[0] == "best-change" and e[1]["prefix"] == "198.51.100.0/24", 10,
+                     "best-change event")
+    assert ev[1]["best"]["peer"] == "speaker" and ev[1]["best"]["next_hop"] == spk_node.v4, ev
+    assert ev[1]["family"] == "ipv4-unicast", ev
+    # the peer=bird client saw none of the speaker's events, and BIRD's
+    # initial routes came before it subscribed... its stream is alive
+    assert all(e[1].get("peer") in (None, "bird") for e in only_bird.events), only_bird.events
+    assert not only_bird.ended.is_set()
+    events.close()
+    only_bird.close()
+
+    # ---- petrel show, run inside the node
+    def show(*args, rc: int = 0) -> str:
+        r = me.run([petrel.binary, "show", *args], check=False)
+        assert r.returncode == rc, (args, r.returncode, r.stdout, r.stderr)
+        return r.stdout if rc == 0 else r.stderr
+    out = show("peers")
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["NAME", "ADDRESS", "AS", "STATE"], out
+    assert any(line.split()[:4] == ["bird", bird_node.v4, str(BIRD_ASN), "established"] for line in lines), out
+    # aligned: the STATE column starts at one offset on every line
+    col = lines[0].index("STATE")
+    assert all(line[col:].split()[0] in ("STATE", "established") for line in lines), out
+    peers = json.loads(show("--json", "peers"))
+    assert [p["name"] for p in peers["peers"]] == ["bird", "speaker"], peers
+    assert "sessions: 2 established of 2 configured" in show("status")
+    assert "established" in show("peer", "bird")
+    out = show("route", contested)
+    assert out.splitlines()[1].split()[:3] == [contested, "*", "bird"], out
+    assert len(out.splitlines()) == 2, out   # the speaker's route to it went with its session
+    out = show("routes", "--peer", "bird")
+    assert sum(1 for line in out.splitlines()[1:] if line.split()[2] == "bird") == 5, out
+    routes = json.loads(show("routes", "--json"))
+    assert len(routes["prefixes"]) == 6, routes   # BIRD's 5 and the speaker's new one
+    assert "no peer named" in show("peer", "nobody", rc=1)
+    err = show("--http", "127.0.0.1:1", "status", rc=1)
+    assert "cannot reach the daemon's HTTP API at 127.0.0.1:1" in err, err
+    assert show("bogus", rc=2)
+
+    # ---- the status page in headless Chromium
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium not installed (apt-get install chromium): the status page was not rendered")
+    shot = tmp_path / "status.png"
+    keep = os.environ.get("PETREL_SCREENSHOT_DIR")
+    r = me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "c"),
+                f"--screenshot={shot}", "--window-size=1200,900", f"http://127.0.0.1:{PORT}/"],
+               check=False, timeout=60)
+    assert shot.exists() and shot.stat().st_size > 1000, (r.stdout, r.stderr)
+    dom = me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                  "--user-data-dir=" + str(tmp_path / "c"), "--dump-dom", f"http://127.0.0.1:{PORT}/"],
+                 check=False, timeout=60).stdout
+    assert '<table id="peers">' in dom, dom[:2000]
+    assert ">bird</a>" in dom and ">speaker</a>" in dom, dom[:2000]
+    if mem["allocator"] == "jemalloc":
+        assert '<table id="memory">' in dom and "<td>resident</td>" in dom, dom
+    else:
+        assert "Not available" in dom
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(shot, os.path.join(keep, "status-page.png"))

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <span>
 #include <utility>
@@ -131,6 +132,36 @@ class Metrics {
   std::string_view name_;
 };
 
+// jemalloc's figures by name, in the order the status page shows them.
+struct MemoryKind {
+  std::string_view name;
+  uint64_t MemoryStats::*field;
+};
+constexpr std::array<MemoryKind, 6> kMemoryKinds = {{
+    {"allocated", &MemoryStats::allocated},
+    {"active", &MemoryStats::active},
+    {"metadata", &MemoryStats::metadata},
+    {"resident", &MemoryStats::resident},
+    {"mapped", &MemoryStats::mapped},
+    {"retained", &MemoryStats::retained},
+}};
+
+// "memory": {"allocator": "jemalloc", "background_thread": true, "allocated": ...}
+// or {"allocator": null} where jemalloc is not the allocator (sanitizers).
+void write_memory(json::Writer& w, const MemoryStats& m) {
+  w.key_raw("memory").begin_object();
+  w.key_raw("allocator");
+  if (!m.available) {
+    w.null();
+    w.end_object();
+    return;
+  }
+  w.string_raw("jemalloc");
+  w.key_raw("background_thread").boolean(m.background_thread);
+  for (const auto& k : kMemoryKinds) w.member(k.name, m.*k.field);
+  w.end_object();
+}
+
 }  // namespace
 
 std::string_view state_json_name(fsm::State s) {
@@ -163,6 +194,7 @@ std::string status_json(const Snapshot& s) {
   w.member("established", established);
   w.end_object();
   w.member("connections_refused", s.connections_refused);
+  write_memory(w, s.memory);
   w.end_object().line_end();
   return out;
 }
@@ -186,32 +218,129 @@ std::string peer_json(const PeerSnapshot& p) {
   return out;
 }
 
-std::string prefix_routes_json(const PrefixSnapshot& p) {
-  std::string out;
-  json::Writer w(out);
+namespace {
+
+// Which of a prefix's routes a query shows.
+struct RouteFilter {
+  std::string_view peer;     // empty: every peer
+  std::optional<bool> best;  // true: only the best; false: only the others
+  [[nodiscard]] bool keeps(const RouteSnapshot& r) const {
+    if (!peer.empty() && r.peer != peer) return false;
+    return !best || r.best == *best;
+  }
+};
+
+// A route's peer, path, whether it is the best and, if not, why.
+void write_route_head(json::Writer& w, const RouteSnapshot& r) {
+  w.member("peer", r.peer);
+  w.member("peer_address", r.peer_address);
+  w.member("path_id", r.path_id);
+  w.key_raw("best").boolean(r.best);
+  w.key_raw("lost_by");
+  if (r.best) {
+    w.null();
+  } else {
+    w.string(r.lost_by);
+  }
+}
+
+void write_prefix_routes(json::Writer& w, const PrefixSnapshot& p, const RouteFilter& filter) {
   w.begin_object();
   w.member("prefix", p.prefix);
   w.member("family", p.family);
   w.key_raw("routes").begin_array();
   for (const auto& r : p.routes) {
+    if (!filter.keeps(r)) continue;
     w.begin_object();
-    w.member("peer", r.peer);
-    w.member("peer_address", r.peer_address);
-    w.member("path_id", r.path_id);
-    w.key_raw("best").boolean(r.best);
+    write_route_head(w, r);
     w.key_raw("stale").boolean(r.stale);
     w.key_raw("rpki");
     if (r.rpki.empty())
       w.null();
     else
       w.string(r.rpki);
-    w.key_raw("lost_by");
-    if (r.best) {
-      w.null();
-    } else {
-      w.string(r.lost_by);
-    }
     codec::attributes_to_json(r.attributes, w);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+std::string_view origin_text(uint8_t o) {
+  switch (o) {
+    case 0: return "igp";
+    case 1: return "egp";
+    case 2: return "incomplete";
+    default: return "absent";
+  }
+}
+
+}  // namespace
+
+std::string prefix_routes_json(const PrefixSnapshot& p) {
+  std::string out;
+  json::Writer w(out);
+  write_prefix_routes(w, p, {});
+  w.line_end();
+  return out;
+}
+
+std::string explain_json(const PrefixSnapshot& p) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.member("prefix", p.prefix);
+  w.member("family", p.family);
+  const bool has_best = !p.routes.empty() && p.routes.front().best;
+  // The step that separated the best from the runner-up: the last one
+  // that put a route out.
+  int decisive = -1;
+  for (const auto& r : p.routes)
+    if (!r.best) decisive = std::max(decisive, r.lost_at);
+  w.key_raw("decided_by");
+  if (!has_best) {
+    w.null();
+  } else if (p.routes.size() == 1) {
+    w.string_raw("only route");
+  } else if (decisive >= 0 && static_cast<size_t>(decisive) < p.steps.size()) {
+    w.string(p.steps[static_cast<size_t>(decisive)]);
+  } else {
+    w.null();
+  }
+  w.key_raw("routes").begin_array();
+  for (const auto& r : p.routes) {
+    const BestPathInputs& in = r.inputs;
+    w.begin_object();
+    write_route_head(w, r);
+    w.member("local_pref", in.local_pref);
+    w.member("as_path_length", in.as_path_length);
+    w.member("origin", origin_text(in.origin));
+    w.key_raw("med");
+    if (in.med) {
+      w.number(*in.med);
+    } else {
+      w.null();
+    }
+    w.member("neighbour_as", in.neighbour_as);
+    w.key_raw("external").boolean(in.external);
+    w.member("router_id", in.router_id);
+    w.member("cluster_list_length", in.cluster_list_length);
+    w.end_object();
+  }
+  w.end_array();
+  // Step by step, in the order selection applies them: the routes each
+  // step put out against the best. A route compared with the best alone
+  // loses at one step; MED compares only routes from one neighbouring AS.
+  w.key_raw("steps").begin_array();
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    w.begin_object();
+    w.member("step", p.steps[i]);
+    w.key_raw("eliminated").begin_array();
+    for (const auto& r : p.routes) {
+      if (r.best || r.lost_at != static_cast<int>(i)) continue;
+      w.begin_object().member("peer", r.peer).member("path_id", r.path_id).end_object();
+    }
+    w.end_array();
     w.end_object();
   }
   w.end_array();
@@ -261,10 +390,33 @@ std::string metrics_text(const Snapshot& s) {
   m.family("petrel_table_prefixes", "gauge", "Prefixes with at least one route in the routing table, by family.");
   for (size_t i = 0; i < codec::kKnownFamilies; ++i)
     m.sample({{"family", family_text(i, buf)}}, s.table.prefixes[i]);
-  m.family("petrel_table_routes", "gauge", "Routes in the routing table, every peer and path.");
-  m.sample({}, s.table.routes);
+  m.family("petrel_peer_prefixes", "gauge",
+           "Prefixes from the peer by family and kind: received (in its Adj-RIB-In), accepted (after import "
+           "policy; there is none yet, so the same).");
+  for (const auto& p : s.peers) {
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+      if (!shows_family(p, i)) continue;
+      m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "received"}}, p.routes[i]);
+      m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "accepted"}}, p.routes[i]);
+    }
+  }
+
+  m.family("petrel_table_routes", "gauge", "Routes in the routing table by family, every peer and path.");
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+    uint64_t n = 0;
+    for (const auto& p : s.peers) n += p.routes[i];
+    m.sample({{"family", family_text(i, buf)}}, n);
+  }
   m.family("petrel_table_attribute_sets", "gauge", "Distinct interned attribute sets in the routing table.");
   m.sample({}, s.table.attr_sets);
+  m.family("petrel_attribute_sets", "gauge",
+           "Distinct interned attribute sets (the same as petrel_table_attribute_sets, by the name issue 7 gives).");
+  m.sample({}, s.table.attr_sets);
+  if (s.memory.available) {
+    m.family("petrel_memory_bytes", "gauge",
+             "jemalloc's statistics, by kind: allocated, active, metadata, resident, mapped, retained.");
+    for (const auto& k : kMemoryKinds) m.sample({{"kind", k.name}}, s.memory.*k.field);
+  }
   m.family("petrel_table_bytes", "gauge",
            "Bytes the routing table holds, by part: prefix slots and route arrays (map), journals, attribute sets.");
   m.sample({{"part", "map"}}, s.table.map_bytes);
@@ -319,6 +471,9 @@ Response respond_routes(std::string_view method, std::string_view path, const Ro
   Response r;
   if (refuse_method(method, r)) return r;
   std::string_view text = path.substr(std::min(path.size(), kRoutesPath.size()));
+  constexpr std::string_view kExplain = "/explain";
+  const bool explain = text.ends_with(kExplain);
+  if (explain) text.remove_suffix(kExplain.size());
   auto prefix = net::Prefix::parse(text, net::Prefix::HostBits::kReject);
   if (!prefix) {
     r.status = 400;
@@ -332,7 +487,116 @@ Response respond_routes(std::string_view method, std::string_view path, const Ro
     r.body = error_json(fmt::format("no route to {} in the table", prefix->to_string()));
     return r;
   }
-  r.body = prefix_routes_json(snap);
+  r.body = explain ? explain_json(snap) : prefix_routes_json(snap);
+  return r;
+}
+
+namespace {
+
+std::optional<size_t> parse_count(std::string_view text) {
+  size_t n = 0;
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<size_t>(c - '0');
+  }
+  return n;
+}
+
+// A prefix as a query gives it: "192.0.2.0/24", or an address alone for a
+// longest match ("192.0.2.1" is 192.0.2.1/32).
+std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longest) {
+  if (text.find('/') == std::string_view::npos && longest) {
+    auto a = net::IpAddress::parse(text);
+    if (!a) return std::nullopt;
+    return net::Prefix::make(*a, net::IpAddress::max_len(a->family()));
+  }
+  return net::Prefix::parse(text, longest ? net::Prefix::HostBits::kClear : net::Prefix::HostBits::kReject);
+}
+
+Response bad_query(std::string message) {
+  Response r;
+  r.status = 400;
+  r.body = error_json(message);
+  return r;
+}
+
+}  // namespace
+
+Response respond_route_query(std::string_view method, const QueryArgs& args, const RouteLookup& lookup,
+                             const RouteList& list) {
+  Response r;
+  if (refuse_method(method, r)) return r;
+  std::optional<std::string_view> prefix_text, cursor_text;
+  bool longest = false;
+  size_t limit = kDefaultPageSize;
+  RouteFilter filter;
+  for (const auto& [k, v] : args) {
+    if (k == "prefix") {
+      prefix_text = v;
+    } else if (k == "match") {
+      if (v != "exact" && v != "longest") return bad_query(fmt::format("match is \"exact\" or \"longest\", not \"{}\"", v));
+      longest = v == "longest";
+    } else if (k == "peer") {
+      filter.peer = v;
+    } else if (k == "best") {
+      if (v != "true" && v != "false") return bad_query(fmt::format("best is \"true\" or \"false\", not \"{}\"", v));
+      filter.best = v == "true";
+    } else if (k == "limit") {
+      auto n = parse_count(v);
+      if (!n || *n == 0 || *n > kMaxPageSize)
+        return bad_query(fmt::format("limit is a number from 1 to {}, not \"{}\"", kMaxPageSize, v));
+      limit = *n;
+    } else if (k == "cursor") {
+      cursor_text = v;
+    } else {
+      return bad_query(fmt::format("unknown parameter \"{}\" (prefix, match, peer, best, limit, cursor)", k));
+    }
+  }
+  std::optional<net::Prefix> after;
+  if (cursor_text) {
+    after = net::Prefix::parse(*cursor_text, net::Prefix::HostBits::kReject);
+    if (!after) return bad_query(fmt::format("not a cursor: \"{}\" (use next_cursor of the last page)", *cursor_text));
+  }
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key_raw("prefixes").begin_array();
+  std::optional<net::Prefix> next;
+  PrefixSnapshot snap;
+  if (prefix_text) {
+    auto p = parse_query_prefix(*prefix_text, longest);
+    if (!p)
+      return bad_query(fmt::format("not a prefix: \"{}\" (write it as 192.0.2.0/24 or 2001:db8::/32, with no host "
+                                   "bits set; match=longest also takes an address)", *prefix_text));
+    // Longest match: the prefix itself, then each shorter one that covers it.
+    for (int len = p->len(); len >= (longest ? 0 : p->len()); --len) {
+      auto q = net::Prefix::make(p->addr(), static_cast<unsigned>(len));
+      if (q && lookup(*q, snap)) {
+        write_prefix_routes(w, snap, filter);
+        break;
+      }
+    }
+  } else {
+    std::vector<net::Prefix> page = list(after, limit, filter.peer);
+    for (const auto& p : page) {
+      // A prefix whose routes all went since the listing is left out.
+      if (!lookup(p, snap)) continue;
+      bool any = false;
+      for (const auto& route : snap.routes) any = any || filter.keeps(route);
+      if (any) write_prefix_routes(w, snap, filter);
+    }
+    if (page.size() == limit) next = page.back();
+  }
+  w.end_array();
+  w.key_raw("next_cursor");
+  if (next) {
+    w.string(next->to_string());
+  } else {
+    w.null();
+  }
+  w.end_object().line_end();
+  r.body = std::move(out);
   return r;
 }
 
@@ -380,7 +644,7 @@ std::string status_page_html(const Snapshot& s) {
                      html_escape(s.router_id));
   out += fmt::format("<p>Up {}. Sessions established: {} of {}. Connections refused from unknown addresses: {}.</p>\n",
                      duration_text(s.uptime_seconds), up, s.peers.size(), s.connections_refused);
-  out += "<h2>Peers</h2>\n<table><tr><th>name</th><th>address</th><th>AS</th><th>state</th><th>for</th>"
+  out += "<h2>Peers</h2>\n<table id=\"peers\"><tr><th>name</th><th>address</th><th>AS</th><th>state</th><th>for</th>"
          "<th>routes</th><th>last error</th><th>description</th></tr>\n";
   for (const auto& p : s.peers) {
     std::string routes;
@@ -403,6 +667,20 @@ std::string status_page_html(const Snapshot& s) {
   out += fmt::format("</table>\n<p>{} routes, {} distinct attribute sets, {:.1f} MB counted by the table.</p>\n",
                      s.table.routes, s.table.attr_sets,
                      static_cast<double>(s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes) / 1e6);
+  out += "<h2>Memory</h2>\n";
+  if (s.memory.available) {
+    out += "<table id=\"memory\"><tr><th>jemalloc</th><th>MB</th></tr>\n";
+    for (const auto& k : kMemoryKinds)
+      out += fmt::format("<tr><td>{}</td><td class=\"n\">{:.1f}</td></tr>\n", k.name,
+                         static_cast<double>(s.memory.*k.field) / 1e6);
+    out += fmt::format("</table>\n<p>Background thread: {}.</p>\n", s.memory.background_thread ? "on" : "off");
+  } else {
+    out += "<p>Not available: this build does not use jemalloc (a sanitizer build).</p>\n";
+  }
+  out += "<h2>Route lookup</h2>\n<form id=\"lookup\" method=\"get\" action=\"/api/routes\">"
+         "<input type=\"hidden\" name=\"match\" value=\"longest\">"
+         "<input name=\"prefix\" placeholder=\"192.0.2.1 or 2001:db8::/32\" size=\"30\"> "
+         "<button type=\"submit\">routes</button></form>\n";
   out += "<p>One prefix's routes: <code>/api/routes/192.0.2.0/24</code>. JSON: <a href=\"/api/status\">/api/status</a>, "
          "<a href=\"/api/peers\">/api/peers</a>. Prometheus: <a href=\"/metrics\">/metrics</a>.</p>\n";
   out += "</body></html>\n";

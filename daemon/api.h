@@ -17,11 +17,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "codec/attribute_set.h"
 #include "codec/types.h"
 #include "crates/net/ip.h"
+#include "daemon/memory.h"
 #include "fsm/state.h"
 
 namespace petrel::daemon::api {
@@ -67,6 +69,19 @@ struct Snapshot {
     uint64_t map_bytes = 0;
     uint64_t journal_bytes = 0;
   } table;
+  MemoryStats memory;  // jemalloc's figures (daemon/memory.h)
+};
+
+// What best-path selection read of one route (GET .../explain).
+struct BestPathInputs {
+  uint32_t local_pref = 0;         // the degree of preference (step 1)
+  uint32_t as_path_length = 0;
+  uint8_t origin = 3;              // 0 IGP, 1 EGP, 2 INCOMPLETE, 3 absent
+  std::optional<uint32_t> med;
+  uint32_t neighbour_as = 0;
+  bool external = true;            // from an eBGP peer
+  std::string router_id;           // ORIGINATOR_ID when present, else the peer's BGP identifier
+  uint32_t cluster_list_length = 0;
 };
 
 // One prefix's routes in the table (GET /api/routes/{prefix}).
@@ -80,14 +95,22 @@ struct RouteSnapshot {
   // For a route that is not the best: the best-path step that decided
   // between it and the best (table::decision_name).
   std::string lost_by;
+  int lost_at = -1;  // lost_by as an index into PrefixSnapshot::steps
   codec::PathAttributes attributes;
+  BestPathInputs inputs;
 };
 struct PrefixSnapshot {
   std::string prefix;
   std::string family;
   std::vector<RouteSnapshot> routes;  // the best first
+  // The best-path steps in the order they apply (table::decision_name of
+  // each), for the explanation.
+  std::vector<std::string> steps;
 };
 std::string prefix_routes_json(const PrefixSnapshot& p);
+// Every route, what best-path selection read of it, and step by step
+// which routes that step put out (each compared with the best alone).
+std::string explain_json(const PrefixSnapshot& p);
 
 // The state as JSON writes it: "idle", ..., "openconfirm", "established".
 std::string_view state_json_name(fsm::State s);
@@ -122,7 +145,24 @@ struct Response {
 // parse is a 400.
 using RouteLookup = std::function<bool(const net::Prefix&, PrefixSnapshot&)>;
 inline constexpr std::string_view kRoutesPath = "/api/routes/";
+// GET /api/routes/{prefix}/explain is answered here too.
 Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup);
+
+// GET /api/routes?prefix=P&match=exact|longest&peer=NAME&best=true|false
+// &limit=N&cursor=C (docs/http-api.md). Without prefix, every unicast
+// prefix in the table, in prefix order, `limit` (default 100, at most
+// 1000) per page; the answer's "next_cursor" asks for the next page.
+// `list` returns up to `limit` prefixes after `after` (none: from the
+// first) in prefix order, only those with a route from `peer` when it is
+// not empty.
+using QueryArgs = std::vector<std::pair<std::string, std::string>>;
+using RouteList = std::function<std::vector<net::Prefix>(const std::optional<net::Prefix>& after, size_t limit,
+                                                         std::string_view peer)>;
+inline constexpr std::string_view kRouteQueryPath = "/api/routes";
+inline constexpr size_t kDefaultPageSize = 100;
+inline constexpr size_t kMaxPageSize = 1000;
+Response respond_route_query(std::string_view method, const QueryArgs& args, const RouteLookup& lookup,
+                             const RouteList& list);
 
 // Routes a request. method as sent ("GET"); path without the query string,
 // already percent-decoded. HEAD is answered like GET (the server leaves

@@ -12,11 +12,15 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <queue>
+#include <vector>
 
 #include "daemon/api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/rpki_api.h"
+#include "daemon/events.h"
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/server.h"
 #include "daemon/sockets.h"
 
@@ -90,7 +94,59 @@ api::Snapshot snapshot(const HttpServer::Context& ctx) {
   s.table.attr_bytes = mem.attr_bytes;
   s.table.map_bytes = mem.map_bytes;
   s.table.journal_bytes = mem.journal_bytes;
+  s.memory = read_memory();
   return s;
+}
+
+// What best-path selection reads of a route (table/best_path.h), for
+// GET /api/routes/{prefix}/explain.
+api::BestPathInputs best_path_inputs(const table::RouteView& rv, const table::BestPathOptions& o) {
+  api::BestPathInputs in;
+  const table::Attrs& a = *rv.attrs;
+  in.local_pref = table::degree_of_preference(table::Candidate{rv.attrs, rv.peer, rv.path_id, rv.slot, true}, o);
+  in.as_path_length = a.as_path_length();
+  in.origin = a.origin();
+  if (a.has_med()) in.med = a.med();
+  in.neighbour_as = a.neighbour_as();
+  in.external = !rv.peer->internal;
+  uint32_t id = a.has_originator_id() ? a.originator_id() : rv.peer->router_id;
+  in.router_id = net::IpAddress::v4(id).to_string();
+  in.cluster_list_length = a.cluster_list_length();
+  return in;
+}
+
+// Up to `limit` unicast prefixes after `after`, in prefix order: the table
+// is walked shard by shard (each under its lock for one pass over its
+// maps), keeping the `limit` smallest in a heap, so a page costs one walk
+// and never more memory than the page.
+std::vector<net::Prefix> list_prefixes(const table::Table& t, const std::optional<net::Prefix>& after, size_t limit,
+                                       std::string_view peer) {
+  const auto v4 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv4Unicast));
+  const auto v6 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv6Unicast));
+  std::priority_queue<net::Prefix> heap;  // the largest kept on top
+  t.walk([&](const table::Change& c, const std::optional<table::RouteView>&, const auto& routes) {
+    if (c.family != v4 && c.family != v6) return;
+    if (after && c.prefix <= *after) return;
+    if (heap.size() == limit && c.prefix >= heap.top()) return;
+    if (!peer.empty()) {
+      bool from_peer = false;
+      for (const auto& r : routes) from_peer = from_peer || t.peer(r.peer).name == peer;
+      if (!from_peer) return;
+    }
+    heap.push(c.prefix);
+    if (heap.size() > limit) heap.pop();
+  });
+  std::vector<net::Prefix> out(heap.size());
+  for (size_t i = out.size(); i > 0; --i) {
+    out[i - 1] = heap.top();
+    heap.pop();
+  }
+  return out;
+}
+
+MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<api::QueryArgs*>(cls)->emplace_back(key, value != nullptr ? value : "");
+  return MHD_YES;
 }
 
 // One prefix's routes for the API, read under its shard's lock: the best
@@ -114,7 +170,12 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
       if (!is_best && best >= 0)
         r.lost_by = std::string(table::decision_name(
             table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));
+      if (!is_best && best >= 0) {
+        auto d = table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options());
+        r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLocalPref);
+      }
       r.attributes = rv.attrs->decode().decode();
+      r.inputs = best_path_inputs(rv, t.best_path_options());
       out.routes.push_back(std::move(r));
     };
     if (best >= 0) add(views[static_cast<size_t>(best)], true);
@@ -122,10 +183,89 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
       if (static_cast<int>(i) != best) add(views[i], false);
   });
   if (!found) return false;
+  out.steps.clear();
+  for (auto d = static_cast<int>(table::Decision::kLocalPref); d <= static_cast<int>(table::Decision::kPeerSlot); ++d)
+    out.steps.emplace_back(table::decision_name(static_cast<table::Decision>(d)));
   char buf[32];
   out.prefix = p.to_string();
   out.family = std::string(codec::family_name(fam, buf));
   return true;
+}
+
+// GET /api/events: a stream that lasts until the client goes, is dropped
+// for falling behind, or the server stops.
+constexpr int kKeepAliveMs = 5000;  // below kConnectionTimeout
+
+struct EventStream {
+  EventHub* hub;
+  std::shared_ptr<EventClient> client;
+  std::string pending = ": connected\n\n";  // tells the client it is subscribed
+};
+
+ssize_t event_stream_read(void* cls, uint64_t, char* buf, size_t max) {
+  auto* s = static_cast<EventStream*>(cls);
+  if (s->pending.empty()) {
+    auto next = s->client->next(kKeepAliveMs);
+    if (!next) return MHD_CONTENT_READER_END_OF_STREAM;
+    s->pending = std::move(*next);
+  }
+  size_t n = std::min(max, s->pending.size());
+  std::memcpy(buf, s->pending.data(), n);
+  s->pending.erase(0, n);
+  return static_cast<ssize_t>(n);
+}
+
+void event_stream_free(void* cls) {
+  auto* s = static_cast<EventStream*>(cls);
+  s->hub->unsubscribe(s->client);
+  delete s;
+}
+
+// The stream's response, or nullptr with r set to the error to send.
+MHD_Response* event_stream(const HttpServer::Context& ctx, MHD_Connection* connection, std::string_view method,
+                           api::Response& r) {
+  r.content_type = api::kJsonType;
+  if (method != "GET") {
+    r.status = 405;
+    r.allow = "GET";
+    r.body = api::error_json("the event stream takes GET only");
+    return nullptr;
+  }
+  api::QueryArgs args;
+  (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+  EventFilter filter;
+  for (const auto& [k, v] : args) {
+    if (k == "peer") {
+      filter.peer = v;
+    } else if (k == "prefix") {
+      filter.prefix = net::Prefix::parse(v, net::Prefix::HostBits::kReject);
+      if (!filter.prefix) {
+        r.status = 400;
+        r.body = api::error_json("prefix: not a prefix: \"" + v + "\"");
+        return nullptr;
+      }
+    } else {
+      r.status = 400;
+      r.body = api::error_json("unknown parameter \"" + k + "\" (peer, prefix)");
+      return nullptr;
+    }
+  }
+  auto client = ctx.events->subscribe(std::move(filter));
+  if (!client) {
+    r.status = 503;
+    r.body = api::error_json("too many event streams open");
+    return nullptr;
+  }
+  auto* s = new EventStream{ctx.events, std::move(client)};
+  MHD_Response* resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &event_stream_read, s,
+                                                         &event_stream_free);
+  if (resp == nullptr) {
+    event_stream_free(s);
+    return nullptr;
+  }
+  (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+  (void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  return resp;
 }
 
 MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
@@ -144,8 +284,28 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
   }
   const auto* ctx = static_cast<const HttpServer::Context*>(cls);
   api::Response r;
+  if (std::string_view(url) == "/api/events" && ctx->events != nullptr) {
+    MHD_Response* stream = event_stream(*ctx, connection, method, r);
+    if (stream != nullptr) {
+      MHD_Result ok = MHD_queue_response(connection, MHD_HTTP_OK, stream);
+      MHD_destroy_response(stream);
+      return ok;
+    }
+    if (r.status == 200) return MHD_NO;  // out of memory
+  }
   try {
-    if (std::string_view(url).starts_with(api::kRoutesPath))
+    auto lookup = [&](const net::Prefix& p, api::PrefixSnapshot& out) {
+      return lookup_prefix(ctx->server->table(), p, out);
+    };
+    if (r.status != 200) {
+      // an event stream's error, already set
+    } else if (std::string_view(url) == api::kRouteQueryPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
+        return list_prefixes(ctx->server->table(), after, limit, peer);
+      });
+    } else if (std::string_view(url).starts_with(api::kRoutesPath))
       r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
         return lookup_prefix(ctx->server->table(), p, out);
       });
@@ -218,7 +378,11 @@ bool HttpServer::bind(const Config& config) {
 bool HttpServer::start(const Server& server) {
   if (fd_ < 0) return true;  // disabled
   ctx_.server = &server;
-  unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+  events_ = std::make_unique<EventHub>();
+  events_->start(server.table());
+  ctx_.events = events_.get();
+  // A thread per connection: an event stream's reader waits for events.
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx_,
                              MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,  // first, or MHD logs to stderr
                              MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd_),
@@ -235,6 +399,9 @@ bool HttpServer::start(const Server& server) {
 }
 
 void HttpServer::stop() {
+  // First the hub: it ends every event stream, whose threads libmicrohttpd
+  // then joins.
+  if (events_) events_->stop();
   if (daemon_ != nullptr) {
     MHD_stop_daemon(daemon_);
     daemon_ = nullptr;

@@ -381,6 +381,9 @@ TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {
   EXPECT_NE(h.find("<tr><td>allocated</td><td class=\"n\">123.5</td></tr>"), std::string::npos);
   EXPECT_NE(h.find("<tr><td>retained</td><td class=\"n\">9.0</td></tr>"), std::string::npos);
   EXPECT_NE(h.find("Background thread: on."), std::string::npos);
+  // the lookup box asks the route query for the longest match
+  EXPECT_NE(h.find("<form id=\"lookup\" method=\"get\" action=\"/api/routes\">"), std::string::npos);
+  EXPECT_NE(h.find("name=\"match\" value=\"longest\""), std::string::npos);
   EXPECT_TRUE(h.ends_with("</body></html>\n"));
 }
 

@@ -288,6 +288,7 @@ def test_http_live(lab, tmp_path):
                  check=False, timeout=60).stdout
     assert '<table id="peers">' in dom, dom[:2000]
     assert ">bird</a>" in dom and ">speaker</a>" in dom, dom[:2000]
+    assert '<form id="lookup"' in dom, dom
     if mem["allocator"] == "jemalloc":
         assert '<table id="memory">' in dom and "<td>resident</td>" in dom, dom
     else:

@@ -17,6 +17,8 @@ PACKAGES=(
   prometheus
   # the interop lab's real peers and its test runner (docs/interop.md)
   bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest
+  # the status page rendered headless (tests/integration/test_http.py; ~52 s to install)
+  chromium
 )
 
 SUDO=""

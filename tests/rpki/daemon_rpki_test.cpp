@@ -1,0 +1,176 @@
+// The daemon's RPKI pieces that need no socket (daemon/rpki.h): the
+// snapshot store (publication, the changes it reports, a reader's
+// thread-local reference following publications from another thread),
+// DeltaCover (which routes a VRP change covers, against a scan) and
+// RpkiValidator (the origin AS of RFC 6811: last AS of the final
+// AS_SEQUENCE, NONE for a trailing AS_SET, our AS for an empty path).
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "codec/attribute_set.h"
+#include "daemon/rpki.h"
+#include "table/table.h"
+
+namespace petrel::daemon {
+namespace {
+
+using rpki::Vrp;
+
+net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
+Vrp V(const char* p, uint8_t max_len, uint32_t asn) { return Vrp{P(p), max_len, asn}; }
+
+TEST(VrpStore, StartsEmptyAndReportsWhatChanged) {
+  VrpStore store;
+  auto empty = store.current();
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(empty->vrps.size(), 0u);
+  EXPECT_TRUE(empty->source.empty());
+  EXPECT_EQ(store.local().version, empty->version);
+
+  auto d1 = store.publish({V("192.0.2.0/24", 24, 1), V("2001:db8::/32", 48, 2)}, "c1", 7, 1000);
+  EXPECT_EQ(d1.announced.size(), 2u);
+  EXPECT_TRUE(d1.withdrawn.empty());
+  auto s1 = store.current();
+  EXPECT_EQ(s1->v4, 1u);
+  EXPECT_EQ(s1->v6, 1u);
+  EXPECT_EQ(s1->source, "c1");
+  EXPECT_EQ(s1->serial, 7u);
+  EXPECT_GT(s1->version, empty->version);
+  EXPECT_EQ(s1->table.validate(P("192.0.2.0/24"), 1), rpki::Validity::kValid);
+
+  auto d2 = store.publish({V("2001:db8::/32", 48, 2), V("198.51.100.0/24", 24, 3)}, "c1", 8, 2000);
+  EXPECT_EQ(d2.announced, std::vector<Vrp>{V("198.51.100.0/24", 24, 3)});
+  EXPECT_EQ(d2.withdrawn, std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  EXPECT_EQ(store.local().version, d2.version);
+  EXPECT_EQ(store.local().table.validate(P("192.0.2.0/24"), 1), rpki::Validity::kNotFound);
+  // The old snapshot stays whole for whoever holds it.
+  EXPECT_EQ(s1->table.validate(P("192.0.2.0/24"), 1), rpki::Validity::kValid);
+  auto recent = store.recent_changes();
+  ASSERT_EQ(recent.size(), 2u);
+  EXPECT_EQ(recent.back().version, d2.version);
+}
+
+TEST(VrpStore, KeepsABoundedListOfChanges) {
+  VrpStore store;
+  for (uint32_t i = 0; i < VrpStore::kKeptDeltas + 5; ++i) (void)store.publish({V("192.0.2.0/24", 24, i + 1)}, "c", i, i);
+  EXPECT_EQ(store.recent_changes().size(), VrpStore::kKeptDeltas);
+}
+
+// Readers on other threads see each publication (bounded: 200 of them),
+// never a torn or older snapshot after a newer one.
+TEST(VrpStore, ReadersFollowPublicationsWithoutALock) {
+  VrpStore store;
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> regressions{0}, reads{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&] {
+      uint64_t last = 0;
+      while (!done.load()) {
+        const VrpSnapshot& s = store.local();
+        if (s.version < last) ++regressions;
+        last = s.version;
+        // A snapshot is whole: its count matches its table.
+        if (s.vrps.size() != s.table.size()) ++regressions;
+        ++reads;
+      }
+    });
+  }
+  for (uint32_t i = 0; i < 200; ++i) {
+    std::vector<Vrp> v;
+    for (uint32_t j = 0; j <= i % 7; ++j) v.push_back(V("192.0.2.0/24", 24, j + 1));
+    (void)store.publish(std::move(v), "c", i, i);
+  }
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(regressions.load(), 0u);
+  EXPECT_GT(reads.load(), 0u);
+}
+
+TEST(DeltaCover, CoversRoutesUnderChangedPrefixesOnly) {
+  VrpDelta d;
+  d.announced = {V("192.0.2.0/24", 24, 1), V("2001:db8::/32", 48, 2)};
+  d.withdrawn = {V("10.0.0.0/8", 8, 3)};
+  DeltaCover c(d);
+  EXPECT_TRUE(c.covers(P("192.0.2.0/24")));
+  EXPECT_TRUE(c.covers(P("192.0.2.128/25")));
+  EXPECT_TRUE(c.covers(P("10.1.2.0/24")));
+  EXPECT_TRUE(c.covers(P("2001:db8:1::/48")));
+  EXPECT_FALSE(c.covers(P("192.0.0.0/16")));  // shorter than the VRP prefix
+  EXPECT_FALSE(c.covers(P("198.51.100.0/24")));
+  EXPECT_FALSE(c.covers(P("2001:db9::/32")));
+  EXPECT_FALSE(c.covers(P("::/0")));
+  EXPECT_TRUE(DeltaCover(VrpDelta{}).empty());
+}
+
+RC_GTEST_PROP(DeltaCover, AgreesWithAScan, ()) {
+  auto gen_prefix = [](unsigned max_len) {
+    return rc::gen::apply(
+        [](uint32_t a, unsigned len) {
+          return *net::Prefix::make(net::IpAddress::v4(a & 0xFF0000FFu), len);  // few distinct addresses
+        },
+        rc::gen::arbitrary<uint32_t>(), rc::gen::inRange(0u, max_len + 1));
+  };
+  auto changed = *rc::gen::container<std::vector<net::Prefix>>(gen_prefix(32));
+  auto routes = *rc::gen::container<std::vector<net::Prefix>>(gen_prefix(32));
+  VrpDelta d;
+  for (const auto& p : changed) d.withdrawn.push_back(Vrp{p, 32, 1});
+  DeltaCover c(d);
+  for (const auto& r : routes) {
+    bool scan = false;
+    for (const auto& p : changed) scan = scan || p.contains(r);
+    RC_ASSERT(c.covers(r) == scan);
+  }
+}
+
+codec::AttributeSet attrs(std::vector<codec::AsSegment> segs) {
+  codec::PathAttributes a;
+  a.origin = codec::Origin::kIgp;
+  codec::AsPath path;
+  path.segments = std::move(segs);
+  a.as_path = path;
+  a.next_hop = net::IpAddress::v4(0xC0000201);
+  return codec::AttributeSet::from(a);
+}
+codec::AsSegment seq(std::vector<uint32_t> asns) {
+  codec::AsSegment s;
+  s.type = codec::SegmentType::kAsSequence;
+  s.asns = std::move(asns);
+  return s;
+}
+codec::AsSegment set(std::vector<uint32_t> asns) {
+  codec::AsSegment s;
+  s.type = codec::SegmentType::kAsSet;
+  s.asns = std::move(asns);
+  return s;
+}
+
+TEST(RpkiValidator, OriginAsByRfc6811) {
+  VrpStore store;
+  (void)store.publish({V("192.0.2.0/24", 24, 64500), V("198.51.100.0/24", 24, 65001)}, "c", 1, 1);
+  RpkiValidator v(store, 65001);
+  table::Interner interner;
+  auto check = [&](const char* prefix, const codec::AttributeSet& a) {
+    table::Attrs* in = interner.intern(a);
+    auto r = v.validate(P(prefix), *in);
+    interner.release(in);
+    return r;
+  };
+  EXPECT_EQ(check("192.0.2.0/24", attrs({seq({65002, 64500})})), table::Validation::kValid);
+  EXPECT_EQ(check("192.0.2.0/24", attrs({seq({64500, 65002})})), table::Validation::kInvalid);
+  // An AS_SET at the end: NONE, which no VRP matches.
+  EXPECT_EQ(check("192.0.2.0/24", attrs({seq({65002}), set({64500})})), table::Validation::kInvalid);
+  // An empty AS_PATH: originated in our own AS.
+  EXPECT_EQ(check("198.51.100.0/24", attrs({})), table::Validation::kValid);
+  EXPECT_EQ(check("203.0.113.0/24", attrs({seq({64500})})), table::Validation::kNotFound);
+  // A publication is seen by the next call.
+  (void)store.publish({}, "", std::nullopt, 2);
+  EXPECT_EQ(check("192.0.2.0/24", attrs({seq({65002, 64500})})), table::Validation::kNotFound);
+}
+
+}  // namespace
+}  // namespace petrel::daemon

@@ -155,7 +155,12 @@ void EventHub::start(const table::Table& table) {
     g_hub = this;
   }
   log_subscribe(&on_log);
-  thread_ = std::thread([this, &table] { follow_loop(table); });
+  // The table as it is now is the starting point, not a change: the
+  // follower's first pass (every shard's content) happens here, so every
+  // change after start() is an event.
+  auto fo = std::make_shared<table::Follower>(table.follow());
+  (void)table.read(*fo, kReadMax, [](const table::FollowEvent&) {});
+  thread_ = std::thread([this, &table, fo] { follow_loop(table, *fo); });
 }
 
 void EventHub::stop() {
@@ -201,9 +206,7 @@ void EventHub::publish(Event e) {
   for (auto& c : clients_) c->offer(e);
 }
 
-void EventHub::follow_loop(const table::Table& table) {
-  table::Follower fo = table.follow();
-  std::vector<uint8_t> primed(table.shard_count(), 0);
+void EventHub::follow_loop(const table::Table& table, table::Follower& fo) {
   std::vector<Event> batch;
   while (!stopping_) {
     for (int reads = 0; reads < kMaxReadsPerTick && !stopping_; ++reads) {
@@ -212,15 +215,14 @@ void EventHub::follow_loop(const table::Table& table) {
       size_t handed = table.read(fo, kReadMax, [&](const table::FollowEvent& ev) {
         if (ev.resync) {
           resync_shard = ev.shard;
-          // The first pass of each shard is the table as it was: no event.
-          // A later one means this follower fell behind the journal.
-          if (primed[ev.shard] && wanted) {
+          // This follower fell behind the journal (start() did the first
+          // pass, so any resynchronisation here is one).
+          if (wanted) {
             Event e;
             e.type = "resync";
             e.data = fmt::format(R"({{"shard":{},"reason":"best-route changes were missed"}})", ev.shard);
             batch.push_back(std::move(e));
           }
-          primed[ev.shard] = 1;
           return;
         }
         if (ev.shard == resync_shard || !wanted || !ev.change.best_changed) return;

@@ -25,6 +25,7 @@
 #include "crates/net/ip.h"
 
 namespace petrel::table {
+class Follower;
 class Table;
 }
 
@@ -100,7 +101,7 @@ class EventHub {
   [[nodiscard]] size_t clients() const;
 
  private:
-  void follow_loop(const table::Table& table);
+  void follow_loop(const table::Table& table, table::Follower& fo);
 
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<EventClient>> clients_;

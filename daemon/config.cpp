@@ -350,7 +350,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
     return;
   }
   constexpr std::string_view p = "router";
-  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212"});
+  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -389,6 +389,14 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   }
   if (auto v = ck.port(*t, p, "port")) out.port = *v;
   if (auto v = ck.boolean(*t, p, "rfc8212")) out.rfc8212 = *v;
+  if (auto s = ck.string(*t, p, "cluster_id", "an IPv4 address in dotted-quad form")) {
+    auto a = net::IpAddress::parse(*s);
+    if (!a || !a->is_v4() || a->is_unspecified())
+      ck.error(*t->get("cluster_id"), "router.cluster_id",
+               fmt::format("expected a non-zero IPv4 address in dotted-quad form, got {}", in_quotes(*s)));
+    else
+      out.cluster_id = *a;
+  }
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
@@ -504,11 +512,11 @@ struct PeerSeen {
 // no_listener: router.listen is written as [] (not merely left empty by
 // its own errors, which are reported already).
 void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no_listener, PeerSeen& seen,
-                std::vector<PeerConfig>& peers) {
+                uint32_t router_asn, std::vector<PeerConfig>& peers) {
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
-                "shutdown_message", "enabled"});
+                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -696,11 +704,198 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
       peer.shutdown_message = std::string(*s);
   }
   if (auto v = ck.boolean(t, p, "enabled")) peer.enabled = *v;
+  constexpr std::string_view kPolicyWhat = "\"all\", \"none\" or the name of a [[filter]]";
+  if (auto s = ck.string(t, p, "import", kPolicyWhat)) peer.import_filter = std::string(*s);
+  if (auto s = ck.string(t, p, "export", kPolicyWhat)) peer.export_filter = std::string(*s);
+  if (auto v = ck.boolean(t, p, "route_reflector_client")) {
+    if (*v && peer.asn != 0 && peer.asn != router_asn)
+      ck.error(*t.get("route_reflector_client"), join(p, "route_reflector_client"),
+               "only an internal peer (asn equal to router.asn) can be a route reflector client");
+    else
+      peer.route_reflector_client = *v;
+  }
+  if (auto v = ck.integer(t, p, "allow_own_as", 0, 255, "0..255 (how often our AS may appear in a path)"))
+    peer.allow_own_as = static_cast<uint8_t>(*v);
 
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }
 
-void parse_peers(Checker& ck, const toml::table& root, std::vector<PeerConfig>& out) {
+// A list of strings, each turned into a T by parse (nothing: an error
+// with the reason parse gave).
+template <typename T, typename Parse>
+std::vector<T> parse_list(Checker& ck, const toml::table& t, std::string_view path, std::string_view key,
+                          std::string_view what, Parse&& parse) {
+  std::vector<T> out;
+  const toml::array* arr = ck.array(t, path, key, fmt::format("an array of {}", what));
+  if (!arr) return out;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string el_key = fmt::format("{}[{}]", join(path, key), idx++);
+    auto s = ck.string_node(el, el_key, what);
+    if (!s) continue;
+    std::string why;
+    if (auto v = parse(*s, why)) out.push_back(std::move(*v));
+    else ck.error(el, el_key, why.empty() ? fmt::format("expected {}, got {}", what, in_quotes(*s)) : why);
+  }
+  return out;
+}
+
+constexpr std::string_view kCommunityWhat =
+    "communities \"ASN:VALUE\" (16 bits each) or \"no-export\", \"no-advertise\", \"no-export-subconfed\", "
+    "\"blackhole\", \"graceful-shutdown\"";
+constexpr std::string_view kLargeWhat = "large communities \"GLOBAL:LOCAL1:LOCAL2\" (32 bits each)";
+
+std::vector<uint32_t> parse_communities(Checker& ck, const toml::table& t, std::string_view path) {
+  return parse_list<uint32_t>(ck, t, path, "communities", kCommunityWhat,
+                              [](std::string_view s, std::string&) { return table::parse_community(s); });
+}
+std::vector<codec::LargeCommunity> parse_large(Checker& ck, const toml::table& t, std::string_view path) {
+  return parse_list<codec::LargeCommunity>(ck, t, path, "large_communities", kLargeWhat,
+                                           [](std::string_view s, std::string&) { return table::parse_large_community(s); });
+}
+
+std::optional<table::FilterAction> parse_action(Checker& ck, const toml::table& t, std::string_view path,
+                                                 std::string_view key) {
+  auto s = ck.string(t, path, key, "\"accept\" or \"reject\"");
+  if (!s) return std::nullopt;
+  if (*s == "accept") return table::FilterAction::kAccept;
+  if (*s == "reject") return table::FilterAction::kReject;
+  ck.error(*t.get(key), join(path, key), fmt::format("expected \"accept\" or \"reject\", got {}", in_quotes(*s)));
+  return std::nullopt;
+}
+
+void parse_filters(Checker& ck, const toml::table& root, std::vector<table::Filter>& out) {
+  const toml::array* arr = ck.array(root, "", "filter", "an array of tables ([[filter]])");
+  if (!arr) return;
+  std::map<std::string, uint32_t> seen;  // name -> line
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("filter[{}]", idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[filter]]), got {}", type_name(el)));
+      continue;
+    }
+    ck.only_keys(*t, p, {"name", "default", "rule"});
+    const size_t errors_before = ck.count();
+    table::Filter f;
+    if (!t->get("name")) ck.missing(*t, p, "name", "a unique name of letters, digits, '_', '.', '-'");
+    if (auto s = ck.string(*t, p, "name", "a name of letters, digits, '_', '.', '-'")) {
+      const toml::node& n = *t->get("name");
+      if (!valid_peer_name(*s) || *s == "all" || *s == "none")
+        ck.error(n, join(p, "name"),
+                 fmt::format("expected 1..{} letters, digits, '_', '.', '-' other than \"all\" and \"none\", got {}",
+                             kMaxNameLen, in_quotes(*s)));
+      else if (auto it = seen.find(std::string(*s)); it != seen.end())
+        ck.error(n, join(p, "name"), fmt::format("filter name {} is already used at line {}", in_quotes(*s), it->second));
+      else
+        seen.emplace(std::string(*s), n.source().begin.line);
+      f.name = std::string(*s);
+    }
+    if (auto a = parse_action(ck, *t, p, "default")) f.default_action = *a;
+    if (const toml::array* rules = ck.array(*t, p, "rule", "an array of tables ([[filter.rule]])")) {
+      size_t ridx = 0;
+      for (const toml::node& rn : *rules) {
+        std::string rp = fmt::format("{}.rule[{}]", p, ridx++);
+        const toml::table* r = rn.as_table();
+        if (!r) {
+          ck.error(rn, rp, fmt::format("expected a table ([[filter.rule]]), got {}", type_name(rn)));
+          continue;
+        }
+        ck.only_keys(*r, rp,
+                     {"prefixes", "communities", "large_communities", "action", "set_local_pref", "set_med"});
+        table::FilterRule rule;
+        rule.prefixes = parse_list<table::PrefixRange>(
+            ck, *r, rp, "prefixes", "prefix ranges \"PREFIX\", \"PREFIX le N\", \"PREFIX ge N le M\"",
+            [](std::string_view s, std::string& why) { return table::PrefixRange::parse(s, &why); });
+        rule.communities = parse_communities(ck, *r, rp);
+        rule.large_communities = parse_large(ck, *r, rp);
+        if (!r->get("action")) ck.missing(*r, rp, "action", "\"accept\" or \"reject\"");
+        if (auto a = parse_action(ck, *r, rp, "action")) rule.action = *a;
+        if (auto v = ck.integer(*r, rp, "set_local_pref", 0, kMaxU32, "a LOCAL_PREF 0..4294967295"))
+          rule.set_local_pref = static_cast<uint32_t>(*v);
+        if (auto v = ck.integer(*r, rp, "set_med", 0, kMaxU32, "a MED 0..4294967295"))
+          rule.set_med = static_cast<uint32_t>(*v);
+        if ((rule.set_local_pref || rule.set_med) && rule.action == table::FilterAction::kReject)
+          ck.error(*r, rp, "a rule that rejects cannot set attributes");
+        f.rules.push_back(std::move(rule));
+      }
+    }
+    if (ck.count() == errors_before) out.push_back(std::move(f));
+  }
+}
+
+void parse_originate(Checker& ck, const toml::table& root, std::vector<OriginateConfig>& out) {
+  const toml::array* arr = ck.array(root, "", "originate", "an array of tables ([[originate]])");
+  if (!arr) return;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("originate[{}]", idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[originate]]), got {}", type_name(el)));
+      continue;
+    }
+    ck.only_keys(*t, p, {"prefix", "next_hop", "origin", "communities", "large_communities", "med", "local_pref"});
+    size_t errors_before = ck.count();
+    OriginateConfig o;
+    if (!t->get("prefix")) ck.missing(*t, p, "prefix", "the prefix to announce, as \"192.0.2.0/24\"");
+    if (auto s = ck.string(*t, p, "prefix", "a prefix ADDRESS/LENGTH")) {
+      auto pr = net::Prefix::parse(*s, net::Prefix::HostBits::kReject);
+      if (!pr)
+        ck.error(*t->get("prefix"), join(p, "prefix"),
+                 fmt::format("expected a prefix ADDRESS/LENGTH with no host bits set, got {}", in_quotes(*s)));
+      else if (std::any_of(out.begin(), out.end(), [&](const OriginateConfig& x) { return x.prefix == *pr; }))
+        ck.error(*t->get("prefix"), join(p, "prefix"), fmt::format("prefix {} is originated twice", pr->to_string()));
+      else
+        o.prefix = *pr;
+    }
+    if (auto s = ck.string(*t, p, "next_hop", "an IP address")) {
+      auto a = net::IpAddress::parse(*s);
+      if (!a || a->is_multicast() || a->is_unspecified())
+        ck.error(*t->get("next_hop"), join(p, "next_hop"), fmt::format("expected a unicast IP address, got {}", in_quotes(*s)));
+      else if (a->family() != o.prefix.family() && o.prefix.family() == net::IpFamily::V6)
+        ck.error(*t->get("next_hop"), join(p, "next_hop"), "an IPv6 prefix needs an IPv6 next hop");
+      else
+        o.next_hop = *a;
+    }
+    if (auto s = ck.string(*t, p, "origin", "\"igp\", \"egp\" or \"incomplete\"")) {
+      if (*s == "igp") o.origin = codec::Origin::kIgp;
+      else if (*s == "egp") o.origin = codec::Origin::kEgp;
+      else if (*s == "incomplete") o.origin = codec::Origin::kIncomplete;
+      else ck.error(*t->get("origin"), join(p, "origin"), fmt::format("expected \"igp\", \"egp\" or \"incomplete\", got {}", in_quotes(*s)));
+    }
+    o.communities = parse_communities(ck, *t, p);
+    o.large_communities = parse_large(ck, *t, p);
+    if (auto v = ck.integer(*t, p, "med", 0, kMaxU32, "a MED 0..4294967295")) o.med = static_cast<uint32_t>(*v);
+    if (auto v = ck.integer(*t, p, "local_pref", 0, kMaxU32, "a LOCAL_PREF 0..4294967295"))
+      o.local_pref = static_cast<uint32_t>(*v);
+    if (ck.count() == errors_before) out.push_back(std::move(o));
+  }
+}
+
+// A peer's import and export must name "all", "none" or a [[filter]].
+void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg) {
+  const toml::array* arr = root["peer"].as_array();
+  if (!arr) return;
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const toml::table* t = (*arr)[i].as_table();
+    if (!t) continue;
+    for (std::string_view key : {"import", "export"}) {
+      const toml::node* n = t->get(key);
+      const auto* s = n ? n->as_string() : nullptr;
+      if (!s) continue;
+      std::string_view name = s->get();
+      if (name == "all" || name == "none" || cfg.find_filter(name)) continue;
+      std::string known;
+      for (const auto& f : cfg.filters) known += fmt::format(", \"{}\"", f.name);
+      ck.error(*n, fmt::format("peer[{}].{}", i, key),
+               fmt::format("no [[filter]] is named {}; expected \"all\", \"none\"{}", in_quotes(name), known));
+    }
+  }
+}
+
+void parse_peers(Checker& ck, const toml::table& root, uint32_t router_asn, std::vector<PeerConfig>& out) {
   const toml::array* arr = ck.array(root, "", "peer", "an array of tables ([[peer]])");
   if (!arr) return;
   const toml::array* listen = root["router"]["listen"].as_array();
@@ -709,7 +904,7 @@ void parse_peers(Checker& ck, const toml::table& root, std::vector<PeerConfig>& 
   size_t idx = 0;
   for (const toml::node& el : *arr) {
     std::string p = fmt::format("peer[{}]", idx++);
-    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, no_listener, seen, out);
+    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, no_listener, seen, router_asn, out);
     else ck.error(el, p, fmt::format("expected a table ([[peer]]), got {}", type_name(el)));
   }
 }
@@ -725,16 +920,25 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
     return fail(ck.take());
   }
   const toml::table& root = parsed.table();
-  ck.only_keys(root, "", {"router", "http", "log", "kernel", "rpki", "peer"});
+  ck.only_keys(root, "", {"router", "http", "log", "kernel", "rpki", "peer", "filter", "originate"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
   parse_log(ck, root, cfg.log);
   parse_kernel(ck, root, cfg.kernel);
   parse_rpki(ck, root, cfg.rpki);
-  parse_peers(ck, root, cfg.peers);
+  parse_peers(ck, root, cfg.router.asn, cfg.peers);
+  parse_filters(ck, root, cfg.filters);
+  parse_originate(ck, root, cfg.originate);
+  check_peer_filters(ck, root, cfg);
   if (!ck.ok()) return fail(ck.take());
   return cfg;
+}
+
+const table::Filter* Config::find_filter(std::string_view name) const {
+  for (const auto& f : filters)
+    if (f.name == name) return &f;
+  return nullptr;
 }
 
 Result<Config, ConfigErrors> load_config(const std::string& path) {

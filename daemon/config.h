@@ -25,6 +25,7 @@
 #include "crates/net/ip.h"
 #include "crates/result/result.h"
 #include "daemon/log.h"
+#include "table/filter.h"
 
 namespace petrel::daemon {
 
@@ -35,6 +36,9 @@ struct RouterConfig {
   std::vector<net::IpAddress> listen;      // empty: no listener (active sessions only)
   uint16_t port = 179;
   bool rfc8212 = true;
+  // RFC 4456 cluster id (IPv4 form) when this router reflects routes;
+  // nothing: the router id.
+  std::optional<net::IpAddress> cluster_id;
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };
@@ -120,6 +124,12 @@ struct PeerConfig {
   std::optional<uint32_t> send_hold_time;
   std::string shutdown_message;     // RFC 9003; at most 255 octets of UTF-8
   bool enabled = true;
+  // "all", "none" or a [[filter]]'s name; nothing when not configured
+  // (RFC 8212: then an external peer gets nothing and gives nothing).
+  std::optional<std::string> import_filter;
+  std::optional<std::string> export_filter;
+  bool route_reflector_client = false;  // RFC 4456
+  uint8_t allow_own_as = 0;  // routes with our AS more often than this are refused
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;
@@ -132,6 +142,19 @@ struct PeerConfig {
 // time: the configured one, or RFC 9687's default. 0 means disabled.
 uint32_t effective_send_hold_time(const PeerConfig& peer, uint16_t negotiated_hold_time);
 
+// [[originate]]: a route this router announces itself.
+struct OriginateConfig {
+  net::Prefix prefix;
+  std::optional<net::IpAddress> next_hop;  // nothing: our address on each session
+  codec::Origin origin = codec::Origin::kIgp;
+  std::vector<uint32_t> communities;
+  std::vector<codec::LargeCommunity> large_communities;
+  std::optional<uint32_t> med;
+  std::optional<uint32_t> local_pref;  // sent to internal peers only
+
+  friend bool operator==(const OriginateConfig&, const OriginateConfig&) = default;
+};
+
 struct Config {
   RouterConfig router;
   HttpConfig http;
@@ -139,6 +162,12 @@ struct Config {
   KernelConfig kernel;
   RpkiConfig rpki;
   std::vector<PeerConfig> peers;  // in file order
+  std::vector<table::Filter> filters;  // [[filter]], in file order
+  std::vector<OriginateConfig> originate;
+
+  // The filter a peer's import or export names: nullptr for "all" (and
+  // for "none", which `none` reports); the filter otherwise.
+  [[nodiscard]] const table::Filter* find_filter(std::string_view name) const;
 
   friend bool operator==(const Config&, const Config&) = default;
 };

@@ -64,6 +64,25 @@ std::string scoped(const net::IpAddress& a, const std::string& interface) {
   return a.to_string() + "%" + interface;
 }
 
+std::string_view action_name(table::FilterAction a) {
+  return a == table::FilterAction::kAccept ? "accept" : "reject";
+}
+
+std::string large_text(const codec::LargeCommunity& c) {
+  return fmt::format("{}:{}:{}", c.global, c.local1, c.local2);
+}
+
+// A TOML array of strings, each item's text from text_of.
+template <typename T, typename F>
+std::string string_list(const std::vector<T>& items, F&& text_of) {
+  std::string s = "[";
+  for (const T& x : items) {
+    if (s.size() > 1) s += ", ";
+    s += toml_string(text_of(x));
+  }
+  return s + "]";
+}
+
 }  // namespace
 
 std::string Endpoint::to_string() const {
@@ -130,6 +149,7 @@ std::string dump(const Config& c) {
   line("listen", listen + "]");
   line("port", std::to_string(c.router.port));
   line("rfc8212", bool_text(c.router.rfc8212));
+  if (c.router.cluster_id) line("cluster_id", toml_string(c.router.cluster_id->to_string()));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -174,6 +194,38 @@ std::string dump(const Config& c) {
     line("send_hold_time", p.send_hold_time ? std::to_string(*p.send_hold_time) : toml_string("auto"));
     line("shutdown_message", toml_string(p.shutdown_message));
     line("enabled", bool_text(p.enabled));
+    if (p.import_filter) line("import", toml_string(*p.import_filter));
+    if (p.export_filter) line("export", toml_string(*p.export_filter));
+    line("route_reflector_client", bool_text(p.route_reflector_client));
+    line("allow_own_as", std::to_string(p.allow_own_as));
+  }
+
+  for (const table::Filter& f : c.filters) {
+    o += "\n[[filter]]\n";
+    line("name", toml_string(f.name));
+    line("default", toml_string(action_name(f.default_action)));
+    for (const table::FilterRule& r : f.rules) {
+      o += "\n[[filter.rule]]\n";
+      line("prefixes", string_list(r.prefixes, [](const table::PrefixRange& x) { return x.to_string(); }));
+      line("communities", string_list(r.communities, table::community_text));
+      line("large_communities", string_list(r.large_communities, large_text));
+      line("action", toml_string(action_name(r.action)));
+      if (r.set_local_pref) line("set_local_pref", std::to_string(*r.set_local_pref));
+      if (r.set_med) line("set_med", std::to_string(*r.set_med));
+    }
+  }
+
+  for (const OriginateConfig& x : c.originate) {
+    o += "\n[[originate]]\n";
+    line("prefix", toml_string(x.prefix.to_string()));
+    if (x.next_hop) line("next_hop", toml_string(x.next_hop->to_string()));
+    line("origin", toml_string(x.origin == codec::Origin::kIgp   ? "igp"
+                               : x.origin == codec::Origin::kEgp ? "egp"
+                                                                 : "incomplete"));
+    line("communities", string_list(x.communities, table::community_text));
+    line("large_communities", string_list(x.large_communities, large_text));
+    if (x.med) line("med", std::to_string(*x.med));
+    if (x.local_pref) line("local_pref", std::to_string(*x.local_pref));
   }
   return o;
 }

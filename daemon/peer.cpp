@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "codec/notification.h"
+#include "codec/route_refresh.h"
 #include "codec/update.h"
 #include "daemon/log.h"
 #include "daemon/worker.h"
@@ -26,6 +27,41 @@ constexpr size_t kReadChunk = 64 * 1024;
 constexpr int kReadsPerWakeup = 16;           // fairness between sessions on one worker
 constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
+constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
+constexpr double kExportInterval = 0.05;      // seconds between looks at the table's journals
+
+// The filter a peer's import or export names, and whether it takes
+// nothing: "none", or no policy at all for an external peer under RFC 8212.
+struct Policy {
+  const table::Filter* filter = nullptr;
+  bool none = false;
+};
+Policy policy_of(const Config& config, const PeerConfig& peer, const std::optional<std::string>& name) {
+  Policy p;
+  if (!name) {
+    p.none = peer.is_ebgp(config.router.asn) && config.router.rfc8212;
+  } else if (*name == "none") {
+    p.none = true;
+  } else if (*name != "all") {
+    p.filter = config.find_filter(*name);
+  }
+  return p;
+}
+
+// Prefixes announced in an UPDATE, per family (for the counters of routes
+// that import policy refused).
+std::array<uint32_t, codec::kKnownFamilies> announced_counts(const codec::UpdateView& u) {
+  std::array<uint32_t, codec::kKnownFamilies> n{};
+  for (const auto& range : u.announced()) {
+    int fi = codec::known_index(range.family());
+    if (fi < 0) continue;
+    for (const auto& p : range) {
+      (void)p;
+      ++n[static_cast<size_t>(fi)];
+    }
+  }
+  return n;
+}
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -149,22 +185,33 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   return f;
 }
 
-Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, uint64_t seed)
+Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
+           table::Interner& out_sets, uint64_t seed)
     : config_(config),
       peer_(peer),
       fsm_config_(make_fsm_config(config, peer)),
       worker_(worker),
       table_(table),
+      out_sets_(out_sets),
       batch_(table),
       backoff_(static_cast<double>(peer.connect_retry), std::max(120.0, 8.0 * peer.connect_retry), 0.25,
                seed) {
   ev_timer_init(&dial_timer_, &Peer::on_dial_timer, 0, 0);
   dial_timer_.data = this;
+  ev_timer_init(&export_timer_, &Peer::on_export_timer, 0, kExportInterval);
+  export_timer_.data = this;
   read_buf_.resize(kReadChunk);
+  Policy in = policy_of(config, peer, peer.import_filter), out = policy_of(config, peer, peer.export_filter);
+  import_filter_ = in.filter;
+  import_none_ = in.none;
+  export_filter_ = out.filter;
+  export_none_ = out.none;
+  cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
 }
 
 Peer::~Peer() {
   ev_timer_stop(worker_.loop(), &dial_timer_);
+  ev_timer_stop(worker_.loop(), &export_timer_);
   for (auto& c : conns_)
     if (c) close_socket(*c);
   leave_table();
@@ -184,6 +231,7 @@ bool Peer::enter_table(Connection& c) {
   info.router_id = n.peer_id;
   info.asn = n.peer_as;
   info.internal = n.peer_as == config_.router.asn;
+  info.rr_client = peer_.route_reflector_client;
   auto slot = table_.add_peer(info);
   if (!slot) return false;
   table_slot_.store(*slot, std::memory_order_release);
@@ -200,7 +248,17 @@ void Peer::flush_batch() {
   table_.apply(static_cast<uint16_t>(slot), batch_);
 }
 
+uint64_t Peer::advertised(size_t family_index) const {
+  std::lock_guard lock(exporter_mu_);
+  return exporter_ ? exporter_->counters().advertised[family_index].load(std::memory_order_relaxed) : 0;
+}
+
 void Peer::leave_table() {
+  ev_timer_stop(worker_.loop(), &export_timer_);
+  {
+    std::lock_guard lock(exporter_mu_);
+    exporter_.reset();
+  }
   batch_.clear();  // the session's last UPDATEs would be withdrawn at once
   int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
   if (slot < 0) return;
@@ -370,6 +428,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (std::get_if<fsm::SessionUp>(&a)) {
       // Ends the session with Cease / Out of Resources (session_failed).
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
+      start_export(c);
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
       backoff_.reset();
@@ -389,8 +448,30 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       deliver_update(c, up->body);
     } else if (auto* rr = std::get_if<fsm::DeliverRouteRefresh>(&a)) {
       char buf[32];
-      log(LogLevel::kDebug, "route-refresh-received",
-          {{"peer", peer_.name}, {"family", std::string(codec::family_name(rr->refresh.family, buf))}});
+      const auto& ref = rr->refresh;
+      log(LogLevel::kInfo, "route-refresh-received",
+          {{"peer", peer_.name}, {"family", std::string(codec::family_name(ref.family, buf))},
+           {"subtype", static_cast<int>(ref.subtype)}});
+      int fi = codec::known_index(ref.family);
+      int32_t slot = table_slot_.load(std::memory_order_relaxed);
+      if (ref.subtype == codec::RefreshSubtype::kRequest && exporter_) {
+        // RFC 2918 / 7313: our Adj-RIB-Out again (BoRR/EoRR around it).
+        if (c.out_off == c.out.size()) {
+          c.out.clear();
+          c.out_off = 0;
+        }
+        exporter_->refresh(ref.family, c.out);
+        pump_export(c);
+      } else if (fi >= 0 && slot >= 0 && ref.subtype == codec::RefreshSubtype::kBeginOfRefresh) {
+        // RFC 7313 section 4: the peer re-sends its routes; those it does
+        // not re-send by the EoRR go.
+        flush_batch();
+        table_.mark_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(fi));
+      } else if (fi >= 0 && slot >= 0 && ref.subtype == codec::RefreshSubtype::kEndOfRefresh) {
+        flush_batch();
+        uint64_t gone = table_.sweep_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(fi));
+        log(LogLevel::kInfo, "route-refresh-done", {{"peer", peer_.name}, {"stale_routes_withdrawn", gone}});
+      }
     } else if (auto* down = std::get_if<fsm::SessionDown>(&a)) {
       c.dead = true;
       close_socket(c);
@@ -476,12 +557,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   // announced ones into withdrawals (RFC 7606 section 2).
   // The batch walks the prefixes once and says how many of each it took
   // (a batch without a table slot is dropped when flushed).
-  bool withdraw_all = action == codec::ErrorAction::kTreatAsWithdraw;
-  auto got = batch_.add(u, withdraw_all);
-  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
-    if (got.announced[i]) counters_.announced[i].fetch_add(got.announced[i], std::memory_order_relaxed);
-    if (got.withdrawn[i]) counters_.withdrawn[i].fetch_add(got.withdrawn[i], std::memory_order_relaxed);
-  }
+  import_update(u, action == codec::ErrorAction::kTreatAsWithdraw);
   if ((u.mp_reach() && !u.mp_reach()->supported) || (u.mp_unreach() && !u.mp_unreach()->supported))
     counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);
   if (auto eor = u.end_of_rib()) {
@@ -495,6 +571,189 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
         {{"peer", peer_.name}, {"family", std::string(codec::family_name(*eor, buf))},
          {"prefixes", received}, {"ms_since_up", since}});
   }
+}
+
+void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
+  auto count = [&](const table::Batch::Gathered& got) {
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+      if (got.announced[i]) counters_.announced[i].fetch_add(got.announced[i], std::memory_order_relaxed);
+      if (got.withdrawn[i]) counters_.withdrawn[i].fetch_add(got.withdrawn[i], std::memory_order_relaxed);
+    }
+  };
+  auto refuse_all = [&] {
+    auto n = announced_counts(u);
+    for (size_t i = 0; i < n.size(); ++i)
+      if (n[i]) counters_.refused[i].fetch_add(n[i], std::memory_order_relaxed);
+  };
+  if (import_none_) {  // nothing of this peer's enters the table
+    refuse_all();
+    return;
+  }
+  bool announces = false;
+  for (const auto& range : u.announced())
+    if (!range.empty() && codec::known_index(range.family()) >= 0) announces = true;
+  if (!announces || treat_as_withdraw) {
+    count(batch_.add(u, treat_as_withdraw));
+    return;
+  }
+  const codec::AttributeSet set = u.attribute_set();
+  // Loops (RFC 4271 section 9.1.2; RFC 4456 section 8): the routes are
+  // refused, which withdraws any earlier version of them.
+  bool loop = false;
+  if (table::count_as(set, config_.router.asn) > peer_.allow_own_as) {
+    counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
+    loop = true;
+  } else if (peer_.asn == config_.router.asn &&
+             table::reflection_loop(set, config_.router.router_id.v4_value(), cluster_id_)) {
+    counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
+    loop = true;
+  }
+  if (loop) {
+    refuse_all();
+    auto got = batch_.add(u, true);
+    auto n = announced_counts(u);
+    for (size_t i = 0; i < n.size(); ++i) {  // counted as received announcements, not withdrawals
+      got.withdrawn[i] -= n[i];
+      got.announced[i] += n[i];
+    }
+    count(got);
+    return;
+  }
+  if (!import_filter_) {
+    count(batch_.add(u, false, &set));
+    return;
+  }
+  // The filter decides prefix by prefix; accepted routes whose attributes
+  // it changes go in as a set of their own.
+  for (const auto& range : u.withdrawals()) {
+    int fi = codec::known_index(range.family());
+    if (fi < 0) continue;
+    std::vector<codec::NlriPrefix> w(range.begin(), range.end());
+    batch_.add(static_cast<table::FamilyIndex>(fi), nullptr, {}, w);
+    counters_.withdrawn[static_cast<size_t>(fi)].fetch_add(w.size(), std::memory_order_relaxed);
+  }
+  for (const auto& range : u.announced()) {
+    int fi = codec::known_index(range.family());
+    if (fi < 0 || range.empty()) continue;
+    const auto f = static_cast<table::FamilyIndex>(fi);
+    std::vector<codec::NlriPrefix> plain, refused;
+    std::vector<std::pair<table::FilterVerdict, std::vector<codec::NlriPrefix>>> changed;
+    uint64_t n = 0;
+    for (const auto& p : range) {
+      ++n;
+      table::FilterVerdict v = table::evaluate(*import_filter_, p.prefix, set);
+      if (!v.accept) {
+        refused.push_back(p);
+      } else if (!v.changes_attributes()) {
+        plain.push_back(p);
+      } else {
+        auto it = std::find_if(changed.begin(), changed.end(), [&](const auto& g) {
+          return g.first.local_pref == v.local_pref && g.first.med == v.med;
+        });
+        if (it == changed.end()) it = changed.insert(changed.end(), {v, {}});
+        it->second.push_back(p);
+      }
+    }
+    batch_.add(f, &set, plain, refused);
+    for (const auto& [v, ps] : changed) {
+      codec::AttributeSet m = table::apply_verdict(set, v);
+      batch_.add(f, &m, ps, {});
+    }
+    counters_.announced[static_cast<size_t>(fi)].fetch_add(n, std::memory_order_relaxed);
+    if (!refused.empty()) counters_.refused[static_cast<size_t>(fi)].fetch_add(refused.size(), std::memory_order_relaxed);
+  }
+}
+
+Peer::Connection* Peer::established() {
+  for (auto& c : conns_)
+    if (c && !c->dead && c->fd >= 0 && c->fsm.state() == fsm::State::kEstablished) return c.get();
+  return nullptr;
+}
+
+void Peer::start_export(Connection& c) {
+  const auto& n = *c.fsm.negotiated();
+  table::ExporterSetup s;
+  s.target.local_as = config_.router.asn;
+  s.target.cluster_id = cluster_id_;
+  s.target.internal = n.peer_as == config_.router.asn;
+  s.target.rr_client = peer_.route_reflector_client;
+  s.target.slot = static_cast<uint32_t>(table_slot_.load(std::memory_order_relaxed));
+  if (auto local = local_endpoint(c.fd)) {
+    SessionAddresses a = session_addresses(local->addr, peer_.address);
+    s.target.next_hop_v4 = a.v4;
+    if (a.v6_global || a.v6_link_local) {
+      // RFC 2545 section 3: the global address, and the link-local one for
+      // a peer on the same link; with no global address, the link-local
+      // one stands alone.
+      codec::NextHop nh{a.v6_global ? *a.v6_global : *a.v6_link_local, std::nullopt};
+      if (a.v6_global && a.v6_link_local && a.remote_on_link) nh.link_local = a.v6_link_local;
+      s.target.next_hop_v6 = nh;
+    }
+  }
+  s.target.extended_next_hop_v4 = n.params.extended_next_hop.has(codec::Family{1, 1});
+  s.target.default_local_pref = table_.best_path_options().default_local_pref;
+  s.filter = export_filter_;
+  s.send_nothing = export_none_;
+  s.params = n.params;
+  s.families = n.families;
+  s.enhanced_route_refresh = n.enhanced_route_refresh;
+  if (peer_.is_ebgp(config_.router.asn) && config_.router.rfc8212 && (import_none_ || export_none_) &&
+      (!peer_.import_filter || !peer_.export_filter)) {
+    log(LogLevel::kWarn, "rfc8212",
+        {{"peer", peer_.name},
+         {"import", import_none_ ? "none" : "configured"},
+         {"export", export_none_ ? "none" : "configured"}},
+        "an external peer without import or export policy gets nothing and gives nothing (RFC 8212); "
+        "set import/export on the peer, or router.rfc8212 = false");
+  }
+  {
+    std::lock_guard lock(exporter_mu_);
+    exporter_ = std::make_unique<table::Exporter>(table_, out_sets_, std::move(s));
+  }
+  ev_timer_set(&export_timer_, 0, kExportInterval);
+  ev_timer_start(worker_.loop(), &export_timer_);
+}
+
+void Peer::pump_export(Connection& c) {
+  if (!exporter_ || c.dead || c.fd < 0 || c.dialing) return;
+  size_t unsent = c.out.size() - c.out_off;
+  if (unsent >= kExportBuffer) return;  // the peer is slow: the journal holds the changes
+  if (c.out_off == c.out.size()) {
+    c.out.clear();
+    c.out_off = 0;
+  }
+  const size_t before = c.out.size();
+  const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
+  bool more = exporter_->pump(c.out, kExportBuffer - unsent);
+  if (c.out.size() == before) return;
+  uint64_t updates = exporter_->counters().updates.load(std::memory_order_relaxed) - updates_before;
+  counters_.messages_out[static_cast<size_t>(codec::MessageType::kUpdate)].fetch_add(updates,
+                                                                                      std::memory_order_relaxed);
+  step(c, fsm::UpdateSent{});
+  if (c.out.size() - c.out_off > kMaxUnsent) {
+    session_failed(c, "more than 64 MiB unsent: the peer does not read");
+    return;
+  }
+  flush(c);
+  // More to send and the socket took everything: go on from the loop (not
+  // from here, so a fast peer cannot recurse) as soon as it comes round.
+  if (more && !c.dead && c.out.empty()) {
+    ev_timer_stop(worker_.loop(), &export_timer_);
+    ev_timer_set(&export_timer_, 0, kExportInterval);
+    ev_timer_start(worker_.loop(), &export_timer_);
+  }
+}
+
+void Peer::on_export_timer(struct ev_loop*, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  Connection* c = p->established();
+  if (!c) return;
+  try {
+    p->pump_export(*c);
+  } catch (const std::exception& e) {
+    p->session_failed(*c, e.what());
+  }
+  p->reap();
 }
 
 void Peer::resolve_collision(Connection& accepted) {
@@ -567,6 +826,12 @@ void Peer::flush(Connection& c) {
     if (c.unsent_since) {
       c.unsent_since.reset();
       step(c, fsm::SendProgress{std::nullopt});
+    }
+    // The socket drained: the exporter goes on at the loop's next turn.
+    if (exporter_ && progress && !c.dead && ev_is_active(&export_timer_)) {
+      ev_timer_stop(worker_.loop(), &export_timer_);
+      ev_timer_set(&export_timer_, 0, kExportInterval);
+      ev_timer_start(worker_.loop(), &export_timer_);
     }
     return;
   }

@@ -27,6 +27,7 @@
 #include "daemon/sockets.h"
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
+#include "table/exporter.h"
 #include "table/table.h"
 
 namespace petrel::daemon {
@@ -44,6 +45,11 @@ struct PeerCounters {
   std::atomic<uint64_t> attribute_discard{0};
   std::atomic<uint64_t> established{0};
   std::atomic<uint64_t> connections_refused{0};
+  // Import policy: prefixes refused (own AS too often, a reflection loop,
+  // the import filter, import "none"), per family.
+  std::array<std::atomic<uint64_t>, codec::kKnownFamilies> refused{};
+  std::atomic<uint64_t> own_as_loops{0};
+  std::atomic<uint64_t> reflection_loops{0};
 };
 
 // A snapshot for logs and, later, the API.
@@ -55,7 +61,10 @@ struct PeerStatus {
 
 class Peer {
  public:
-  Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, uint64_t seed);
+  // out_sets: the interner of outgoing attribute sets that every peer's
+  // exporter shares.
+  Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, table::Interner& out_sets,
+       uint64_t seed);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -75,6 +84,9 @@ class Peer {
   // Routes the peer has in the table now (0 while its session is down).
   // Any thread.
   [[nodiscard]] uint64_t table_routes(size_t family_index) const;
+  // Prefixes the peer holds from us now (0 while its session is down).
+  // Any thread.
+  [[nodiscard]] uint64_t advertised(size_t family_index) const;
 
  private:
   struct Connection;
@@ -101,6 +113,14 @@ class Peer {
   bool enter_table(Connection& c);
   void leave_table();
   void flush_batch();
+  // Export: the exporter is made when the session comes up and goes with
+  // it; pump_export() writes what it has while the socket keeps up.
+  void start_export(Connection& c);
+  void pump_export(Connection& c);
+  Connection* established();
+  // Import policy for one UPDATE: into batch_, counting what it refused.
+  void import_update(const codec::UpdateView& u, bool treat_as_withdraw);
+  static void on_export_timer(struct ev_loop*, ev_timer* w, int);
 
   static void on_read(struct ev_loop*, ev_io* w, int);
   static void on_write(struct ev_loop*, ev_io* w, int);
@@ -114,7 +134,17 @@ class Peer {
   fsm::PeerConfig fsm_config_;
   Worker& worker_;
   table::Table& table_;
+  table::Interner& out_sets_;
   std::atomic<int32_t> table_slot_{-1};
+  // Import and export policy, fixed by the configuration.
+  const table::Filter* import_filter_ = nullptr;  // nullptr: all (unless none)
+  bool import_none_ = false;
+  const table::Filter* export_filter_ = nullptr;
+  bool export_none_ = false;
+  uint32_t cluster_id_ = 0;
+  std::unique_ptr<table::Exporter> exporter_;  // while a session is up
+  mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
+  ev_timer export_timer_;
   // The UPDATEs of one socket read, applied together (flush_batch) when
   // the read's messages are done, before an End-of-RIB is reported, and
   // dropped when the session goes down.

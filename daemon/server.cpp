@@ -26,6 +26,40 @@ table::TableOptions table_options(const Config& c, const table::Validator& v) {
   return o;
 }
 
+// [[originate]]: the routes of a table slot of their own, "local".
+void originate(const Config& c, table::Table& t) {
+  if (c.originate.empty()) return;
+  table::PeerInfo me;
+  me.name = "local";
+  me.address = c.router.router_id;
+  me.router_id = c.router.router_id.v4_value();
+  me.asn = c.router.asn;
+  me.local = true;
+  auto slot = t.add_peer(me);
+  if (!slot) return;
+  for (const OriginateConfig& o : c.originate) {
+    const bool v6 = o.prefix.family() == net::IpFamily::V6;
+    const codec::Family fam{static_cast<uint16_t>(v6 ? codec::Afi::kIpv6 : codec::Afi::kIpv4), 1};
+    codec::PathAttributes pa;
+    pa.origin = o.origin;
+    pa.as_path = codec::AsPath{};
+    if (o.next_hop && o.next_hop->is_v4() && !v6) {
+      pa.next_hop = o.next_hop;
+    } else if (o.next_hop) {
+      pa.mp_family = fam;
+      pa.mp_next_hop = codec::NextHop{*o.next_hop, std::nullopt};
+    }
+    pa.communities = o.communities;
+    pa.large_communities = o.large_communities;
+    pa.med = o.med;
+    pa.local_pref = o.local_pref;
+    codec::AttributeSet set = codec::AttributeSet::from(pa);
+    codec::NlriPrefix p{o.prefix, 0};
+    t.apply(*slot, static_cast<table::FamilyIndex>(codec::known_index(fam)), &set, {&p, 1}, {});
+  }
+  log(LogLevel::kInfo, "originated", {{"prefixes", c.originate.size()}}, "[[originate]] routes are in the table");
+}
+
 double monotonic_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -44,7 +78,7 @@ Server::Server(Config config, ServerOptions options)
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < config_.peers.size(); ++i) {
     Worker& w = *workers_[i % workers_.size()];
-    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, table_, seed + i));
+    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, table_, out_sets_, seed + i));
   }
 }
 
@@ -107,6 +141,7 @@ bool Server::start() {
     });
     rpki_->start();
   }
+  originate(config_, table_);
   if (config_.kernel.enabled) {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_);
     kernel_->start();

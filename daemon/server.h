@@ -76,6 +76,7 @@ class Server {
   VrpStore vrps_;  // before the table: its validator reads them
   RpkiValidator validator_;
   table::Table table_;  // before the peers: they withdraw into it as they go
+  table::Interner out_sets_;  // the exporters' outgoing attribute sets (before the peers too)
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::vector<std::unique_ptr<Peer>> peers_;

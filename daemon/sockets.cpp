@@ -1,6 +1,8 @@
 // Listener and dialer sockets (TCP, IPv4 and IPv6, link-local scopes).
 #include "daemon/sockets.h"
 
+#include <ifaddrs.h>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -169,6 +171,50 @@ std::optional<SocketAddress> local_endpoint(int fd) {
   socklen_t l = sizeof ss;
   if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &l) != 0) return std::nullopt;
   return from_sockaddr(ss);
+}
+
+SessionAddresses session_addresses(const net::IpAddress& local, const net::IpAddress& remote) {
+  SessionAddresses out;
+  if (local.is_v4()) out.v4 = local;
+  else if (local.is_link_local()) out.v6_link_local = local;
+  else out.v6_global = local;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  auto ip_of = [](const sockaddr* sa) -> std::optional<net::IpAddress> {
+    if (!sa) return std::nullopt;
+    if (sa->sa_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+      return net::IpAddress::from_bytes(net::IpFamily::V4, reinterpret_cast<const uint8_t*>(&in->sin_addr));
+    }
+    if (sa->sa_family == AF_INET6) {
+      const auto* in = reinterpret_cast<const sockaddr_in6*>(sa);
+      return net::IpAddress::from_bytes(net::IpFamily::V6, reinterpret_cast<const uint8_t*>(&in->sin6_addr));
+    }
+    return std::nullopt;
+  };
+  // The interface holding `local`.
+  std::string name;
+  for (ifaddrs* i = list; i; i = i->ifa_next)
+    if (auto a = ip_of(i->ifa_addr); a && *a == local && i->ifa_name) name = i->ifa_name;
+  if (!name.empty()) {
+    for (ifaddrs* i = list; i; i = i->ifa_next) {
+      if (!i->ifa_name || name != i->ifa_name) continue;
+      auto a = ip_of(i->ifa_addr);
+      if (!a) continue;
+      if (a->is_v4() && !out.v4) out.v4 = a;
+      if (!a->is_v4() && a->is_link_local() && !out.v6_link_local) out.v6_link_local = a;
+      if (!a->is_v4() && !a->is_link_local() && !out.v6_global) out.v6_global = a;
+      // Is the peer on this network?
+      if (auto mask = ip_of(i->ifa_netmask); mask && mask->family() == a->family() && remote.family() == a->family()) {
+        unsigned len = 0;
+        for (size_t k = 0; k < mask->size(); ++k) len += static_cast<unsigned>(__builtin_popcount(mask->data()[k]));
+        if (auto net = net::Prefix::make(*a, len); net && net->contains(remote)) out.remote_on_link = true;
+      }
+    }
+  }
+  if (!remote.is_v4() && remote.is_link_local()) out.remote_on_link = true;
+  freeifaddrs(list);
+  return out;
 }
 
 std::optional<SocketAddress> remote_endpoint(int fd) {

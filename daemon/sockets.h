@@ -54,6 +54,17 @@ int connect_result(int fd);
 std::optional<SocketAddress> local_endpoint(int fd);
 std::optional<SocketAddress> remote_endpoint(int fd);
 
+// The addresses of the interface that holds `local` (a session's local
+// address), for the next hops Petrel announces on that session: one IPv4,
+// one global IPv6 and one link-local IPv6 address, whichever it has, and
+// whether `remote` is on one of its connected networks (RFC 2545: the
+// link-local next hop is sent to a peer on the same link).
+struct SessionAddresses {
+  std::optional<net::IpAddress> v4, v6_global, v6_link_local;
+  bool remote_on_link = false;
+};
+SessionAddresses session_addresses(const net::IpAddress& local, const net::IpAddress& remote);
+
 void set_nonblocking(int fd);
 // DSCP CS6 (network control) for BGP traffic, as routers mark it.
 void set_network_control_tos(int fd, net::IpFamily family);

@@ -260,7 +260,7 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
   for (const auto& p : announce) push(p, f, a);
 }
 
-Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw) {
+Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {
   Gathered got;
   for (const auto& range : u.withdrawals()) {
     int fi = codec::known_index(range.family());
@@ -277,7 +277,7 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw) {
     if (fi < 0 || range.empty()) continue;
     const auto f = static_cast<FamilyIndex>(fi);
     if (!treat_as_withdraw && !a) {
-      a = table_->interner_.intern(u.attribute_set());
+      a = set ? table_->interner_.intern(*set) : table_->interner_.intern(u.attribute_set());
       held_.push_back(a);
     }
     for (const auto& p : range) {

@@ -110,7 +110,8 @@ class Batch {
   // One UPDATE: its withdrawals, then its announcements (as withdrawals
   // when treat_as_withdraw, RFC 7606). Families the table does not hold
   // are skipped.
-  Gathered add(const codec::UpdateView& u, bool treat_as_withdraw = false);
+  // `set`, when given, is u.attribute_set() already made by the caller.
+  Gathered add(const codec::UpdateView& u, bool treat_as_withdraw = false, const codec::AttributeSet* set = nullptr);
   // The same with the parts given separately (tests, benchmarks, tools):
   // `attrs` is needed when `announce` is not empty.
   void add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,

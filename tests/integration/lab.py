@@ -949,6 +949,11 @@ class PetrelPeer:
     hold_time: int = 9
     families: tuple[str, ...] = FAMILIES
     connect_retry: int = 1
+    # Policy: the tests that predate route export take everything and send
+    # nothing (RFC 8212 would otherwise refuse an external peer's routes).
+    import_policy: str = "all"
+    export_policy: str = "none"
+    extra: tuple[str, ...] = ()      # more TOML lines for the [[peer]] table
 
 
 class Petrel(Peer):
@@ -961,9 +966,10 @@ class Petrel(Peer):
 
     def __init__(self, node: Node, peers: list[PetrelPeer], asn: int = 65001,
                  binary: Optional[str] = None, http_port: int = 8179,
-                 listen: Optional[list[str]] = None):
+                 listen: Optional[list[str]] = None, extra_toml: str = ""):
         self.node = node
         self.peers = peers
+        self.extra_toml = extra_toml   # more TOML after the peers ([[filter]], [[originate]])
         self.asn = asn
         self.binary = binary or petrel_binary()
         self.http_port = http_port
@@ -996,7 +1002,12 @@ class Petrel(Peer):
                 f"connect_retry = {p.connect_retry}",
                 f"families = {q(list(p.families))}",
                 f"local_address = {q(p.local_address)}",
+                f"import = {q(p.import_policy)}",
+                f"export = {q(p.export_policy)}",
+                *p.extra,
             ]
+        if self.extra_toml:
+            lines += ["", self.extra_toml]
         return "\n".join(lines) + "\n"
 
     def start(self, ready_timeout: float = 10) -> "Petrel":

@@ -1,0 +1,235 @@
+"""Routes passed on through Petrel between real peers (docs/export.md).
+
+BIRD announces a table of a few thousand prefixes (with a community and a
+MED) to Petrel, which passes it on to GoBGP and FRR; every prefix and the
+attributes that the rules decide are checked where they arrive:
+
+- to an external peer: Petrel's AS first in the AS_PATH, Petrel's address
+  as next hop (IPv6: global, plus link-local on the shared link), no MED
+  (it came from another AS), communities unchanged;
+- to an internal peer: AS_PATH and next hop unchanged, LOCAL_PREF 100, the
+  MED kept;
+- from one internal peer to another: not sent, unless the receiver is a
+  route reflector client, which gets ORIGINATOR_ID and CLUSTER_LIST;
+- NO_EXPORT not to external peers; [[originate]] routes to everyone;
+  export filters; our own AS in a path refused on import;
+- a withdrawal at BIRD leaves every peer; BIRD going down empties them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+import pytest
+
+import lab as L
+
+PETREL_ASN = 65001
+BIRD_ASN = 65002
+GOBGP_EXT_ASN = 65004
+FRR_EXT_ASN = 65003
+HOLD = 9
+N4, N6 = 2000, 500
+
+
+def table_prefixes(n4: int = N4, n6: int = N6) -> tuple[str, ...]:
+    v4 = [f"10.{i // 256}.{i % 256}.0/24" for i in range(n4)]
+    v6 = [f"2001:db8:{i:x}::/48" for i in range(n6)]
+    return tuple(str(ipaddress.ip_network(p)) for p in v4 + v6)
+
+
+class TaggingBird(L.Bird):
+    """BIRD that tags what it exports: community (65002,7), MED 50, and
+    NO_EXPORT on prefixes listed in `no_export`."""
+
+    no_export: tuple[str, ...] = ()
+
+    def config(self) -> str:
+        ne = ""
+        if self.no_export:
+            nets = ", ".join(self.no_export)
+            ne = f"if net ~ [ {nets} ] then bgp_community.add((65535,65281)); "
+        tag = f"bgp_community.add((65002,7)); bgp_med = 50; {ne}"
+        conf = super().config()
+        conf = conf.replace("export all;", f"export filter {{ {tag}accept; }};")
+        return conf.replace("export filter { bgp_next_hop", f"export filter {{ {tag}bgp_next_hop")
+
+
+def gobgp_routes(g: L.GoBgp, family: str) -> dict[str, dict]:
+    """prefix -> {as_path, next_hop, med, local_pref, communities, originator_id,
+    cluster_list} as GoBGP holds them from Petrel."""
+    afi = "ipv6" if family == "ipv6-unicast" else "ipv4"
+    out = g.gobgp("neighbor", g._nbr(), "adj-in", "-a", afi, "-j", check=False)
+    data = json.loads(out or "{}") or {}
+    res = {}
+    for prefix, paths in data.items():
+        path = paths[0] if isinstance(paths, list) else paths
+        info: dict = {"as_path": [], "communities": [], "med": None, "local_pref": None,
+                      "next_hop": None, "originator_id": None,
+                      "cluster_list": []}
+        for a in path.get("attrs", []):
+            t = a.get("type")
+            if t == 2:  # AS_PATH
+                for seg in a.get("as_paths", []):
+                    info["as_path"] += seg.get("asns", [])
+            elif t == 3:
+                info["next_hop"] = a.get("nexthop")
+            elif t == 4:
+                info["med"] = a.get("metric")
+            elif t == 5:
+                info["local_pref"] = a.get("value")
+            elif t == 8:
+                info["communities"] = a.get("communities", [])
+            elif t == 9:
+                info["originator_id"] = a.get("value")
+            elif t == 10:
+                info["cluster_list"] = a.get("value", [])
+            elif t == 14:
+                info["next_hop"] = a.get("nexthop")
+        res[str(ipaddress.ip_network(prefix))] = info
+    return res
+
+
+def wait_gobgp(g: L.GoBgp, family: str, want: set[str], timeout: float = 30) -> dict[str, dict]:
+    last: list = [{}]
+
+    def pred():
+        g._check_alive()
+        got = gobgp_routes(g, family)
+        last[0] = got
+        return got if set(got) == want else None
+    try:
+        return L.wait_until(pred, timeout, f"GoBGP holds {len(want)} {family} prefixes")
+    except TimeoutError:
+        got = set(last[0])
+        raise AssertionError(f"GoBGP holds {len(got)} {family} prefixes, want {len(want)}; "
+                             f"missing e.g. {sorted(want - got)[:3]}, extra e.g. {sorted(got - want)[:3]}") \
+            from None
+
+
+def split(prefixes) -> dict[str, set[str]]:
+    return {"ipv4-unicast": {p for p in prefixes if ":" not in p},
+            "ipv6-unicast": {p for p in prefixes if ":" in p}}
+
+
+COMMUNITY_65002_7 = 65002 << 16 | 7
+NO_EXPORT = 0xFFFFFF01
+
+
+def start_bird(lab, node, me, prefixes, no_export=()):
+    b = TaggingBird(node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, node.v4, hold_time=HOLD,
+                                    announce=prefixes))
+    b.no_export = tuple(no_export)
+    return b.start()
+
+
+def test_external_and_internal_rules(lab):
+    me, bn, gx, gi = lab.node("petrel"), lab.node("bird"), lab.node("gobgp-ext"), lab.node("gobgp-int")
+    prefixes = table_prefixes()
+    no_export = ("10.0.5.0/24", "10.0.6.0/24")
+    want = split(prefixes)
+    bird = start_bird(lab, bn, me, prefixes, no_export)
+    ext = L.GoBgp(gx, L.Session(GOBGP_EXT_ASN, PETREL_ASN, me.v4, gx.v4, hold_time=HOLD)).start()
+    inn = L.GoBgp(gi, L.Session(PETREL_ASN, PETREL_ASN, me.v4, gi.v4, hold_time=HOLD))
+    inn.api_port = 50052
+    inn.start()
+    petrel = L.Petrel(me, [
+        L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, export_policy="all"),
+        L.PetrelPeer("ext", gx.v4, GOBGP_EXT_ASN, me.v4, hold_time=HOLD, export_policy="all"),
+        L.PetrelPeer("int", gi.v4, PETREL_ASN, me.v4, hold_time=HOLD, export_policy="all"),
+    ], PETREL_ASN, extra_toml="\n".join([
+        "[[originate]]", 'prefix = "192.0.2.0/24"', "med = 5",
+        "[[originate]]", 'prefix = "2001:db8:ffff::/48"', 'communities = ["65001:9"]',
+    ])).start()
+    for p in (bird, ext, inn):
+        p.wait_established(30)
+
+    ours = {"ipv4-unicast": {"192.0.2.0/24"}, "ipv6-unicast": {"2001:db8:ffff::/48"}}
+    # External: everything but NO_EXPORT, plus ours.
+    ext4 = wait_gobgp(ext, "ipv4-unicast", (want["ipv4-unicast"] - set(no_export)) | ours["ipv4-unicast"])
+    ext6 = wait_gobgp(ext, "ipv6-unicast", want["ipv6-unicast"] | ours["ipv6-unicast"])
+    for p in want["ipv4-unicast"] - set(no_export):
+        r = ext4[p]
+        assert r["as_path"] == [PETREL_ASN, BIRD_ASN], (p, r)
+        assert r["next_hop"] == me.v4, (p, r)
+        assert r["med"] is None, (p, r)                      # not passed between ASes
+        assert r["local_pref"] is None, (p, r)
+        assert r["communities"] == [COMMUNITY_65002_7], (p, r)
+    for p in want["ipv6-unicast"]:
+        r = ext6[p]
+        assert r["as_path"] == [PETREL_ASN, BIRD_ASN], (p, r)
+        assert r["next_hop"] == me.v6, (p, r)
+    o = ext4["192.0.2.0/24"]
+    assert (o["as_path"], o["next_hop"], o["med"]) == ([PETREL_ASN], me.v4, 5), o
+    assert ext6["2001:db8:ffff::/48"]["communities"] == [PETREL_ASN << 16 | 9]
+
+    # Internal: everything (NO_EXPORT too), path and next hop as BIRD sent them.
+    int4 = wait_gobgp(inn, "ipv4-unicast", want["ipv4-unicast"] | ours["ipv4-unicast"])
+    wait_gobgp(inn, "ipv6-unicast", want["ipv6-unicast"] | ours["ipv6-unicast"])
+    for p in want["ipv4-unicast"]:
+        r = int4[p]
+        assert r["as_path"] == [BIRD_ASN], (p, r)
+        assert r["next_hop"] == bn.v4, (p, r)
+        assert r["med"] == 50 and r["local_pref"] == 100, (p, r)
+        assert r["originator_id"] is None and not r["cluster_list"], (p, r)
+    assert set(int4["10.0.5.0/24"]["communities"]) == {COMMUNITY_65002_7, NO_EXPORT}
+    o = int4["192.0.2.0/24"]
+    assert (o["as_path"], o["next_hop"], o["local_pref"]) == ([], me.v4, 100), o
+
+    # BIRD gets ours and nothing of its own back.
+    L.wait_until(lambda: bird.received_prefixes("ipv4-unicast") == ours["ipv4-unicast"], 10,
+                 "BIRD holds our route")
+    assert bird.received_prefixes("ipv6-unicast") == ours["ipv6-unicast"]
+    # RFC 2545: to a peer on the same link, the global next hop and the
+    # link-local one (GoBGP's JSON does not show the latter; BIRD does).
+    shown = bird.birdc("show", "route", "all", "2001:db8:ffff::/48")
+    assert f"BGP.next_hop: {me.v6} {me.ll}" in shown, shown
+
+    # A withdrawal at BIRD reaches both; BIRD going away empties them of
+    # its routes (ours stay).
+    gone = "10.0.7.0/24"
+    bird.birdc("configure")  # no-op reload first: BIRD must be responsive
+    with open(bird.node.path("bird.conf")) as f:
+        conf = f.read()
+    with open(bird.node.path("bird.conf"), "w") as f:
+        f.write(conf.replace(f"route {gone} blackhole;", ""))
+    bird.birdc("configure")
+    wait_gobgp(ext, "ipv4-unicast", (want["ipv4-unicast"] - set(no_export) - {gone}) | ours["ipv4-unicast"])
+    wait_gobgp(inn, "ipv4-unicast", (want["ipv4-unicast"] - {gone}) | ours["ipv4-unicast"])
+    bird.stop()
+    wait_gobgp(ext, "ipv4-unicast", ours["ipv4-unicast"])
+    wait_gobgp(inn, "ipv6-unicast", ours["ipv6-unicast"])
+
+
+@pytest.mark.parametrize("client", [False, True], ids=["non-client", "rr-client"])
+def test_internal_routes_reflected_only_to_clients(lab, client):
+    me, fn, gi = lab.node("petrel"), lab.node("frr"), lab.node("gobgp-int")
+    prefixes = ("10.9.0.0/24", "10.9.1.0/24", "2001:db8:900::/48")
+    frr = L.Frr(fn, L.Session(PETREL_ASN, PETREL_ASN, me.v4, fn.v4, hold_time=HOLD,
+                              announce=prefixes)).start()
+    inn = L.GoBgp(gi, L.Session(PETREL_ASN, PETREL_ASN, me.v4, gi.v4, hold_time=HOLD)).start()
+    extra = ("route_reflector_client = true",) if client else ()
+    petrel = L.Petrel(me, [
+        L.PetrelPeer("frr", fn.v4, PETREL_ASN, me.v4, hold_time=HOLD),
+        L.PetrelPeer("int", gi.v4, PETREL_ASN, me.v4, hold_time=HOLD, export_policy="all", extra=extra),
+    ], PETREL_ASN).start()
+    frr.wait_established(30)
+    inn.wait_established(30)
+    want = split(prefixes)
+    if not client:
+        # The routes are in Petrel's table, and after a while still not
+        # passed on.
+        L.wait_until(lambda: (petrel.petrel_received_counts() or {}).get("frr") ==
+                     {"ipv4-unicast": 2, "ipv6-unicast": 1}, 20, "FRR's routes in Petrel")
+        import time
+        time.sleep(2)
+        assert gobgp_routes(inn, "ipv4-unicast") == {}
+        assert gobgp_routes(inn, "ipv6-unicast") == {}
+        return
+    got = wait_gobgp(inn, "ipv4-unicast", want["ipv4-unicast"])
+    for p, r in got.items():
+        assert r["originator_id"] == fn.v4, (p, r)          # FRR's router id
+        assert r["cluster_list"] == [me.v4], (p, r)          # ours: the router id
+        assert r["as_path"] == [], (p, r)
+        assert r["local_pref"] == 100, (p, r)

@@ -233,3 +233,96 @@ def test_internal_routes_reflected_only_to_clients(lab, client):
         assert r["cluster_list"] == [me.v4], (p, r)          # ours: the router id
         assert r["as_path"] == [], (p, r)
         assert r["local_pref"] == 100, (p, r)
+
+
+def stalled_session(node: L.Node, petrel_addr: str, asn: int, hold: int) -> "socket.socket":
+    """A BGP session from `node` to Petrel that opens, then never reads
+    again (its receive buffer is as small as the kernel allows) while it
+    keeps sending KEEPALIVEs, so only Petrel's send hold timer can end it."""
+    import socket
+    import speaker as S
+    s = node.socket(socket.AF_INET)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    s.bind((node.v4, 0))
+    s.settimeout(10)
+    for _ in range(60):
+        try:
+            s.connect((petrel_addr, 179))
+            break
+        except OSError:
+            import time
+            time.sleep(0.5)
+    s.sendall(S.open_message(asn, node.v4, hold_time=hold, families=("ipv4-unicast",)) + S.keepalive())
+    # Petrel's OPEN and KEEPALIVE, then nothing more is read.
+    got = b""
+    while got.count(b"\xff" * 16) < 2:
+        chunk = s.recv(512)
+        if not chunk:
+            raise AssertionError("Petrel closed the stalled session during the handshake")
+        got += chunk
+    return s
+
+
+def test_a_peer_that_stops_reading_holds_back_no_other(lab):
+    """Petrel passes 200,000 prefixes from a feeding speaker to a reading
+    speaker and to a session that stopped reading. The reading one gets
+    everything while the stalled one is still up; the stalled one is then
+    dropped by the send hold timer (RFC 9687)."""
+    import socket
+    import threading
+    import time
+    import speaker as S
+    me, feed_n, good_n, stall_n = lab.node("petrel"), lab.node("feeder"), lab.node("good"), lab.node("stalled")
+    send_hold = 15
+    petrel = L.Petrel(me, [
+        L.PetrelPeer("feeder", feed_n.v4, 65010, me.v4, passive=True, families=("ipv4-unicast",)),
+        L.PetrelPeer("good", good_n.v4, 65011, me.v4, passive=True, families=("ipv4-unicast",),
+                     export_policy="all"),
+        L.PetrelPeer("stalled", stall_n.v4, 65012, me.v4, passive=True, families=("ipv4-unicast",),
+                     export_policy="all", hold_time=30, extra=(f"send_hold_time = {send_hold}",)),
+    ], PETREL_ASN).start()
+    stalled = stalled_session(stall_n, me.v4, 65012, 30)
+    stop = threading.Event()
+
+    def keepalives():
+        for _ in range(600):          # bounded: 600 x 0.2 s
+            if stop.is_set():
+                return
+            try:
+                stalled.send(S.keepalive(), socket.MSG_DONTWAIT)
+            except OSError:
+                pass                  # our send buffer may be full or closed
+            time.sleep(0.2)
+    ka = threading.Thread(target=keepalives, daemon=True)
+    ka.start()
+    lab.on_close(stop.set)
+
+    good = L.speaker(good_n, 65011, hold_time=9, families=("ipv4-unicast",))
+    good.connect(me.v4, local=good_n.v4, netns=good_n.ns, timeout=15, attempts=30)
+    good.start()
+    good.wait_established()
+    feeder = L.speaker(feed_n, 65010, hold_time=9, families=("ipv4-unicast",))
+    feeder.connect(me.v4, local=feed_n.v4, netns=feed_n.ns, timeout=15, attempts=30)
+    feeder.start()
+    feeder.wait_established()
+    n, per = 200_000, 900
+    prefixes = [f"{10 + i // 65536}.{(i // 256) % 256}.{i % 256}.0/24" for i in range(n)]
+    t0 = time.monotonic()
+    for k in range(0, n, per):
+        attrs = S.attribute(S.ORIGIN, b"\x00") + S.as_path([65010, 64512 + k // per]) + \
+            S.attribute(S.NEXT_HOP, socket.inet_aton(feed_n.v4))
+        feeder.send(S.update(attrs=attrs, nlri=b"".join(S.encode_prefix(p) for p in prefixes[k:k + per])))
+    good.wait_routes({"ipv4-unicast": n}, timeout=120)
+    t_good = time.monotonic() - t0
+    # The stalled session was still up when the reading peer had it all.
+    peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
+    assert peers["stalled"]["state"].lower() == "established", peers["stalled"]
+    down = petrel.wait_events("session-down", peer="stalled", timeout=send_hold * 4)
+    assert down[0]["cause"] == "send-hold-timer-expired", down
+    stop.set()
+    stalled.close()
+    # And the reading peer is still there, with everything.
+    assert good.counts().get("ipv4-unicast") == n
+    peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
+    assert peers["good"]["state"].lower() == "established", peers["good"]
+    assert t_good < send_hold * 4

@@ -81,11 +81,16 @@ void encode_route(const Route& r, std::vector<std::byte>& out) {
   attr_addr(out, RTA_DST, r.dst.addr());
   attr_u32(out, RTA_TABLE, r.table);
   attr_u32(out, RTA_PRIORITY, r.metric);
-  if (r.nexthops.size() == 1) {
+  // One next hop goes as RTA_GATEWAY/RTA_OIF unless that would lose
+  // something (a weight, or a next hop with neither): then RTA_MULTIPATH,
+  // so what decodes encodes back to the same.
+  bool plain = r.nexthops.size() == 1 && r.nexthops[0].hops == 0 &&
+               (r.nexthops[0].has_gateway || r.nexthops[0].ifindex != 0);
+  if (plain) {
     const NextHop& nh = r.nexthops[0];
     if (nh.has_gateway) attr_addr(out, RTA_GATEWAY, nh.gateway);
     if (nh.ifindex != 0) attr_u32(out, RTA_OIF, nh.ifindex);
-  } else if (r.nexthops.size() > 1) {
+  } else if (!r.nexthops.empty()) {
     size_t mp = begin_nested(out, RTA_MULTIPATH);
     for (const NextHop& nh : r.nexthops) {
       size_t at = out.size();

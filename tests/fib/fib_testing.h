@@ -53,11 +53,7 @@ inline rc::Gen<Route> gen_route() {
           r.protocol = proto;
           r.scope = scope;
           r.type = type;
-          r.nexthops = std::move(hops);
-          if (r.nexthops.size() == 1) {
-            r.nexthops[0].hops = 0;  // only RTA_MULTIPATH carries it
-            if (!r.nexthops[0].has_gateway && r.nexthops[0].ifindex == 0) r.nexthops.clear();
-          }
+          r.nexthops = std::move(hops);  // one with a weight or neither part: RTA_MULTIPATH
           return r;
         },
         rc::gen::arbitrary<uint64_t>(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>(),

@@ -326,3 +326,45 @@ def test_a_peer_that_stops_reading_holds_back_no_other(lab):
     peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
     assert peers["good"]["state"].lower() == "established", peers["good"]
     assert t_good < send_hold * 4
+
+
+def test_bird_and_frr_on_either_side(lab):
+    """BIRD and FRR, both external, each announce their own prefixes to
+    Petrel; each gets the other's, with Petrel's AS in front of the
+    originator's and Petrel's address as next hop, and none of its own back."""
+    me, bn, fn = lab.node("petrel"), lab.node("bird"), lab.node("frr")
+    frr_asn = FRR_EXT_ASN
+    bird_pfx = ("10.20.0.0/24", "10.20.1.0/24", "2001:db8:20::/48")
+    frr_pfx = ("10.30.0.0/24", "10.30.1.0/24", "10.30.2.0/24")
+    bird = start_bird(lab, bn, me, bird_pfx)
+    frr = L.Frr(fn, L.Session(frr_asn, PETREL_ASN, me.v4, fn.v4, hold_time=HOLD,
+                              families=("ipv4-unicast",), announce=frr_pfx)).start()
+    L.Petrel(me, [
+        L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, export_policy="all"),
+        L.PetrelPeer("frr", fn.v4, frr_asn, me.v4, hold_time=HOLD, export_policy="all",
+                     families=("ipv4-unicast",)),
+    ], PETREL_ASN).start()
+    bird.wait_established(30)
+    frr.wait_established(30)
+    v4 = lambda ps: {p for p in ps if ":" not in p}  # noqa: E731
+    L.wait_until(lambda: bird.received_prefixes("ipv4-unicast") == v4(frr_pfx), 30,
+                 "BIRD holds FRR's prefixes")
+
+    def frr_paths():
+        data = json.loads(frr.vtysh("show bgp ipv4 unicast json") or "{}")
+        res = {}
+        for pfx, paths in data.get("routes", {}).items():
+            for path in paths:
+                if path.get("peerId") == me.v4:
+                    res[str(ipaddress.ip_network(pfx))] = path
+        return res
+    got = L.wait_until(lambda: (lambda r: r if set(r) == v4(bird_pfx) else None)(frr_paths()), 30,
+                       "FRR holds BIRD's prefixes")
+    for p, path in got.items():
+        assert path.get("path") == f"{PETREL_ASN} {BIRD_ASN}", (p, path)
+        assert [h.get("ip") for h in path.get("nexthops", [])] == [me.v4], (p, path)
+        assert "metric" not in path or path["metric"] == 0, (p, path)  # BIRD's MED stays behind
+    # BIRD's view of FRR's routes: Petrel's AS, then FRR's.
+    shown = bird.birdc("show", "route", "all", "10.30.0.0/24")
+    assert f"BGP.as_path: {PETREL_ASN} {frr_asn}" in shown, shown
+    assert f"BGP.next_hop: {me.v4}" in shown, shown

@@ -122,36 +122,43 @@ void FamilyIndex<Key>::build(std::vector<Raw>& raw) {
 }
 
 template <typename Key>
-Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const {
-  if (bucket.empty()) return Validity::kNotFound;
+void FamilyIndex<Key>::prefetch_bucket(Key addr) const {
+  // The bucket's lines are fetched together rather than one per step of
+  // the search: the search then runs from cache.
+  uint32_t b = top_bits(addr);
+  const char* p = reinterpret_cast<const char*>(intervals.data() + bucket[b]);
+  const char* end = reinterpret_cast<const char*>(intervals.data() + bucket[b] +
+                                                  std::min<size_t>(bucket[b + 1] - bucket[b], 64));
+  for (; p < end; p += 64) __builtin_prefetch(p);
+}
+
+template <typename Key>
+const typename FamilyIndex<Key>::Interval* FamilyIndex<Key>::find(Key addr) const {
   uint32_t b = top_bits(addr);
   // Branch-free binary search for the last interval starting at or
   // before addr (the one before the bucket if none in it does).
   const Interval* base = intervals.data();
   const Interval* lo = base + bucket[b];
   size_t n = bucket[b + 1] - bucket[b];
-  // The bucket's lines are fetched together rather than one per step of
-  // the search: the search then runs from cache.
-  {
-    const char* p = reinterpret_cast<const char*>(lo);
-    const char* end = reinterpret_cast<const char*>(lo + std::min<size_t>(n, 64));
-    for (; p < end; p += 64) __builtin_prefetch(p);
-  }
   while (n > 1) {
     size_t half = n / 2;
     lo = (lo[half].start <= addr) ? lo + half : lo;
     n -= half;
   }
   if (n == 0 || lo->start > addr) {
-    if (lo == base) return Validity::kNotFound;
+    if (lo == base) return nullptr;
     --lo;
   }
-  if (lo->count == 0 || lo->root_len > len) return Validity::kNotFound;
+  return lo;
+}
+
+template <typename Key>
+Validity FamilyIndex<Key>::decide(const Interval* iv, unsigned len, uint32_t as) const {
+  if (!iv || iv->count == 0 || iv->root_len > len) return Validity::kNotFound;
   // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
   // than the route's and contains it (every entry here contains it); it
   // matches when it also allows the route's length and names the route's
-  // origin, which is not NONE and a VRP for AS 0 never names.
-  uint32_t as = origin.value_or(0);
+  // origin, which is not NONE (as 0 here) and a VRP for AS 0 never names.
   if (as == 0) return Validity::kInvalid;
   auto matches = [&](uint32_t first, uint32_t count) {
     const Entry* e = entries.data() + first;
@@ -160,13 +167,38 @@ Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t
     }
     return false;
   };
-  if (matches(lo->first, lo->count)) return Validity::kValid;
-  for (int32_t l = lo->link; l >= 0;) {
+  if (matches(iv->first, iv->count)) return Validity::kValid;
+  for (int32_t l = iv->link; l >= 0;) {
     const Block& blk = blocks[static_cast<size_t>(l)];
     if (matches(blk.first, blk.count)) return Validity::kValid;
     l = blk.link;
   }
   return Validity::kInvalid;
+}
+
+template <typename Key>
+Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const {
+  if (bucket.empty()) return Validity::kNotFound;
+  prefetch_bucket(addr);
+  return decide(find(addr), len, origin.value_or(0));
+}
+
+template <typename Key>
+void FamilyIndex<Key>::lookup_batch(const BatchItem* items, size_t n, Validity* out) const {
+  if (bucket.empty()) {
+    for (size_t i = 0; i < n; ++i) out[items[i].index] = Validity::kNotFound;
+    return;
+  }
+  // Each stage starts every route's next miss before any waits for one, so
+  // the misses of the routes overlap instead of following each other.
+  const Interval* found[kBatch];
+  for (size_t i = 0; i < n; ++i) __builtin_prefetch(&bucket[top_bits(items[i].key)]);
+  for (size_t i = 0; i < n; ++i) prefetch_bucket(items[i].key);
+  for (size_t i = 0; i < n; ++i) {
+    found[i] = find(items[i].key);
+    if (found[i]) __builtin_prefetch(entries.data() + found[i]->first);
+  }
+  for (size_t i = 0; i < n; ++i) out[items[i].index] = decide(found[i], items[i].len, items[i].as);
 }
 
 template <typename Key>
@@ -195,6 +227,27 @@ VrpTable VrpTable::build(std::span<const Vrp> vrps) {
   t.v6_.build(raw6);
   t.size_ = raw4.size() + raw6.size();
   return t;
+}
+
+void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out) const {
+  using internal::kBatch;
+  internal::FamilyIndex<uint32_t>::BatchItem b4[kBatch];
+  internal::FamilyIndex<internal::U128>::BatchItem b6[kBatch];
+  for (size_t at = 0; at < routes.size(); at += kBatch) {
+    const size_t n = std::min(kBatch, routes.size() - at);
+    size_t n4 = 0, n6 = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const RouteOrigin& r = routes[at + i];
+      const uint32_t as = r.origin.value_or(0);
+      if (r.route.family() == net::IpFamily::V4)
+        b4[n4++] = {internal::key_of_v4(r.route.addr()), r.route.len(), as, i};
+      else
+        b6[n6++] = {internal::key_of_v6(r.route.addr()), r.route.len(), as, i};
+    }
+    Validity* o = out.data() + at;
+    v4_.lookup_batch(b4, n4, o);
+    v6_.lookup_batch(b6, n6, o);
+  }
 }
 
 Validity VrpTable::validate(const net::Prefix& route, std::optional<uint32_t> origin) const {

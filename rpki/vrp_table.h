@@ -72,12 +72,37 @@ struct FamilyIndex {
   std::vector<Block> blocks;     // per distinct prefix
   std::vector<uint32_t> bucket;  // (1 << 16) + 1 offsets into intervals
 
+  // A route of a batched lookup: its key, length, origin (0: NONE) and
+  // its place in the answer.
+  struct BatchItem {
+    Key key;
+    uint8_t len;
+    uint32_t as;
+    size_t index;
+  };
+
   void build(std::vector<Raw>& raw);
   [[nodiscard]] Validity lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const;
+  // At most kBatch items; out[item.index] gets each answer.
+  void lookup_batch(const BatchItem* items, size_t n, Validity* out) const;
   [[nodiscard]] size_t memory_bytes() const;
+
+ private:
+  void prefetch_bucket(Key addr) const;
+  [[nodiscard]] const Interval* find(Key addr) const;  // null: before every interval
+  [[nodiscard]] Validity decide(const Interval* iv, unsigned len, uint32_t as) const;
 };
 
+// Routes a batched lookup works on together.
+inline constexpr size_t kBatch = 16;
+
 }  // namespace internal
+
+// A route and its origin AS (nullopt: NONE) for VrpTable::validate_batch.
+struct RouteOrigin {
+  net::Prefix route;
+  std::optional<uint32_t> origin;
+};
 
 class VrpTable {
  public:
@@ -92,6 +117,11 @@ class VrpTable {
   // for NONE (the AS_PATH ends in an AS_SET), which matches no VRP. A VRP
   // for AS 0 matches no route (RFC 6483 section 4, RFC 7607).
   [[nodiscard]] Validity validate(const net::Prefix& route, std::optional<uint32_t> origin) const;
+  // The same for many routes: out[i] for routes[i] (out.size() >= routes.size()).
+  // Routes are taken kBatch at a time and their memory reads overlap, so
+  // this is several times quicker per route than validate() in a loop
+  // when the table is larger than the caches.
+  void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out) const;
 
   // Distinct VRPs held.
   [[nodiscard]] size_t size() const { return size_; }

@@ -141,5 +141,34 @@ RC_GTEST_PROP(VrpTable, AgreesWithThePlainDefinition, ()) {
   }
 }
 
+// validate_batch answers as validate does, for mixed families and any
+// count (more than one batch, and a partial last one).
+RC_GTEST_PROP(VrpTable, BatchAgreesWithSingleLookups, ()) {
+  auto vrps = *rc::gen::container<std::vector<Vrp>>(rc::gen::apply(
+      [](net::Prefix p, unsigned extra, uint32_t asn) {
+        unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
+        return Vrp{p, static_cast<uint8_t>(std::min(max, p.len() + extra % 6)), asn % 5};
+      },
+      gen_prefix(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>()));
+  auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
+  const size_t n = *rc::gen::inRange<size_t>(0, 70);
+  for (size_t i = 0; i < n; ++i) {
+    net::Prefix route = *gen_prefix();
+    if (!vrps.empty() && *rc::gen::inRange(0, 2) == 0) {
+      const Vrp& v = vrps[*rc::gen::inRange<size_t>(0, vrps.size())];
+      unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
+      route = *net::Prefix::make(v.prefix.addr(), std::min(max, v.prefix.len() + *rc::gen::inRange(0u, 4u)));
+    }
+    std::optional<uint32_t> origin;
+    if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
+    routes.push_back({route, origin});
+  }
+  std::vector<Validity> out(routes.size(), Validity::kValid);
+  table.validate_batch(routes, out);
+  for (size_t i = 0; i < routes.size(); ++i)
+    RC_ASSERT(out[i] == table.validate(routes[i].route, routes[i].origin));
+}
+
 }  // namespace
 }  // namespace petrel::rpki

@@ -667,6 +667,12 @@ std::string status_page_html(const Snapshot& s) {
   out += fmt::format("</table>\n<p>{} routes, {} distinct attribute sets, {:.1f} MB counted by the table.</p>\n",
                      s.table.routes, s.table.attr_sets,
                      static_cast<double>(s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes) / 1e6);
+  for (const auto& sec : s.sections) {
+    out += fmt::format("<h2>{}</h2>\n<table class=\"section\">\n", html_escape(sec.title));
+    for (const auto& [name, value] : sec.rows)
+      out += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_escape(name), html_escape(value));
+    out += fmt::format("</table>\n<p>More: <a href=\"{0}\">{0}</a>.</p>\n", html_escape(sec.json_path));
+  }
   out += "<h2>Memory</h2>\n";
   if (s.memory.available) {
     out += "<table id=\"memory\"><tr><th>jemalloc</th><th>MB</th></tr>\n";

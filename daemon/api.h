@@ -70,6 +70,14 @@ struct Snapshot {
     uint64_t journal_bytes = 0;
   } table;
   MemoryStats memory;  // jemalloc's figures (daemon/memory.h)
+  // Parts shown on the status page only when configured (the kernel
+  // installer, RPKI): a title, name/value rows and the JSON with the rest.
+  struct Section {
+    std::string title;
+    std::string json_path;
+    std::vector<std::pair<std::string, std::string>> rows;
+  };
+  std::vector<Section> sections;
 };
 
 // What best-path selection read of one route (GET .../explain).

@@ -2,6 +2,7 @@
 // thread, on a socket we bind ourselves so a failure says exactly why.
 #include "daemon/http.h"
 
+#include <fmt/format.h>
 #include <microhttpd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,11 +17,11 @@
 #include <vector>
 
 #include "daemon/api.h"
-#include "daemon/kernel_api.h"
-#include "daemon/rpki_api.h"
 #include "daemon/events.h"
+#include "daemon/kernel_api.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
+#include "daemon/rpki_api.h"
 #include "daemon/server.h"
 #include "daemon/sockets.h"
 
@@ -73,6 +74,44 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
   return p;
+}
+
+// The status page's kernel and RPKI sections, when those parts are on.
+void add_sections(const Server& server, api::Snapshot& s) {
+  auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+  if (const KernelSyncer* k = server.kernel()) {
+    KernelStatus st = k->status();
+    if (st.enabled) {
+      api::Snapshot::Section sec{"Kernel routes", std::string(kKernelPath), {}};
+      sec.rows = {{"running", yes_no(st.running)},
+                  {"table", std::to_string(st.table)},
+                  {"installed", std::to_string(st.counts.installed)},
+                  {"pending", std::to_string(st.counts.pending)},
+                  {"unresolved next hop", std::to_string(st.counts.unresolved)},
+                  {"refused", std::to_string(st.counts.refused)},
+                  {"stale from an earlier run", std::to_string(st.counts.stale)},
+                  {"last error", st.last_error.empty() ? "none" : st.last_error}};
+      s.sections.push_back(std::move(sec));
+    }
+  }
+  RpkiView v = rpki_view(server);
+  if (v.enabled) {
+    api::Snapshot::Section sec{"RPKI", std::string(kRpkiPath), {}};
+    if (v.vrps) {
+      sec.rows.emplace_back("VRPs", fmt::format("{} IPv4, {} IPv6", v.vrps->v4, v.vrps->v6));
+      sec.rows.emplace_back("from", v.vrps->source.empty() ? "none" : v.vrps->source);
+    }
+    for (const auto& c : v.caches)
+      sec.rows.emplace_back(fmt::format("cache {}", c.name),
+                            fmt::format("{}{}", c.state, c.active ? " (in use)" : ""));
+    const auto& n = v.routes;
+    sec.rows.emplace_back("routes valid / invalid / not found",
+                          fmt::format("{} / {} / {}", n[static_cast<size_t>(table::Validation::kValid)],
+                                      n[static_cast<size_t>(table::Validation::kInvalid)],
+                                      n[static_cast<size_t>(table::Validation::kNotFound)]));
+    sec.rows.emplace_back("invalid routes rejected", yes_no(v.reject_invalid));
+    s.sections.push_back(std::move(sec));
+  }
 }
 
 api::Snapshot snapshot(const HttpServer::Context& ctx) {
@@ -313,8 +352,12 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
       r = kernel_response(method, ctx->server->kernel());
-    else
-      r = api::respond(method, url, snapshot(*ctx));
+    else {
+      api::Snapshot snap = snapshot(*ctx);
+      // Only the page shows them (RPKI's route counts may walk the table).
+      if (std::string_view(url) == "/") add_sections(*ctx->server, snap);
+      r = api::respond(method, url, snap);
+    }
     if (std::string_view(url) == "/metrics" && r.status == 200 && ctx->server->kernel())
       r.body += kernel_metrics(ctx->server->kernel()->status());
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));

@@ -100,6 +100,17 @@ TEST(ApiStatus, HoldsTheRouterAndCounts) {
   EXPECT_EQ(m["retained"], 9000000);
 }
 
+TEST(ApiStatusPage, SectionsOfConfiguredParts) {
+  Snapshot s = sample();
+  EXPECT_EQ(status_page_html(s).find("class=\"section\""), std::string::npos) << "none when not configured";
+  s.sections.push_back({"Kernel routes", "/api/kernel", {{"installed", "3"}, {"last error", "<refused>"}}});
+  std::string h = status_page_html(s);
+  EXPECT_NE(h.find("<h2>Kernel routes</h2>"), std::string::npos);
+  EXPECT_NE(h.find("<tr><td>installed</td><td>3</td></tr>"), std::string::npos);
+  EXPECT_NE(h.find("<td>&lt;refused&gt;</td>"), std::string::npos);
+  EXPECT_NE(h.find("<a href=\"/api/kernel\">/api/kernel</a>"), std::string::npos);
+}
+
 TEST(ApiStatus, MemoryNotAvailableWithoutJemalloc) {
   Snapshot s = sample();
   s.memory = MemoryStats{};

@@ -85,6 +85,16 @@ struct Query {
   uint32_t origin;
 };
 
+// One JSON line for a lookup run: wall and thread-CPU ns per lookup.
+void report(const char* run, size_t vrps, size_t lookups, double cpu_ns_spent,
+            std::chrono::steady_clock::duration wall, const size_t counts[3]) {
+  double cpu = cpu_ns_spent / static_cast<double>(lookups);
+  double ns = std::chrono::duration<double, std::nano>(wall).count() / static_cast<double>(lookups);
+  std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
+              "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
+              run, vrps, lookups, ns, cpu, counts[0], counts[1], counts[2]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,12 +144,7 @@ int main(int argc, char** argv) {
       const Query& q = queries[i & ((1u << 20) - 1)];
       counts[static_cast<size_t>(table.validate(q.route, q.origin))]++;
     }
-    auto t1 = Clock::now();
-    double cpu = (cpu_ns() - c0) / static_cast<double>(lookups);
-    double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(lookups);
-    std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
-                "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
-                mix, vrps.size(), lookups, ns, cpu, counts[0], counts[1], counts[2]);
+    report(mix, vrps.size(), lookups, cpu_ns() - c0, Clock::now() - t0, counts);
   }
   // The same routes through validate_batch, 256 at a time (an UPDATE's
   // worth of prefixes), against validate() in a loop in the same run.
@@ -158,12 +163,7 @@ int main(int argc, char** argv) {
       table.validate_batch(in, answers);
       for (auto v : answers) counts[static_cast<size_t>(v)]++;
     }
-    auto t1 = Clock::now();
-    double cpu = (cpu_ns() - c0) / static_cast<double>(total);
-    double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(total);
-    std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
-                "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
-                mix, vrps.size(), total, ns, cpu, counts[0], counts[1], counts[2]);
+    report(mix, vrps.size(), total, cpu_ns() - c0, Clock::now() - t0, counts);
   }
   return 0;
 }

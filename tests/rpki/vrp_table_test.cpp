@@ -119,24 +119,35 @@ rc::Gen<net::Prefix> gen_prefix() {
       rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint32_t>(), rc::gen::inRange(0u, 129u));
 }
 
-RC_GTEST_PROP(VrpTable, AgreesWithThePlainDefinition, ()) {
-  auto vrps = *rc::gen::container<std::vector<Vrp>>(rc::gen::apply(
+// Random VRP sets: few ASes and max lengths a little past the prefix.
+rc::Gen<std::vector<Vrp>> gen_vrps() {
+  return rc::gen::container<std::vector<Vrp>>(rc::gen::apply(
       [](net::Prefix p, unsigned extra, uint32_t asn) {
         unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
         return Vrp{p, static_cast<uint8_t>(std::min(max, p.len() + extra % 6)), asn % 5};
       },
       gen_prefix(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>()));
+}
+
+// A random route, one time in three at or under one of the VRPs, and its
+// origin (NONE one time in eight).
+RouteOrigin gen_route(const std::vector<Vrp>& vrps) {
+  net::Prefix route = *gen_prefix();
+  if (!vrps.empty() && *rc::gen::inRange(0, 3) == 0) {
+    const Vrp& v = vrps[*rc::gen::inRange<size_t>(0, vrps.size())];
+    unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
+    route = *net::Prefix::make(v.prefix.addr(), std::min(max, v.prefix.len() + *rc::gen::inRange(0u, 4u)));
+  }
+  std::optional<uint32_t> origin;
+  if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
+  return {route, origin};
+}
+
+RC_GTEST_PROP(VrpTable, AgreesWithThePlainDefinition, ()) {
+  auto vrps = *gen_vrps();
   auto table = VrpTable::build(vrps);
   for (int i = 0; i < 50; ++i) {
-    net::Prefix route = *gen_prefix();
-    if (!vrps.empty() && *rc::gen::inRange(0, 3) == 0) {
-      // A route at or under one of the VRPs.
-      const Vrp& v = vrps[*rc::gen::inRange<size_t>(0, vrps.size())];
-      unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
-      route = *net::Prefix::make(v.prefix.addr(), std::min(max, v.prefix.len() + *rc::gen::inRange(0u, 4u)));
-    }
-    std::optional<uint32_t> origin;
-    if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
+    auto [route, origin] = gen_route(vrps);
     RC_ASSERT(table.validate(route, origin) == plain(vrps, route, origin));
   }
 }
@@ -144,25 +155,12 @@ RC_GTEST_PROP(VrpTable, AgreesWithThePlainDefinition, ()) {
 // validate_batch answers as validate does, for mixed families and any
 // count (more than one batch, and a partial last one).
 RC_GTEST_PROP(VrpTable, BatchAgreesWithSingleLookups, ()) {
-  auto vrps = *rc::gen::container<std::vector<Vrp>>(rc::gen::apply(
-      [](net::Prefix p, unsigned extra, uint32_t asn) {
-        unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
-        return Vrp{p, static_cast<uint8_t>(std::min(max, p.len() + extra % 6)), asn % 5};
-      },
-      gen_prefix(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>()));
+  auto vrps = *gen_vrps();
   auto table = VrpTable::build(vrps);
   std::vector<RouteOrigin> routes;
   const size_t n = *rc::gen::inRange<size_t>(0, 70);
   for (size_t i = 0; i < n; ++i) {
-    net::Prefix route = *gen_prefix();
-    if (!vrps.empty() && *rc::gen::inRange(0, 2) == 0) {
-      const Vrp& v = vrps[*rc::gen::inRange<size_t>(0, vrps.size())];
-      unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
-      route = *net::Prefix::make(v.prefix.addr(), std::min(max, v.prefix.len() + *rc::gen::inRange(0u, 4u)));
-    }
-    std::optional<uint32_t> origin;
-    if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
-    routes.push_back({route, origin});
+    routes.push_back(gen_route(vrps));
   }
   std::vector<Validity> out(routes.size(), Validity::kValid);
   table.validate_batch(routes, out);

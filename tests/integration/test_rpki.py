@@ -177,7 +177,17 @@ def marks(petrel: L.Petrel, prefix: str) -> list[tuple[str, str]]:
     return [(r["peer"], r["rpki"]) for r in got["routes"]]
 
 
-def test_rpki_marks_routes_from_bird(lab):
+def best_flags(petrel: L.Petrel, prefixes) -> dict:
+    """{prefix: whether BIRD's route to it is the best} from the API."""
+    res = {}
+    for p in prefixes:
+        got = petrel.api(f"/api/routes/{p}")
+        res[p] = bool(isinstance(got, dict) and got["routes"] and got["routes"][0]["best"])
+    return res
+
+
+@pytest.mark.parametrize("reject_invalid", [False, True], ids=["keep-invalid", "reject-invalid"])
+def test_rpki_marks_routes_from_bird(lab, reject_invalid):
     L_require_bird()
     me, bird_node = lab.node("petrel"), lab.node("bird")
     prefixes = L.sample_prefixes(bird_node.index)  # 3 IPv4 /28, 2 IPv6 /48
@@ -193,7 +203,8 @@ def test_rpki_marks_routes_from_bird(lab):
     ])
     cache = Cache(me, CACHE_PORTS[0], path).start()
     petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD)],
-                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)])
+                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)],
+                        reject_invalid=reject_invalid)
     try:
         petrel.start()
     except L.PetrelNotReady as e:
@@ -207,6 +218,8 @@ def test_rpki_marks_routes_from_bird(lab):
                  f"marks {want}: got {[(p, marks(petrel, p)) for p in want]}")
     L.wait_until(lambda: rpki(petrel)["routes"] == {"valid": 1, "invalid": 3, "not-found": 1}, 15,
                  "counts by state")
+    # With reject_invalid an invalid route is kept but is not the best.
+    assert best_flags(petrel, want) == {p: not (reject_invalid and s == "invalid") for p, s in want.items()}
 
     # ---- the VRPs change: the marks follow
     write_vrps(path, [
@@ -220,6 +233,9 @@ def test_rpki_marks_routes_from_bird(lab):
                  f"marks {want}: got {[(p, marks(petrel, p)) for p in want]}")
     ev = petrel.wait_events("rpki-revalidated", count=2)
     assert int(ev[-1]["routes_changed"]) == 5, ev
+    # The routes that became valid are the best again; the one that became
+    # invalid no longer is (with reject_invalid).
+    assert best_flags(petrel, want) == {p: not (reject_invalid and s == "invalid") for p, s in want.items()}
     cache.stop()
     assert petrel.alive()
 

@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "codec/types.h"
@@ -103,8 +102,10 @@ void KernelSyncer::run() {
         "multipath is on, but the table exposes only the best route: single-path routes are installed");
   publish(d, true);
 
-  // What this follower wants, per shard, to forget on a resynchronisation.
-  std::vector<std::unordered_set<net::Prefix>> held(table_.shard_count());
+  // A shard handed again from the start (the first read, or a journal
+  // overrun): what was wanted of it and not handed again is unwanted after
+  // the read. Found by a scan of the plan: resynchronisations are rare, and
+  // no per-prefix memory is kept for them.
   std::vector<std::pair<size_t, std::unordered_set<net::Prefix>>> replaced;
   auto follower = table_.follow();
   const auto t0 = Clock::now();
@@ -113,31 +114,30 @@ void KernelSyncer::run() {
 
   auto on_event = [&](const table::FollowEvent& ev) {
     if (ev.resync) {
-      replaced.emplace_back(ev.shard, std::move(held[ev.shard]));
-      held[ev.shard].clear();
+      std::unordered_set<net::Prefix> before;
+      d.plan().for_each_wanted([&](const net::Prefix& p) {
+        if (table_.shard_of(p) == ev.shard) before.insert(p);
+      });
+      replaced.emplace_back(ev.shard, std::move(before));
     }
+    for (auto& [shard, before] : replaced)
+      if (shard == ev.shard) before.erase(ev.change.prefix);
     if (ev.change.family == UINT8_MAX) return;  // an empty shard
     if (ev.change.family != kV4 && ev.change.family != kV6) return;
     const net::Prefix& p = ev.change.prefix;
     std::optional<net::IpAddress> nh;
     if (ev.best) nh = ev.change.family == kV4 ? ev.best->attrs->next_hop() : ev.best->attrs->mp_next_hop();
     if (ev.best && ev.change.family == kV4 && !nh) nh = ev.best->attrs->mp_next_hop();  // RFC 8950
-    if (nh) {
-      d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
-      held[ev.shard].insert(p);
-    } else {
-      d.plan().unwant(p);
-      held[ev.shard].erase(p);
-    }
+    if (nh) d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
+    else d.plan().unwant(p);
   };
 
   while (!stop_) {
-    uint64_t before = follower.resyncs();
+    uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
-    table_resyncs_ += follower.resyncs() - before;
-    for (auto& [shard, old] : replaced)
-      for (const auto& p : old)
-        if (!held[shard].count(p)) d.plan().unwant(p);
+    table_resyncs_ += follower.resyncs() - resyncs;
+    for (auto& [shard, gone] : replaced)
+      for (const auto& p : gone) d.plan().unwant(p);
     replaced.clear();
 
     auto now = Clock::now();

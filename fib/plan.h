@@ -113,6 +113,13 @@ class Plan {
   [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0; }
   [[nodiscard]] size_t in_flight() const { return in_flight_; }
 
+  // fn(prefix) for every prefix Petrel wants now.
+  template <typename F>
+  void for_each_wanted(F&& fn) const {
+    for (const auto& [p, e] : entries_)
+      if (e.want) fn(p);
+  }
+
   // The route Petrel would install for p now (nullopt: none).
   [[nodiscard]] std::optional<Route> target(const net::Prefix& p, const Interfaces& ifs) const;
 

@@ -224,6 +224,31 @@ TEST(Plan, RefusedRoutesAreRetriedAndForeignRoutesKept) {
   EXPECT_FALSE(k.foreign_touched);
 }
 
+TEST(Plan, AnswersInAnyOrderAndChangesWhileInFlight) {
+  Interfaces ifs = three_links();
+  Plan plan(kOpts);
+  ModelKernel k;
+  plan.allow_removals();
+  for (int i = 0; i < 4; ++i)
+    plan.want(*net::Prefix::make(net::IpAddress::v4(0xc0000200u + (static_cast<uint32_t>(i) << 8)), 24),
+              via({"10.0.1.2"}));
+  std::vector<Request> out;
+  ASSERT_EQ(plan.next(ifs, 10, out), 4u);
+  // A new wish for the first prefix while its request is in flight.
+  plan.want(out[0].route.dst, via({"10.0.2.2"}));
+  plan.answer(12345, 0);  // not a request of ours: ignored
+  for (size_t i : {3u, 1u, 0u, 2u}) plan.answer(out[i].seq, k.apply(to_message(out[i])));
+  plan.answer(out[1].seq, -EINVAL);  // answered twice: ignored
+  EXPECT_EQ(plan.counts().installed, 4u);
+  EXPECT_EQ(plan.counts().refused, 0u);
+  std::vector<Request> again;
+  ASSERT_EQ(plan.next(ifs, 10, again), 1u);  // the wish that came meanwhile
+  EXPECT_EQ(again[0].op, Op::kReplace);
+  EXPECT_EQ(again[0].route, ours("192.0.2.0/24", "10.0.2.2", 2));
+  plan.answer(again[0].seq, k.apply(to_message(again[0])));
+  EXPECT_TRUE(plan.idle());
+}
+
 // ---- the model kernel property
 
 struct World {

@@ -138,6 +138,24 @@ def test_installer_follows_link_changes(lab, fib_sync):
     assert routes(n) == {"192.0.2.0/24": ["198.18.0.7"]}, c
 
 
+def test_installer_says_cap_net_admin_is_missing(lab, fib_sync):
+    """Without CAP_NET_ADMIN the kernel refuses every route (EPERM) and the
+    installer says in plain words what it needs."""
+    import shutil
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv not found (util-linux)")
+    n = lab.node("r")
+    path = n.path("routes.txt")
+    with open(path, "w") as f:
+        f.write("192.0.2.0/24 198.18.0.7\n")
+    p = n.run(["setpriv", "--inh-caps=-all", "--bounding-set=-net_admin", fib_sync,
+               "--table", str(TABLE), "--metric", str(METRIC), "--routes", path], check=False)
+    assert p.returncode == 1, p
+    assert "needs CAP_NET_ADMIN" in p.stderr, p.stderr
+    assert "refused=1" in p.stdout, p.stdout
+    assert routes(n) == {}
+
+
 # ---- the daemon with a real peer
 
 class KernelPetrel(L.Petrel):

@@ -289,6 +289,7 @@ def test_http_live(lab, tmp_path):
     assert '<table id="peers">' in dom, dom[:2000]
     assert ">bird</a>" in dom and ">speaker</a>" in dom, dom[:2000]
     assert '<form id="lookup"' in dom, dom
+    assert 'class="section"' not in dom, "kernel/RPKI sections without [kernel] or [rpki]"
     if mem["allocator"] == "jemalloc":
         assert '<table id="memory">' in dom and "<td>resident</td>" in dom, dom
     else:
@@ -296,3 +297,31 @@ def test_http_live(lab, tmp_path):
     if keep:
         os.makedirs(keep, exist_ok=True)
         shutil.copy(shot, os.path.join(keep, "status-page.png"))
+
+
+class _PetrelWithParts(L.Petrel):
+    """Petrel with the kernel installer on (table 101 of its namespace) and
+    one RPKI cache that never answers."""
+
+    def config(self) -> str:
+        return super().config() + "\n[kernel]\nenabled = true\ntable = 101\n" \
+            "\n[rpki]\nreject_invalid = false\n[[rpki.cache]]\naddress = \"127.0.0.1\"\nport = 3323\n"
+
+
+def test_status_page_sections(lab):
+    """The status page shows the kernel and RPKI sections when those parts
+    are configured (and test_http_live's daemon, without them, shows none)."""
+    me = lab.node("petrel")
+    petrel = _PetrelWithParts(me, [L.PetrelPeer("nobody", "198.18.0.250", 65009, me.v4, passive=True)],
+                              PETREL_ASN, http_port=PORT)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    status, ctype, body = http_get(me, "/")
+    page = body.decode()
+    assert status == 200 and ctype.startswith("text/html"), (status, ctype)
+    assert "<h2>Kernel routes</h2>" in page and '<a href="/api/kernel">' in page, page
+    assert "<tr><td>table</td><td>101</td></tr>" in page, page
+    assert "<h2>RPKI</h2>" in page and "<td>cache 127.0.0.1:3323</td>" in page, page
+    assert "<tr><td>invalid routes rejected</td><td>no</td></tr>" in page, page

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 
 #include "crates/json/json.h"
@@ -45,11 +47,19 @@ std::string_view validation_name(table::Validation v) {
   return "unchecked";
 }
 
-ValidationCounts count_validation(const table::Table& t) {
-  ValidationCounts n{};
+TableValidationCounts count_validation(const table::Table& t) {
+  TableValidationCounts n;
+  std::map<uint16_t, ValidationCounts> by_slot;
   t.walk([&](const table::Change&, const std::optional<table::RouteView>&, std::span<const table::Route> routes) {
-    for (const table::Route& r : routes) ++n[static_cast<size_t>(table::validation_of(r))];
+    for (const table::Route& r : routes) {
+      const auto s = static_cast<size_t>(table::validation_of(r));
+      ++n.routes[s];
+      ++by_slot[r.peer][s];
+    }
   });
+  for (const auto& [slot, counts] : by_slot) n.peers.push_back({t.peer(slot).name, counts});
+  std::sort(n.peers.begin(), n.peers.end(),
+            [](const PeerValidationCounts& a, const PeerValidationCounts& b) { return a.peer < b.peer; });
   return n;
 }
 
@@ -72,9 +82,20 @@ std::string rpki_json(const RpkiView& v) {
     w.member("published_unix_ms", v.vrps->published_unix_ms);
   }
   w.end_object();
+  auto counts = [&](const ValidationCounts& c) {
+    for (table::Validation s : kStates) w.member(validation_name(s), c[static_cast<size_t>(s)]);
+  };
   w.key_raw("routes").begin_object();
-  for (table::Validation s : kStates) w.member(validation_name(s), v.routes[static_cast<size_t>(s)]);
+  counts(v.routes);
   w.end_object();
+  w.key_raw("peers").begin_array();
+  for (const PeerValidationCounts& p : v.peers) {
+    w.begin_object();
+    w.member("peer", p.peer);
+    counts(p.routes);
+    w.end_object();
+  }
+  w.end_array();
   w.key_raw("caches").begin_array();
   for (const RpkiCacheStatus& c : v.caches) {
     w.begin_object();
@@ -150,7 +171,7 @@ RpkiView rpki_view(const Server& s) {
   v.caches = s.rpki()->status();
   static std::mutex mu;
   static std::chrono::steady_clock::time_point at;
-  static ValidationCounts counts{};
+  static TableValidationCounts counts;
   static bool have = false;
   std::lock_guard lock(mu);
   auto now = std::chrono::steady_clock::now();
@@ -159,7 +180,8 @@ RpkiView rpki_view(const Server& s) {
     at = now;
     have = true;
   }
-  v.routes = counts;
+  v.routes = counts.routes;
+  v.peers = counts.peers;
   return v;
 }
 

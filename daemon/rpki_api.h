@@ -23,19 +23,29 @@ inline constexpr std::string_view kRpkiPath = "/api/rpki";
 
 // Routes in the table per validation state (table::Validation order).
 using ValidationCounts = std::array<uint64_t, 4>;
+struct PeerValidationCounts {
+  std::string peer;  // the peer's configured name
+  ValidationCounts routes{};
+};
+struct TableValidationCounts {
+  ValidationCounts routes{};
+  std::vector<PeerValidationCounts> peers;  // by name
+};
 
 struct RpkiView {
   bool enabled = false;  // caches configured
   bool reject_invalid = false;
   std::shared_ptr<const VrpSnapshot> vrps;  // never null when enabled
   std::vector<RpkiCacheStatus> caches;
-  ValidationCounts routes{};
+  ValidationCounts routes{};                 // the whole table's
+  std::vector<PeerValidationCounts> peers;  // each peer's, by name
 };
 
 // "valid", "invalid", "not-found"; "unchecked" when RPKI is off.
 std::string_view validation_name(table::Validation v);
-// One walk of the table under each shard's lock.
-ValidationCounts count_validation(const table::Table& t);
+// One walk of the table under each shard's lock: the whole table's routes
+// and each peer's by state.
+TableValidationCounts count_validation(const table::Table& t);
 
 std::string rpki_json(const RpkiView& v);
 // petrel_rpki_vrps{family}, petrel_rpki_cache_state{cache,state},

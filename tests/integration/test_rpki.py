@@ -218,6 +218,7 @@ def test_rpki_marks_routes_from_bird(lab, reject_invalid):
                  f"marks {want}: got {[(p, marks(petrel, p)) for p in want]}")
     L.wait_until(lambda: rpki(petrel)["routes"] == {"valid": 1, "invalid": 3, "not-found": 1}, 15,
                  "counts by state")
+    assert rpki(petrel)["peers"] == [{"peer": "bird", "valid": 1, "invalid": 3, "not-found": 1}]
     # With reject_invalid an invalid route is kept but is not the best.
     assert best_flags(petrel, want) == {p: not (reject_invalid and s == "invalid") for p, s in want.items()}
 

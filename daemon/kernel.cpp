@@ -23,6 +23,7 @@ constexpr auto kRetryRefused = std::chrono::seconds(10);
 constexpr auto kPublish = std::chrono::milliseconds(500);
 constexpr size_t kReadPerShard = 4096;  // journal events per shard per round
 constexpr int kIdleWaitMs = 20;
+constexpr size_t kSyncPerRound = 64 * 256;  // requests per round, between journal reads
 
 const int kV4 = codec::known_index(codec::kIpv4Unicast);
 const int kV6 = codec::known_index(codec::kIpv6Unicast);
@@ -153,13 +154,12 @@ void KernelSyncer::run() {
     if (!changed) last_error_ = changed.error().text();
     // Bounded so a full table's installation still reads the journals
     // between rounds (they would overrun and resynchronise otherwise).
-    if (auto r = d.sync(16 * 256); !r) last_error_ = r.error().text();
-    auto c = d.plan().counts();
-    if (last_error_.empty() && c.last_error != 0)
-      last_error_ = std::string("route refused: ") + std::strerror(-c.last_error);
+    if (auto r = d.sync(kSyncPerRound); !r) last_error_ = r.error().text();
+    if (last_error_.empty() && d.plan().last_error() != 0)
+      last_error_ = std::string("route refused: ") + std::strerror(-d.plan().last_error());
     if (!last_error_.empty() && last_error_ != reported) {
       reported = last_error_;
-      log(LogLevel::kWarn, "kernel-error", {{"refused", c.refused}}, last_error_);
+      log(LogLevel::kWarn, "kernel-error", {}, last_error_);
     }
     if (now - last_publish >= kPublish) {
       last_publish = now;

@@ -108,7 +108,10 @@ class Plan {
   // Appends up to `max` requests, numbered from next_seq on.
   size_t next(const Interfaces& ifs, size_t max, std::vector<Request>& out);
 
+  // Walks every entry while removals are not allowed (to count stale
+  // ones): for status pages, not for every round.
   [[nodiscard]] PlanCounts counts() const;
+  [[nodiscard]] int32_t last_error() const { return last_error_; }
   // Nothing waiting and nothing in flight (refused prefixes aside).
   [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0; }
   [[nodiscard]] size_t in_flight() const { return in_flight_; }

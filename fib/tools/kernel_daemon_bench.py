@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The daemon end to end into the kernel (docs/performance.md, "Kernel routes").
+
+A BIRD peer in one lab namespace originates N IPv4 /24s (static routes,
+exported with itself as next hop); Petrel in another, with `[kernel]` on,
+installs them into table 100. Prints the time from Petrel's start until
+BIRD's session is Established, and until the kernel table holds all N.
+Needs root, BIRD and a built petrel: PETREL=BUILD/daemon/petrel.
+
+Usage: kernel_daemon_bench.py N
+"""
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "integration"))
+
+import lab as L  # noqa: E402
+
+
+class KernelPetrel(L.Petrel):
+    def config(self) -> str:
+        return super().config() + "\n[kernel]\nenabled = true\ntable = 100\nmetric = 32\n"
+
+
+def count(node: L.Node) -> int:
+    p = subprocess.run(["ip", "netns", "exec", node.ns, "ip", "route", "show", "table", "100",
+                        "proto", "bgp"], capture_output=True, text=True)
+    return p.stdout.count("\n")
+
+
+def main() -> int:
+    n = int(sys.argv[1])
+    prefixes = tuple(f"{10 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}.0/24" for i in range(n))
+    with L.Lab() as lab:
+        me, bn = lab.node("petrel"), lab.node("bird")
+        bird = L.Bird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True,
+                                    families=("ipv4-unicast",), announce=prefixes)).start()
+        petrel = KernelPetrel(me, [L.PetrelPeer("bird", bn.v4, 65002, me.v4,
+                                                families=("ipv4-unicast",))], 65001)
+        t0 = time.monotonic()
+        petrel.start()
+        bird.wait_established(60)
+        t_up = time.monotonic() - t0
+        deadline = t0 + 600
+        t_table = None
+        while time.monotonic() < deadline:
+            if t_table is None:
+                c = petrel.petrel_received_counts() or {}
+                if c.get("bird", {}).get("ipv4-unicast", 0) == n:
+                    t_table = time.monotonic() - t0
+            if count(me) >= n:
+                break
+            time.sleep(0.05)
+        t_all = time.monotonic() - t0
+        if t_table is None:
+            t_table = float("nan")
+        k = petrel.api("/api/kernel") or {}
+        got = count(me)
+        print(f"daemon routes={n} in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
+              f"synced_s={t_all:.2f} batches={k.get('batches')} table_resyncs={k.get('table_resyncs')}")
+        petrel.stop(timeout=120)
+        return 0 if got == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

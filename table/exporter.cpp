@@ -75,13 +75,16 @@ size_t Exporter::pending() const {
 }
 
 template <typename K>
-Route* Exporter::find(PerFamily& pf, const net::Prefix& p) {
+Route* Exporter::find(PerFamily& pf, const net::Prefix& p, uint32_t id) {
   auto& m = [&]() -> PrefixMap<K>& {
     if constexpr (std::is_same_v<K, Key4>) return *pf.v4;
     else return *pf.v6;
   }();
   Entry<K>* e = m.find(K::of(p));
-  return e && !e->empty() ? &e->routes()[0] : nullptr;
+  if (!e) return nullptr;
+  for (Route& r : e->routes())
+    if (r.path_id == id) return &r;
+  return nullptr;
 }
 
 void Exporter::take(const FollowEvent& ev) {
@@ -160,13 +163,17 @@ void Exporter::settle(std::vector<Seen>& seen) {
       any_resync = true;
     }
   for (Seen& s : seen) {
-    Attrs* want = nullptr;
+    wants_.clear();
+    if (setup_.params.add_path_send.has(family_at(s.family))) {
+      ranked(s, wants_);
+    } else if (s.attrs) {
+      if (Attrs* want = outgoing(s)) wants_.push_back({0, want});
+    }
     if (s.attrs) {
-      want = outgoing(s);
       table_.interner().release(s.attrs);
       s.attrs = nullptr;
     }
-    set(s.family, s.prefix, want);
+    set(s.family, s.prefix, wants_);
   }
   seen.clear();
   if (!any_resync) return;
@@ -180,7 +187,10 @@ void Exporter::settle(std::vector<Seen>& seen) {
     };
     collect(*fam_[f].v4);
     collect(*fam_[f].v6);
-    for (const auto& p : gone) set(static_cast<FamilyIndex>(f), p, nullptr);
+    for (const auto& p : gone) {
+      wants_.clear();
+      set(static_cast<FamilyIndex>(f), p, wants_);
+    }
   }
   std::fill(resyncing_.begin(), resyncing_.end(), 0);
 }
@@ -208,40 +218,103 @@ Attrs* Exporter::outgoing(const Seen& s) {
   return out;
 }
 
-void Exporter::set(FamilyIndex f, const net::Prefix& p, Attrs* want) {
+void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
+  // Every path of the prefix, copied out of the shard's lock.
+  struct Path {
+    Attrs* attrs;
+    PeerInfo source;
+    uint32_t slot, path_id;
+    bool eligible;
+  };
+  std::vector<Path> paths;
+  table_.lookup_all(s.family, s.prefix, [&](std::span<const RouteView> routes, int) {
+    for (const RouteView& r : routes) {
+      Interner::acquire(const_cast<Attrs*>(r.attrs));
+      paths.push_back({const_cast<Attrs*>(r.attrs), rules_view(*r.peer), r.slot, r.path_id, table_.eligible(r)});
+    }
+  });
+  // Best-path order: the best, then the best of the rest, and so on.
+  std::vector<Candidate> cands;
+  for (const Path& x : paths) cands.push_back(Candidate{x.attrs, &x.source, x.path_id, x.slot, x.eligible});
+  std::vector<size_t> index(paths.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+  const size_t max = setup_.add_path_max ? setup_.add_path_max : paths.size();
+  size_t taken = 0;
+  while (!cands.empty() && taken < max) {
+    int b = select_best(cands, table_.best_path_options());
+    if (b < 0) break;
+    const Path& x = paths[index[static_cast<size_t>(b)]];
+    cands.erase(cands.begin() + b);
+    index.erase(index.begin() + b);
+    Seen one{s.prefix, s.family, x.attrs, x.source, x.slot};
+    Attrs* out = outgoing(one);
+    if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be
+    // Stable: the source's slot and path identifier, never 0.
+    const uint32_t id = (x.slot + 1) | (x.path_id << 12);
+    if (std::any_of(wants.begin(), wants.end(), [&](const Want& w) { return w.id == id; })) {
+      out_sets_.release(out);
+      continue;
+    }
+    wants.push_back({id, out});
+    ++taken;
+  }
+  for (const Path& x : paths) table_.interner().release(x.attrs);
+}
+
+void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants) {
   PerFamily& pf = fam_[f];
   auto apply = [&](auto& m, auto key) {
     auto* e = m.find(key);
-    if (!e || e->empty()) {
-      if (!want) return;
-      auto& ne = m.find_or_insert(key);
-      ne.push(Route{want, 0, 0, kQueued});
-      queue(pf, f, p, ne.routes()[0]);
-      return;
+    if (!e) {
+      if (wants.empty()) return;
+      e = &m.find_or_insert(key);
     }
-    Route& r = e->routes()[0];
-    r.flags &= static_cast<uint16_t>(~kStaleOut);
-    if (r.attrs == want) {
-      if (want) out_sets_.release(want);
-      return;
+    // The paths held: kept, changed or withdrawn.
+    for (uint32_t i = 0; i < e->size();) {
+      Route& r = e->routes()[i];
+      r.flags &= static_cast<uint16_t>(~kStaleOut);
+      auto w = std::find_if(wants.begin(), wants.end(), [&](const Want& x) { return x.id == r.path_id; });
+      if (w != wants.end()) {
+        if (r.attrs == w->attrs) {
+          out_sets_.release(w->attrs);
+        } else {
+          if (r.attrs) out_sets_.release(r.attrs);
+          r.attrs = w->attrs;
+          queue(pf, p, r);
+        }
+        wants.erase(w);
+        ++i;
+        continue;
+      }
+      if (!r.attrs) {  // a withdrawal already queued
+        ++i;
+        continue;
+      }
+      out_sets_.release(r.attrs);
+      r.attrs = nullptr;
+      if (!(r.flags & kAdvertised)) {  // never written: nothing to take back
+        e->remove(i);
+        continue;
+      }
+      queue(pf, p, r);
+      ++i;
     }
-    if (r.attrs) out_sets_.release(r.attrs);
-    r.attrs = want;
-    if (!want && !(r.flags & kAdvertised)) {  // never written: nothing to take back
-      e->remove(0);
-      m.erase(e);
-      return;
+    // New paths.
+    for (const Want& w : wants) {
+      e->push(Route{w.attrs, w.id, 0, 0});
+      queue(pf, p, e->routes()[e->size() - 1]);
     }
-    queue(pf, f, p, r);
+    wants.clear();
+    if (e->empty()) m.erase(e);
   };
   if (is_v6_family(f)) apply(*pf.v6, Key6::of(p));
   else apply(*pf.v4, Key4::of(p));
 }
 
-void Exporter::queue(PerFamily& pf, FamilyIndex, const net::Prefix& p, Route& r) {
+void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
   r.flags |= kQueued;
   if (!r.attrs) {
-    pf.withdrawals.push_back(p);
+    pf.withdrawals.push_back({p, r.path_id});
     return;
   }
   auto [it, fresh] = pf.group_of.try_emplace(r.attrs, pf.groups.size());
@@ -249,7 +322,7 @@ void Exporter::queue(PerFamily& pf, FamilyIndex, const net::Prefix& p, Route& r)
     Interner::acquire(r.attrs);
     pf.groups.push_back(Group{r.attrs, {}});
   }
-  pf.groups[it->second].prefixes.push_back(p);
+  pf.groups[it->second].prefixes.push_back({p, r.path_id});
 }
 
 void Exporter::refresh(codec::Family fam, std::vector<std::byte>& out) {
@@ -263,7 +336,7 @@ void Exporter::refresh(codec::Family fam, std::vector<std::byte>& out) {
   auto requeue = [&](auto& m) {
     m.for_each([&](auto& e) {
       for (Route& r : e.routes())
-        if (r.attrs && (r.flags & kAdvertised)) queue(pf, static_cast<FamilyIndex>(fi), e.key.prefix(), r);
+        if (r.attrs && (r.flags & kAdvertised)) queue(pf, e.key.prefix(), r);
     });
   };
   requeue(*pf.v4);
@@ -276,19 +349,22 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
   for (size_t fi = 0; fi < kFamilies; ++fi) {
     PerFamily& pf = fam_[fi];
     const codec::Family fam = family_at(static_cast<FamilyIndex>(fi));
-    const uint32_t path_id = setup_.params.add_path_send.has(fam) ? 1 : 0;
     const bool v6 = is_v6_family(static_cast<FamilyIndex>(fi));
-    auto route_of = [&](const net::Prefix& p) { return v6 ? find<Key6>(pf, p) : find<Key4>(pf, p); };
-    auto erase = [&](const net::Prefix& p) {
-      if (v6) {
-        auto* e = pf.v6->find(Key6::of(p));
-        e->remove(0);
-        pf.v6->erase(e);
-      } else {
-        auto* e = pf.v4->find(Key4::of(p));
-        e->remove(0);
-        pf.v4->erase(e);
-      }
+    auto route_of = [&](const codec::NlriPrefix& p) {
+      return v6 ? find<Key6>(pf, p.prefix, p.path_id) : find<Key4>(pf, p.prefix, p.path_id);
+    };
+    auto erase = [&](const codec::NlriPrefix& p) {
+      auto drop = [&](auto& m, auto key) {
+        auto* e = m.find(key);
+        for (uint32_t k = 0; k < e->size(); ++k)
+          if (e->routes()[k].path_id == p.path_id) {
+            e->remove(k);
+            break;
+          }
+        if (e->empty()) m.erase(e);
+      };
+      if (v6) drop(*pf.v6, Key6::of(p.prefix));
+      else drop(*pf.v4, Key4::of(p.prefix));
     };
     if (!pf.withdrawals.empty()) {
       nlri.clear();
@@ -296,7 +372,7 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
         Route* r = route_of(p);
         if (!r || r->attrs || !(r->flags & kQueued)) continue;  // announced again since, or done
         if (r->flags & kAdvertised) {
-          nlri.push_back({p, path_id});
+          nlri.push_back(p);
           counters_.advertised[fi].fetch_sub(1, std::memory_order_relaxed);
         }
         erase(p);
@@ -318,7 +394,7 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
         if (!r || r->attrs != g.attrs || !(r->flags & kQueued)) continue;
         if (!(r->flags & kAdvertised)) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
         r->flags = static_cast<uint16_t>((r->flags & ~kQueued) | kAdvertised);
-        nlri.push_back({p, path_id});
+        nlri.push_back(p);
       }
       if (!nlri.empty()) {
         size_t before = out.size();

@@ -17,6 +17,10 @@
 // - ROUTE-REFRESH (RFC 2918): everything held is sent again, between a
 //   BoRR and an EoRR when enhanced route refresh was negotiated
 //   (RFC 7313).
+// - ADD-PATH send (RFC 7911): for a family where it was negotiated, the
+//   best n paths of each prefix in best-path order, each path identified
+//   by its source (the source's table slot and path identifier), so an
+//   identifier is stable while its path exists.
 //
 // Outgoing attribute sets are interned in an interner shared by every
 // exporter, so peers with the same outcome share one copy. An exporter
@@ -48,10 +52,14 @@ struct ExporterSetup {
   codec::SessionParams params;     // of the session (4-octet AS, ADD-PATH, message size)
   codec::FamilySet families;       // negotiated families to send
   bool enhanced_route_refresh = false;
+  // ADD-PATH send (RFC 7911), for the families in params.add_path_send:
+  // the best `add_path_max` paths of each prefix (0: every path), each
+  // with a path identifier that stays the same while the path exists.
+  uint32_t add_path_max = 0;
 };
 
 struct ExporterCounters {
-  std::array<std::atomic<uint64_t>, kFamilies> advertised{};  // prefixes the peer holds from us
+  std::array<std::atomic<uint64_t>, kFamilies> advertised{};  // paths the peer holds from us
   std::atomic<uint64_t> updates{0};        // UPDATE messages written
   std::atomic<uint64_t> announced{0};      // prefixes announced (each time)
   std::atomic<uint64_t> withdrawn{0};      // prefixes withdrawn
@@ -89,14 +97,20 @@ class Exporter {
   static constexpr uint16_t kAdvertised = 2;  // the peer holds some version
   struct Group {
     Attrs* attrs = nullptr;  // one reference held
-    std::vector<net::Prefix> prefixes;
+    std::vector<codec::NlriPrefix> prefixes;  // with our path identifier (0 without ADD-PATH)
+  };
+  // One path the peer should hold: our identifier and the outgoing set
+  // (one reference).
+  struct Want {
+    uint32_t id;
+    Attrs* attrs;
   };
   struct PerFamily {
     std::unique_ptr<PrefixMap<Key4>> v4;
     std::unique_ptr<PrefixMap<Key6>> v6;
     std::unordered_map<Attrs*, size_t> group_of;  // attrs -> index in groups
     std::vector<Group> groups;
-    std::vector<net::Prefix> withdrawals;
+    std::vector<codec::NlriPrefix> withdrawals;
     bool refreshing = false;  // EoRR owed once the queue is empty
   };
   // A route the follower handed over, copied out of the shard's lock.
@@ -114,10 +128,14 @@ class Exporter {
   // The set `src` from `from` goes out with to this peer, interned (one
   // reference for the caller), or nullptr.
   Attrs* outgoing(const Seen& s);
-  void set(FamilyIndex f, const net::Prefix& p, Attrs* want);
-  void queue(PerFamily& pf, FamilyIndex f, const net::Prefix& p, Route& r);
+  // The paths of s's prefix the peer should hold, in ADD-PATH families.
+  void ranked(const Seen& s, std::vector<Want>& wants);
+  // Makes the Adj-RIB-Out entry of p hold exactly `wants` (adopting their
+  // references), queueing what changed.
+  void set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants);
+  void queue(PerFamily& pf, const net::Prefix& p, Route& r);
   template <typename K>
-  Route* find(PerFamily& pf, const net::Prefix& p);
+  Route* find(PerFamily& pf, const net::Prefix& p, uint32_t id);
   size_t write(std::vector<std::byte>& out, size_t budget);
   void clear_cache();
 
@@ -128,6 +146,7 @@ class Exporter {
   Follower follower_;
   std::array<PerFamily, kFamilies> fam_;
   std::vector<Seen> seen_;
+  std::vector<Want> wants_;  // scratch
   std::vector<uint8_t> resyncing_;  // per shard: adj-out entries not confirmed yet
   std::vector<std::vector<std::pair<FamilyIndex, net::Prefix>>> unconfirmed_;
   // Everything export_route reads besides the target.

@@ -270,6 +270,12 @@ class Table {
   [[nodiscard]] Memory memory(bool walk = false) const;
   [[nodiscard]] Interner& interner() { return interner_; }
   [[nodiscard]] const BestPathOptions& best_path_options() const { return options_.best; }
+  // Whether a route a reader was handed may be chosen (and passed on):
+  // not an RPKI-invalid one under reject_invalid. (Next-hop eligibility is
+  // not in a RouteView yet: nothing sets it before the kernel part does.)
+  [[nodiscard]] bool eligible(const RouteView& v) const {
+    return !(options_.reject_invalid && v.validation == Validation::kInvalid);
+  }
 
  private:
   struct Shard {

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "codec/framer.h"
 #include "codec/route_refresh.h"
@@ -50,6 +51,8 @@ struct PeerRib {
   int end_of_rib = 0;
   std::vector<codec::RefreshSubtype> refresh_markers;
   int announcements = 0;
+  codec::SessionParams params;  // add_path_receive set for ADD-PATH tests
+  std::map<codec::NlriPrefix, codec::AttributeSet> paths;  // by prefix and path id
 
   void replay(const std::vector<std::byte>& bytes) {
     codec::Framer fr(codec::kMaxExtendedMessageLen);
@@ -67,7 +70,7 @@ struct PeerRib {
         continue;
       }
       ASSERT_EQ(m.type, codec::MessageType::kUpdate);
-      auto u = codec::UpdateView::decode(m.body, codec::SessionParams{}, codec::PeerType::kExternal);
+      auto u = codec::UpdateView::decode(m.body, params, codec::PeerType::kExternal);
       ASSERT_EQ(u.action(), codec::ErrorAction::kNone);
       if (u.end_of_rib()) {
         ++end_of_rib;
@@ -75,10 +78,14 @@ struct PeerRib {
       }
       ++updates;
       for (const auto& r : u.withdrawals())
-        for (const auto& p : r) routes.erase(p.prefix);
+        for (const auto& p : r) {
+          routes.erase(p.prefix);
+          ASSERT_EQ(paths.erase(p), 1u) << "a withdrawal of a path never announced";
+        }
       for (const auto& r : u.announced())
         for (const auto& p : r) {
           routes.insert_or_assign(p.prefix, u.attribute_set());
+          paths.insert_or_assign(p, u.attribute_set());
           ++announcements;
         }
     }
@@ -286,6 +293,69 @@ TEST(Exporter, RouteRefreshSendsEverythingAgainBetweenBorrAndEorr) {
                                                                      codec::RefreshSubtype::kEndOfRefresh}));
 }
 
+TEST(Exporter, AddPathSendsTheBestNPathsWithStableIdentifiers) {
+  Fixture fx;
+  PeerInfo pc;
+  pc.address = ip("198.18.0.4");
+  pc.router_id = 4;
+  pc.asn = 64498;
+  const uint16_t c = *fx.table.add_peer(pc);
+  // Three paths to one prefix: A's (shortest), B's, C's (longest).
+  auto path_of = [](uint32_t first, int extra) {
+    PathAttributes p;
+    p.origin = codec::Origin::kIgp;
+    std::vector<uint32_t> asns{first};
+    for (int i = 0; i < extra; ++i) asns.push_back(64999);
+    p.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, asns}}};
+    p.next_hop = ip("198.18.0.2");
+    return codec::AttributeSet::from(p);
+  };
+  fx.announce(fx.a, path_of(64496, 0), {nth(1)});
+  fx.announce(fx.b, path_of(64497, 1), {nth(1)});
+  fx.announce(c, path_of(64498, 2), {nth(1)});
+  auto s = fx.setup();
+  s.params.add_path_send.add(kV4);
+  s.add_path_max = 2;
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  rib.params.add_path_receive.add(kV4);
+  drain(ex, rib);
+  ASSERT_EQ(rib.paths.size(), 2u);
+  std::map<uint32_t, uint32_t> neighbour_of;  // path id -> neighbour AS in the path sent
+  for (const auto& [np, a] : rib.paths) {
+    EXPECT_NE(np.path_id, 0u);
+    neighbour_of[np.path_id] = a.decode().as_path->segments[0].asns[1];
+  }
+  std::set<uint32_t> firsts;
+  for (auto& [id, asn] : neighbour_of) firsts.insert(asn);
+  EXPECT_EQ(firsts, (std::set<uint32_t>{64496, 64497}));  // the best two
+  uint32_t id_b = 0;
+  for (auto& [id, asn] : neighbour_of)
+    if (asn == 64497) id_b = id;
+  // A's goes: B's keeps its identifier, C's comes in.
+  fx.withdraw(fx.a, {nth(1)});
+  drain(ex, rib);
+  ASSERT_EQ(rib.paths.size(), 2u);
+  std::set<uint32_t> now;
+  for (const auto& [np, a] : rib.paths) {
+    uint32_t asn = a.decode().as_path->segments[0].asns[1];
+    now.insert(asn);
+    if (asn == 64497) {
+      EXPECT_EQ(np.path_id, id_b);
+    }
+  }
+  EXPECT_EQ(now, (std::set<uint32_t>{64497, 64498}));
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 2u);
+  // Every path, and never the peer's own back.
+  auto all = fx.setup(c);
+  all.params.add_path_send.add(kV4);
+  Exporter ex_all(fx.table, fx.out, all);
+  PeerRib rib_all;
+  rib_all.params.add_path_receive.add(kV4);
+  drain(ex_all, rib_all);
+  EXPECT_EQ(rib_all.paths.size(), 1u);  // B's only: A's went, C's is the peer's own
+}
+
 // The peer's RIB after everything was pumped equals, prefix by prefix, the
 // table's best route through the rules.
 void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
@@ -300,13 +370,39 @@ void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
   RC_ASSERT(rib.routes == want);
 }
 
+// With ADD-PATH (every path): per prefix, the peer holds every route of
+// the table through the rules, each once.
+void expect_all_paths(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
+  std::map<net::Prefix, std::multiset<std::vector<std::byte>>> want, got;
+  std::vector<net::Prefix> prefixes;  // (walk holds the shard lock that lookup_all takes)
+  fx.table.walk([&](const Change& c, const std::optional<RouteView>&, auto) { prefixes.push_back(c.prefix); });
+  for (const auto& p : prefixes)
+    fx.table.lookup_all(kV4Index, p, [&](std::span<const RouteView> routes, int) {
+      for (const auto& r : routes) {
+        auto e = export_route(s.target, ExportSource{r.peer, r.slot}, kV4, r.attrs->decode());
+        if (e.verdict == ExportVerdict::kSend) {
+          auto w = e.attrs.wire();
+          want[p].insert(std::vector<std::byte>(w.begin(), w.end()));
+        }
+      }
+    });
+  for (const auto& [np, a] : rib.paths) {
+    auto w = a.wire();
+    got[np.prefix].insert(std::vector<std::byte>(w.begin(), w.end()));
+  }
+  RC_ASSERT(got == want);
+}
+
 RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
   const size_t retention = *rc::gen::element<size_t>(2, 8, 64, 8192);
   Fixture fx(retention);
   const uint32_t target = *rc::gen::element<uint32_t>(100, 0);  // 0: peer A itself
+  const bool add_path = *rc::gen::arbitrary<bool>();            // every path, RFC 7911
   ExporterSetup s = fx.setup(target);
+  if (add_path) s.params.add_path_send.add(kV4);
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
+  if (add_path) rib.params.add_path_receive.add(kV4);
   const int steps = *rc::gen::inRange(1, 60);
   for (int i = 0; i < steps; ++i) {
     const int what = *rc::gen::inRange(0, 4);
@@ -326,7 +422,8 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
   }
   drain(ex, rib);
   RC_ASSERT(ex.initial_done());
-  expect_in_step(fx, rib, s);
+  if (add_path) expect_all_paths(fx, rib, s);
+  else expect_in_step(fx, rib, s);
   RC_ASSERT(ex.pending() == 0u);
 }
 

@@ -23,6 +23,10 @@ constexpr double kBackoffInitialSeconds = 1.0;
 constexpr double kBackoffMaxSeconds = 60.0;
 constexpr size_t kReadBytes = 65536;
 constexpr int kReadsPerWakeup = 16;
+// A cache that takes the connection but sends no complete answer within
+// this time counts as failed, so that the next one is used (RFC 8210 sets
+// no such limit; without one a silent cache would hold failover back).
+constexpr double kFirstAnswerSeconds = 15.0;
 
 rpki::Time now_ms() {
   return std::chrono::time_point_cast<rpki::Duration>(std::chrono::steady_clock::now());
@@ -151,6 +155,7 @@ struct RpkiService::Cache {
   ev_io io{};
   ev_timer deadline{};  // the client's next_deadline()
   ev_timer redial{};    // back-off after a failure
+  ev_timer answer{};    // kFirstAnswerSeconds after connecting
   bool failed = false;
   bool ever_synced = false;  // this connection reached End of Data
   std::vector<std::byte> out;
@@ -185,6 +190,8 @@ RpkiService::RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStor
     c->deadline.data = c.get();
     ev_init(&c->redial, &RpkiService::on_dial);
     c->redial.data = c.get();
+    ev_init(&c->answer, &RpkiService::on_silent);
+    c->answer.data = c.get();
     caches_.push_back(std::move(c));
   }
   update_status();
@@ -207,6 +214,7 @@ void RpkiService::stop() {
     close(*c);
     ev_timer_stop(loop_, &c->deadline);
     ev_timer_stop(loop_, &c->redial);
+    ev_timer_stop(loop_, &c->answer);
   }
   update_status();
 }
@@ -254,6 +262,8 @@ void RpkiService::on_io(struct ev_loop*, ev_io* w, int revents) {
 void RpkiService::connected(Cache& c) {
   c.conn = Conn::kUp;
   c.ever_synced = false;
+  ev_timer_set(&c.answer, kFirstAnswerSeconds, 0);
+  ev_timer_start(loop_, &c.answer);
   ev_io_stop(loop_, &c.io);
   ev_io_set(&c.io, c.fd, EV_READ);
   ev_io_start(loop_, &c.io);
@@ -304,6 +314,7 @@ void RpkiService::flush(Cache& c) {
 void RpkiService::close(Cache& c) {
   if (c.conn == Conn::kDown) return;
   ev_io_stop(loop_, &c.io);
+  ev_timer_stop(loop_, &c.answer);
   ::close(c.fd);
   c.fd = -1;
   c.out.clear();
@@ -325,6 +336,11 @@ void RpkiService::fail(Cache& c, std::string_view why) {
   log(LogLevel::kWarn, "rpki-cache-failed",
       {{"cache", c.name}, {"retry_in_ms", static_cast<int64_t>(wait * 1000)}}, why);
   reconsider();
+}
+
+void RpkiService::on_silent(struct ev_loop*, ev_timer* w, int) {
+  auto* c = static_cast<Cache*>(w->data);
+  if (c->conn == Conn::kUp && !c->ever_synced) c->owner->fail(*c, "no complete answer within 15 s of connecting");
 }
 
 void RpkiService::on_dial(struct ev_loop*, ev_timer* w, int) {
@@ -365,6 +381,7 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
       ++c.updates;
       if (u->reset || !u->announced.empty() || !u->withdrawn.empty() || !c.ever_synced) ++c.data_generation;
       c.ever_synced = true;
+      ev_timer_stop(loop_, &c.answer);
       c.last_update_unix_ms = unix_ms();
       log(LogLevel::kInfo, u->reset ? "rpki-reset" : "rpki-update",
           {{"cache", c.name}, {"session_id", u->session_id}, {"serial", u->serial},

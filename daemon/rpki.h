@@ -16,7 +16,9 @@
 // the less preferred connections close. The data published comes from the
 // most preferred cache in sync, else from the most preferred one that
 // still holds unexpired data (kept while no cache answers), else none
-// (then every route is not found again, RFC 8210 section 6).
+// (then every route is not found again, RFC 8210 section 6). A cache that
+// accepts the connection but gives no complete answer within 15 s counts
+// as failed.
 //
 // Readers on any thread take the snapshot without a lock: a thread keeps
 // its own reference and compares one atomic version number per call,
@@ -152,6 +154,7 @@ class RpkiService {
   static void on_io(struct ev_loop*, ev_io* w, int revents);
   static void on_deadline(struct ev_loop*, ev_timer* w, int);
   static void on_dial(struct ev_loop*, ev_timer* w, int);
+  static void on_silent(struct ev_loop*, ev_timer* w, int);
 
   void dial(Cache& c);
   void connected(Cache& c);

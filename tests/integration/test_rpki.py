@@ -244,3 +244,31 @@ def test_rpki_marks_routes_from_bird(lab, reject_invalid):
 def L_require_bird():
     if shutil.which("bird") is None:
         pytest.skip("bird not found (apt-get install bird2)")
+
+
+def test_rpki_silent_cache_fails_over(lab):
+    """A cache that takes the connection and never answers counts as failed
+    after 15 s; the next one is used."""
+    me = lab.node("petrel")
+    silent = me.socket(socket.AF_INET)
+    silent.bind(("127.0.0.1", CACHE_PORTS[0]))
+    silent.listen(4)  # the kernel completes the handshake; nothing is ever sent
+    path = me.path("vrps.json")
+    write_vrps(path, [("192.0.2.0/24", 24, 64500)])
+    cache = Cache(me, CACHE_PORTS[1], path).start()
+    petrel = RpkiPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1), (CACHE_PORTS[1], 2)])
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    try:
+        L.wait_until(lambda: cache_of(petrel, CACHE_PORTS[0])["state"] == "syncing", 10, "connected to the silent cache")
+        assert vrp_count(petrel) == 0
+        ev = petrel.wait_events("rpki-cache-failed", timeout=25, cache=f"127.0.0.1:{CACHE_PORTS[0]}")
+        assert "no complete answer" in ev[0]["msg"], ev
+        L.wait_until(lambda: vrp_count(petrel) == 1, 10, "VRPs from the second cache")
+        assert rpki(petrel)["vrps"]["source"] == f"127.0.0.1:{CACHE_PORTS[1]}"
+        assert petrel.alive()
+    finally:
+        cache.stop()
+        silent.close()

@@ -516,7 +516,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
-                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as"});
+                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
+                "add_path_send_max"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -716,6 +717,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   }
   if (auto v = ck.integer(t, p, "allow_own_as", 0, 255, "0..255 (how often our AS may appear in a path)"))
     peer.allow_own_as = static_cast<uint8_t>(*v);
+  if (auto v = ck.integer(t, p, "add_path_send_max", 0, 255, "0..255 paths per prefix (0: all)"))
+    peer.add_path_send_max = static_cast<uint8_t>(*v);
 
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }

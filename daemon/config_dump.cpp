@@ -198,6 +198,7 @@ std::string dump(const Config& c) {
     if (p.export_filter) line("export", toml_string(*p.export_filter));
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("allow_own_as", std::to_string(p.allow_own_as));
+    line("add_path_send_max", std::to_string(p.add_path_send_max));
   }
 
   for (const table::Filter& f : c.filters) {

@@ -697,6 +697,7 @@ void Peer::start_export(Connection& c) {
   s.params = n.params;
   s.families = n.families;
   s.enhanced_route_refresh = n.enhanced_route_refresh;
+  s.add_path_max = peer_.add_path_send_max;
   if (peer_.is_ebgp(config_.router.asn) && config_.router.rfc8212 && (import_none_ || export_none_) &&
       (!peer_.import_filter || !peer_.export_filter)) {
     log(LogLevel::kWarn, "rfc8212",

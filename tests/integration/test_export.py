@@ -368,3 +368,63 @@ def test_bird_and_frr_on_either_side(lab):
     shown = bird.birdc("show", "route", "all", "10.30.0.0/24")
     assert f"BGP.as_path: {PETREL_ASN} {frr_asn}" in shown, shown
     assert f"BGP.next_hop: {me.v4}" in shown, shown
+
+
+class AddPathGoBgp(L.GoBgp):
+    """GoBGP as a collector that negotiates ADD-PATH receive (RFC 7911)."""
+
+    def config(self) -> str:
+        return super().config() + "  [neighbors.add-paths.config]\n    receive = true\n"
+
+
+@pytest.mark.parametrize("max_paths", [0, 1])
+def test_add_path_send_to_a_collector(lab, max_paths):
+    """BIRD and FRR announce the same prefixes; a GoBGP collector that
+    negotiated ADD-PATH receive gets both paths of each (or only the best
+    with add_path_send_max = 1), each with its own path identifier."""
+    me, bn, fn, gn = lab.node("petrel"), lab.node("bird"), lab.node("frr"), lab.node("collector")
+    shared = ("10.40.0.0/24", "10.40.1.0/24")
+    bird = start_bird(lab, bn, me, shared)
+    frr = L.Frr(fn, L.Session(FRR_EXT_ASN, PETREL_ASN, me.v4, fn.v4, hold_time=HOLD,
+                              families=("ipv4-unicast",), announce=shared)).start()
+    col = AddPathGoBgp(gn, L.Session(GOBGP_EXT_ASN, PETREL_ASN, me.v4, gn.v4, hold_time=HOLD,
+                                     families=("ipv4-unicast",))).start()
+    L.Petrel(me, [
+        L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD),
+        L.PetrelPeer("frr", fn.v4, FRR_EXT_ASN, me.v4, hold_time=HOLD, families=("ipv4-unicast",)),
+        L.PetrelPeer("collector", gn.v4, GOBGP_EXT_ASN, me.v4, hold_time=HOLD, families=("ipv4-unicast",),
+                     export_policy="all",
+                     extra=('add_path = { "ipv4-unicast" = "send" }', f"add_path_send_max = {max_paths}")),
+    ], PETREL_ASN).start()
+    for p in (bird, frr, col):
+        p.wait_established(30)
+    want_paths = 2 if max_paths == 0 else 1
+
+    def paths():
+        out = col.gobgp("neighbor", col._nbr(), "adj-in", "-a", "ipv4", "-j", check=False)
+        data = json.loads(out or "{}") or {}
+        res: dict[str, list[tuple[int, ...]]] = {}
+        for prefix, ps in data.items():
+            for path in ps if isinstance(ps, list) else [ps]:
+                asns: list[int] = []
+                for a in path.get("attrs", []):
+                    if a.get("type") == 2:
+                        for seg in a.get("as_paths", []):
+                            asns += seg.get("asns", [])
+                res.setdefault(str(ipaddress.ip_network(prefix)), []).append(tuple(asns))
+        return res
+    got = L.wait_until(lambda: (lambda r: r if set(r) == set(shared) and
+                                all(len(v) == want_paths for v in r.values()) else None)(paths()),
+                       30, f"the collector holds {want_paths} path(s) per prefix")
+    # GoBGP's JSON does not show path identifiers, but it keeps one path per
+    # (neighbour, prefix, identifier): two paths from Petrel for one prefix
+    # mean two identifiers.
+    for prefix, ps in got.items():
+        sources = {asns[1] for asns in ps}
+        assert all(asns[0] == PETREL_ASN for asns in ps), (prefix, ps)
+        if want_paths == 2:
+            assert sources == {BIRD_ASN, FRR_EXT_ASN}, (prefix, ps)
+        else:
+            # the best: the paths tie down to the router id, BIRD's
+            # 198.18.0.2 against FRR's 198.18.0.3
+            assert sources == {BIRD_ASN}, (prefix, ps)

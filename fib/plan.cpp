@@ -95,13 +95,27 @@ void Plan::touch(Node& n) {
 void Plan::set_kernel(Entry& e, std::optional<Route> r) {
   installed_ -= e.kernel.has_value();
   installed_ += r.has_value();
+  unwanted_ -= e.kernel && !e.want;
   e.kernel = std::move(r);
+  unwanted_ += e.kernel && !e.want;
+}
+
+void Plan::set_want(Entry& e, std::optional<Want> w) {
+  unwanted_ -= e.kernel && !e.want;
+  e.want = std::move(w);
+  unwanted_ += e.kernel && !e.want;
 }
 
 void Plan::set_refused(Entry& e, bool v) {
   refused_ -= e.refused;
   refused_ += v;
   e.refused = v;
+}
+
+void Plan::refuse(Node& n) {
+  set_refused(n.second, true);
+  if (!n.second.listed) refused_nodes_.push_back(&n);
+  n.second.listed = true;
 }
 
 void Plan::set_unresolved(Entry& e, bool v) {
@@ -112,14 +126,15 @@ void Plan::set_unresolved(Entry& e, bool v) {
 
 void Plan::forget_if_empty(Node& n) {
   const Entry& e = n.second;
-  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved) entries_.erase(n.first);
+  if (!e.want && !e.kernel && !e.queued && !e.inflight && !e.refused && !e.unresolved && !e.listed)
+    entries_.erase(n.first);
 }
 
 void Plan::want(const net::Prefix& p, Want w) {
   Node& n = *entries_.try_emplace(p).first;
   Entry& e = n.second;
   if (e.want && *e.want == w && !e.refused) return;
-  e.want = std::move(w);
+  set_want(e, std::move(w));
   if (e.refused) set_refused(e, false);  // a new wish: try at once
   touch(n);
 }
@@ -128,14 +143,14 @@ void Plan::unwant(const net::Prefix& p) {
   auto it = entries_.find(p);
   if (it == entries_.end()) return;
   Entry& e = it->second;
-  e.want.reset();
+  set_want(e, std::nullopt);
   if (e.refused) set_refused(e, false);
   touch(*it);
 }
 
 void Plan::unwant_all() {
   for (Node& n : entries_) {
-    n.second.want.reset();
+    set_want(n.second, std::nullopt);
     if (n.second.refused) set_refused(n.second, false);
     touch(n);
   }
@@ -160,10 +175,18 @@ void Plan::allow_removals() {
 }
 
 void Plan::retry_refused() {
-  for (Node& n : entries_) {
-    if (!n.second.refused) continue;
-    set_refused(n.second, false);
-    touch(n);
+  // Listed entries are never erased (forget_if_empty), so the nodes are
+  // alive; one no longer refused (wished otherwise since) is only unlisted.
+  std::vector<Node*> nodes;
+  nodes.swap(refused_nodes_);
+  for (Node* n : nodes) {
+    n->second.listed = false;
+    if (n->second.refused) {
+      set_refused(n->second, false);
+      touch(*n);
+    } else {
+      forget_if_empty(*n);
+    }
   }
 }
 
@@ -233,7 +256,7 @@ void Plan::answer(uint32_t seq, int32_t error) {
     e.recheck = false;
     touch(n);
   } else if (refused) {
-    set_refused(e, true);
+    refuse(n);
   } else {
     forget_if_empty(n);
   }
@@ -247,8 +270,7 @@ PlanCounts Plan::counts() const {
   c.refused = refused_;
   c.refusals = refusals_;
   c.last_error = last_error_;
-  if (!removals_allowed_)
-    for (const auto& [p, e] : entries_) c.stale += e.kernel && !e.want;
+  if (!removals_allowed_) c.stale = unwanted_;
   return c;
 }
 

@@ -108,8 +108,6 @@ class Plan {
   // Appends up to `max` requests, numbered from next_seq on.
   size_t next(const Interfaces& ifs, size_t max, std::vector<Request>& out);
 
-  // Walks every entry while removals are not allowed (to count stale
-  // ones): for status pages, not for every round.
   [[nodiscard]] PlanCounts counts() const;
   [[nodiscard]] int32_t last_error() const { return last_error_; }
   // Nothing waiting and nothing in flight (refused prefixes aside).
@@ -135,6 +133,7 @@ class Plan {
     bool recheck = false;  // changed while in flight
     bool refused = false;
     bool unresolved = false;
+    bool listed = false;  // in refused_nodes_: not erased meanwhile
   };
   // A request in flight; its entry cannot be erased meanwhile, so the
   // answer needs no lookup.
@@ -152,6 +151,8 @@ class Plan {
   void touch(Node& n);
   void set_kernel(Entry& e, std::optional<Route> r);
   void set_refused(Entry& e, bool v);
+  void refuse(Node& n);
+  void set_want(Entry& e, std::optional<Want> w);
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(Node& n);
 
@@ -172,6 +173,8 @@ class Plan {
   size_t in_flight_ = 0;
   bool removals_allowed_ = false;
   uint64_t installed_ = 0, unresolved_ = 0, refused_ = 0, refusals_ = 0;
+  uint64_t unwanted_ = 0;  // ours in the kernel and not wanted (stale until removals are allowed)
+  std::vector<Node*> refused_nodes_;  // may hold nodes refused no longer
   int32_t last_error_ = 0;
 };
 

@@ -26,6 +26,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,7 +42,7 @@ using namespace petrel;
 struct Args {
   fib::PlanOptions plan;
   std::string routes;
-  bool keep_stale = false, flush = false, floor = false, nexthop_object = false;
+  bool keep_stale = false, flush = false, floor = false, nexthop_object = false, shuffle = false;
   std::string dev;  // --nexthop-object: the gateway's interface
   uint32_t synth = 0;
   std::optional<net::IpAddress> gateway;
@@ -197,6 +199,7 @@ int main(int argc, char** argv) {
     if (k == "--keep-stale") a.keep_stale = true;
     else if (k == "--flush") a.flush = true;
     else if (k == "--floor") a.floor = true;
+    else if (k == "--shuffle") a.shuffle = true;
     else if (k == "--nexthop-object") { if (!(v = value())) return usage(); a.nexthop_object = true; a.dev = v; }
     else if (k == "--table") { if (!(v = value()) || !parse_u32(v, a.plan.table)) return usage(); }
     else if (k == "--metric") { if (!(v = value()) || !parse_u32(v, a.plan.metric)) return usage(); }
@@ -215,6 +218,10 @@ int main(int argc, char** argv) {
   if (a.synth) {
     if (!a.gateway || !a.gateway->is_v4()) return usage();
     synth = synth_prefixes(a.synth);
+    if (a.shuffle) {  // the order the daemon's table hands them out in: by hash
+      std::mt19937_64 rng(1);
+      std::shuffle(synth.begin(), synth.end(), rng);
+    }
     if (a.floor) return floor_install(a, synth);
     for (const auto& p : synth) wanted.emplace_back(p, fib::Want{{fib::Gateway{*a.gateway, 0}}, false});
   }

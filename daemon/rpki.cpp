@@ -125,6 +125,7 @@ DeltaCover::DeltaCover(const VrpDelta& delta) {
     for (const rpki::Vrp& v : *list) prefixes_.push_back(v.prefix);
   std::sort(prefixes_.begin(), prefixes_.end());
   prefixes_.erase(std::unique(prefixes_.begin(), prefixes_.end()), prefixes_.end());
+  every_ = prefixes_.size() > kEveryRoute;
   for (const net::Prefix& p : prefixes_) {
     auto& lens = lens_[p.family() == net::IpFamily::V4 ? 0 : 1];
     if (std::find(lens.begin(), lens.end(), p.len()) == lens.end()) lens.push_back(p.len());
@@ -132,6 +133,7 @@ DeltaCover::DeltaCover(const VrpDelta& delta) {
 }
 
 bool DeltaCover::covers(const net::Prefix& p) const {
+  if (every_) return true;
   // One binary search per distinct changed length no longer than p.
   for (uint8_t len : lens_[p.family() == net::IpFamily::V4 ? 0 : 1]) {
     if (len > p.len()) continue;

@@ -104,14 +104,18 @@ class RpkiValidator : public table::Validator {
 };
 
 // Whether a route to `p` lies under a VRP prefix that `delta` changed: the
-// routes Table::revalidate must look at again.
+// routes Table::revalidate must look at again. Past kEveryRoute changed
+// prefixes (the first full set, a cache reset) every route is: asking the
+// VRP table once costs less than a search per changed prefix length.
 class DeltaCover {
  public:
+  static constexpr size_t kEveryRoute = 4096;
   explicit DeltaCover(const VrpDelta& delta);
   [[nodiscard]] bool covers(const net::Prefix& p) const;
   [[nodiscard]] bool empty() const { return prefixes_.empty(); }
 
  private:
+  bool every_ = false;
   std::vector<net::Prefix> prefixes_;  // sorted, distinct
   std::vector<uint8_t> lens_[2];       // distinct lengths per family (v4, v6)
 };

@@ -107,6 +107,16 @@ TEST(DeltaCover, CoversRoutesUnderChangedPrefixesOnly) {
   EXPECT_TRUE(DeltaCover(VrpDelta{}).empty());
 }
 
+TEST(DeltaCover, ALargeChangeCoversEveryRoute) {
+  VrpDelta d;
+  for (uint32_t i = 0; i <= DeltaCover::kEveryRoute; ++i)
+    d.announced.push_back(Vrp{*net::Prefix::make(net::IpAddress::v4(0x0A000000u + (i << 8)), 24), 24, 1});
+  EXPECT_TRUE(DeltaCover(d).covers(P("192.0.2.0/24")));
+  d.announced.pop_back();
+  EXPECT_FALSE(DeltaCover(d).covers(P("192.0.2.0/24")));
+  EXPECT_TRUE(DeltaCover(d).covers(P("10.0.1.0/24")));
+}
+
 RC_GTEST_PROP(DeltaCover, AgreesWithAScan, ()) {
   auto gen_prefix = [](unsigned max_len) {
     return rc::gen::apply(

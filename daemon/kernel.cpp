@@ -3,6 +3,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <unordered_set>
@@ -105,9 +106,11 @@ void KernelSyncer::run() {
 
   // A shard handed again from the start (the first read, or a journal
   // overrun): what was wanted of it and not handed again is unwanted after
-  // the read. Found by a scan of the plan: resynchronisations are rare, and
-  // no per-prefix memory is kept for them.
-  std::vector<std::pair<size_t, std::unordered_set<net::Prefix>>> replaced;
+  // the read, found by one scan of the plan for all such shards of the
+  // read (no per-prefix memory is kept between reads for this).
+  std::vector<uint8_t> resynced(table_.shard_count());
+  bool any_resync = false;
+  std::unordered_set<net::Prefix> handed;  // by the resynchronised shards
   auto follower = table_.follow();
   const auto t0 = Clock::now();
   auto last_retry = t0, last_publish = t0;
@@ -115,15 +118,11 @@ void KernelSyncer::run() {
 
   auto on_event = [&](const table::FollowEvent& ev) {
     if (ev.resync) {
-      std::unordered_set<net::Prefix> before;
-      d.plan().for_each_wanted([&](const net::Prefix& p) {
-        if (table_.shard_of(p) == ev.shard) before.insert(p);
-      });
-      replaced.emplace_back(ev.shard, std::move(before));
+      resynced[ev.shard] = 1;
+      any_resync = true;
     }
-    for (auto& [shard, before] : replaced)
-      if (shard == ev.shard) before.erase(ev.change.prefix);
     if (ev.change.family == UINT8_MAX) return;  // an empty shard
+    if (resynced[ev.shard]) handed.insert(ev.change.prefix);
     if (ev.change.family != kV4 && ev.change.family != kV6) return;
     const net::Prefix& p = ev.change.prefix;
     std::optional<net::IpAddress> nh;
@@ -137,9 +136,16 @@ void KernelSyncer::run() {
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
     table_resyncs_ += follower.resyncs() - resyncs;
-    for (auto& [shard, gone] : replaced)
+    if (any_resync) {
+      std::vector<net::Prefix> gone;
+      d.plan().for_each_wanted([&](const net::Prefix& p) {
+        if (resynced[table_.shard_of(p)] && !handed.count(p)) gone.push_back(p);
+      });
       for (const auto& p : gone) d.plan().unwant(p);
-    replaced.clear();
+      std::fill(resynced.begin(), resynced.end(), 0);
+      handed.clear();
+      any_resync = false;
+    }
 
     auto now = Clock::now();
     if (!removals_ && now - t0 >= kStaleGrace) {

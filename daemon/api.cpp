@@ -69,6 +69,8 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
     w.member("announced", p.announced[i]);
     w.member("withdrawn", p.withdrawn[i]);
     w.member("received", p.routes[i]);  // routes in the table (Adj-RIB-In)
+    w.member("refused", p.refused[i]);  // by import policy
+    w.member("advertised", p.advertised[i]);  // Adj-RIB-Out
     w.end_object();
   }
   w.end_object();
@@ -378,6 +380,7 @@ std::string metrics_text(const Snapshot& s) {
       auto fam = family_text(i, buf);
       m.sample({{"peer", p.name}, {"family", fam}, {"kind", "announced"}}, p.announced[i]);
       m.sample({{"peer", p.name}, {"family", fam}, {"kind", "withdrawn"}}, p.withdrawn[i]);
+      m.sample({{"peer", p.name}, {"family", fam}, {"kind", "refused"}}, p.refused[i]);
     }
   }
 
@@ -391,13 +394,14 @@ std::string metrics_text(const Snapshot& s) {
   for (size_t i = 0; i < codec::kKnownFamilies; ++i)
     m.sample({{"family", family_text(i, buf)}}, s.table.prefixes[i]);
   m.family("petrel_peer_prefixes", "gauge",
-           "Prefixes from the peer by family and kind: received (in its Adj-RIB-In), accepted (after import "
-           "policy; there is none yet, so the same).");
+           "Prefixes by peer, family and kind: received and accepted (the peer's routes in the table; import "
+           "policy refuses before storing, so the two are equal), advertised (paths the peer holds from us).");
   for (const auto& p : s.peers) {
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
       if (!shows_family(p, i)) continue;
       m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "received"}}, p.routes[i]);
       m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "accepted"}}, p.routes[i]);
+      m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "advertised"}}, p.advertised[i]);
     }
   }
 

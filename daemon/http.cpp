@@ -63,6 +63,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
     p.announced[i] = c.announced[i].load(kRelaxed);
     p.withdrawn[i] = c.withdrawn[i].load(kRelaxed);
     p.routes[i] = peer.table_routes(i);
+    p.refused[i] = c.refused[i].load(kRelaxed);
+    p.advertised[i] = peer.advertised(i);
   }
   p.unknown_family_updates = c.unknown_family_updates.load(kRelaxed);
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {

@@ -34,6 +34,8 @@ PeerSnapshot upstream() {
   p.announced = {1000, 20, 0, 0};
   p.withdrawn = {10, 0, 0, 0};
   p.routes = {985, 20, 0, 0};  // the table's count, not announced - withdrawn
+  p.refused = {15, 0, 0, 0};
+  p.advertised = {4000, 7, 0, 0};
   p.messages_in = {0, 1, 57, 0, 3, 0};
   p.messages_out = {0, 1, 0, 0, 4, 0};
   p.treat_as_withdraw = 2;
@@ -146,6 +148,8 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(v4["announced"], 1000);
   EXPECT_EQ(v4["withdrawn"], 10);
   EXPECT_EQ(v4["received"], 985);
+  EXPECT_EQ(v4["refused"], 15);
+  EXPECT_EQ(v4["advertised"], 4000);
   EXPECT_EQ(p["update_prefixes"]["ipv6-unicast"]["received"], 20);
   EXPECT_FALSE(p["update_prefixes"].contains("ipv4-multicast"));
   EXPECT_EQ(p["messages"]["in"]["update"], 57);
@@ -323,6 +327,11 @@ TEST(ApiMetrics, WellFormedAndComplete) {
             "985");
   EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "accepted"}}),
             "985");
+  EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv6-unicast"}, {"kind", "advertised"}}),
+            "7");
+  EXPECT_EQ(value("petrel_peer_update_prefixes_total",
+                  {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "refused"}}),
+            "15");
   EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "allocated"}}), "123456789");
   EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "retained"}}), "9000000");
   EXPECT_EQ(value("petrel_table_attribute_sets", {}), "17");

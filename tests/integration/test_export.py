@@ -162,6 +162,11 @@ def test_external_and_internal_rules(lab):
         assert r["next_hop"] == me.v6, (p, r)
     o = ext4["192.0.2.0/24"]
     assert (o["as_path"], o["next_hop"], o["med"]) == ([PETREL_ASN], me.v4, 5), o
+    # Petrel's own count of what each peer holds from it.
+    peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
+    adv = peers["ext"]["update_prefixes"]
+    assert adv["ipv4-unicast"]["advertised"] == len(ext4), adv
+    assert adv["ipv6-unicast"]["advertised"] == len(ext6), adv
     assert ext6["2001:db8:ffff::/48"]["communities"] == [PETREL_ASN << 16 | 9]
 
     # Internal: everything (NO_EXPORT too), path and next hop as BIRD sent them.

@@ -13,19 +13,17 @@ constexpr uint16_t kStaleOut = 4;  // not confirmed by a resynchronisation yet
 
 codec::Family family_at(FamilyIndex f) { return codec::kKnownFamilyList[f]; }
 
-// The fields of a PeerInfo the rules read (not the name: no allocation).
-PeerInfo rules_view(const PeerInfo& p) {
+}  // namespace
+
+PeerInfo Exporter::Source::info() const {
   PeerInfo v;
-  v.address = p.address;
-  v.router_id = p.router_id;
-  v.asn = p.asn;
-  v.internal = p.internal;
-  v.rr_client = p.rr_client;
-  v.local = p.local;
+  v.router_id = router_id;
+  v.internal = internal;
+  v.rr_client = rr_client;
+  v.local = local;
   return v;
 }
 
-}  // namespace
 
 Exporter::Exporter(Table& table, Interner& out_sets, ExporterSetup setup)
     : table_(table),
@@ -98,7 +96,7 @@ void Exporter::take(const FollowEvent& ev) {
   if (ev.best) {
     s.attrs = const_cast<Attrs*>(ev.best->attrs);
     Interner::acquire(s.attrs);
-    s.source = rules_view(*ev.best->peer);
+    s.source = Source::of(*ev.best->peer);
     s.slot = ev.best->slot;
   }
   seen_.push_back(std::move(s));
@@ -176,6 +174,7 @@ void Exporter::settle(std::vector<Seen>& seen) {
     set(s.family, s.prefix, wants_);
   }
   seen.clear();
+  if (seen.capacity() > 65536) std::vector<Seen>().swap(seen);  // a resync's worth is not kept
   if (!any_resync) return;
   for (size_t f = 0; f < kFamilies; ++f) {
     std::vector<net::Prefix> gone;
@@ -210,7 +209,8 @@ Attrs* Exporter::outgoing(const Seen& s) {
     return it->second;
   }
   if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
-  Exported e = export_route(setup_.target, ExportSource{&s.source, s.slot}, family_at(s.family), s.attrs->decode());
+  const PeerInfo src = s.source.info();
+  Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family_at(s.family), s.attrs->decode());
   Attrs* out = e.verdict == ExportVerdict::kSend ? out_sets_.intern(e.attrs) : nullptr;
   Interner::acquire(s.attrs);  // the key's reference
   cache_.emplace(key, out);    // the value's reference
@@ -230,7 +230,14 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
   table_.lookup_all(s.family, s.prefix, [&](std::span<const RouteView> routes, int) {
     for (const RouteView& r : routes) {
       Interner::acquire(const_cast<Attrs*>(r.attrs));
-      paths.push_back({const_cast<Attrs*>(r.attrs), rules_view(*r.peer), r.slot, r.path_id, table_.eligible(r)});
+      PeerInfo v;  // what best-path selection reads; not the name
+      v.address = r.peer->address;
+      v.router_id = r.peer->router_id;
+      v.asn = r.peer->asn;
+      v.internal = r.peer->internal;
+      v.rr_client = r.peer->rr_client;
+      v.local = r.peer->local;
+      paths.push_back({const_cast<Attrs*>(r.attrs), std::move(v), r.slot, r.path_id, table_.eligible(r)});
     }
   });
   // Best-path order: the best, then the best of the rest, and so on.
@@ -246,7 +253,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
     const Path& x = paths[index[static_cast<size_t>(b)]];
     cands.erase(cands.begin() + b);
     index.erase(index.begin() + b);
-    Seen one{s.prefix, s.family, x.attrs, x.source, x.slot};
+    Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot};
     Attrs* out = outgoing(one);
     if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be
     // Stable: the source's slot and path identifier, never 0.

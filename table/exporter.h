@@ -113,12 +113,20 @@ class Exporter {
     std::vector<codec::NlriPrefix> withdrawals;
     bool refreshing = false;  // EoRR owed once the queue is empty
   };
+  // What the export rules read of a route's source (PeerInfo without the
+  // name and address: a full table's worth of these is held at once).
+  struct Source {
+    uint32_t router_id = 0;
+    bool internal = false, rr_client = false, local = false;
+    [[nodiscard]] PeerInfo info() const;
+    static Source of(const PeerInfo& p) { return {p.router_id, p.internal, p.rr_client, p.local}; }
+  };
   // A route the follower handed over, copied out of the shard's lock.
   struct Seen {
     net::Prefix prefix;
     FamilyIndex family;
     Attrs* attrs;  // one reference held; nullptr: no best route
-    PeerInfo source;
+    Source source;
     uint32_t slot;
   };
 

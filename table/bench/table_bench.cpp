@@ -10,6 +10,10 @@
 //   one-peer   one peer's IPv4 table into an empty table
 //   more-peers 3 more peers' tables (same prefixes, other attribute sets)
 //   peer-down  the first peer's session goes down: all its routes withdrawn
+//   export     one peer's table passed on to an external peer by its
+//              exporter (table/exporter.h): from the journals to encoded
+//              UPDATEs; then a second peer with the same outcome (its
+//              outgoing attribute sets are shared with the first)
 // Each case runs `--runs` times on a fresh table; the median is reported.
 // Beside it, the baseline: the same messages decoded and their prefixes
 // walked without a table, in the same run (the machine is shared).
@@ -34,6 +38,7 @@
 #include "codec/update.h"
 #include "codec/update_builder.h"
 #include "crates/synth/synth.h"
+#include "table/exporter.h"
 #include "table/table.h"
 
 namespace {
@@ -195,6 +200,41 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The exporter of an external peer in `slot`, fed the whole table: CPU
+// seconds until it has written everything, the octets and the memory it
+// allocated (its Adj-RIB-Out and the outgoing sets it interned).
+struct ExportRun {
+  double cpu = 0;
+  size_t bytes = 0;
+  size_t allocated = 0;
+  uint64_t advertised = 0;
+};
+ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::vector<std::unique_ptr<table::Exporter>>& keep) {
+  table::ExporterSetup s;
+  s.target.local_as = 64500;
+  s.target.slot = slot;
+  s.target.next_hop_v4 = *net::IpAddress::parse("198.18.1.1");
+  s.families.add(codec::Family{1, 1});
+  ExportRun r;
+  size_t a0 = allocated();
+  double c0 = cpu_s();
+  auto ex = std::make_unique<table::Exporter>(t, out, s);
+  std::vector<std::byte> buf;
+  buf.reserve(2 << 20);
+  for (int i = 0; i < 10'000'000; ++i) {
+    bool more = ex->pump(buf, 1 << 20);
+    r.bytes += buf.size();
+    buf.clear();
+    if (!more) break;
+  }
+  r.cpu = cpu_s() - c0;
+  buf.shrink_to_fit();
+  r.allocated = allocated() - a0;
+  r.advertised = ex->counters().advertised[0].load();
+  keep.push_back(std::move(ex));
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,6 +277,25 @@ int main(int argc, char** argv) {
       uint16_t slot = *t.add_peer(peer_info(0));
       table_cpu.push_back(apply_only(t, slot, batches));
     }
+  }
+  std::vector<double> export_cpu, export2_cpu;
+  ExportRun ex1{}, ex2{};
+  for (uint32_t run = 0; run < runs; ++run) {
+    table::Table t(topt);
+    uint16_t slot = *t.add_peer(peer_info(0));
+    insert(t, slot, feeds[0], params);
+    table::Interner out;
+    std::vector<std::unique_ptr<table::Exporter>> keep;
+    ex1 = export_all(t, out, 4000, keep);
+    ex2 = export_all(t, out, 4001, keep);
+    export_cpu.push_back(ex1.cpu);
+    export2_cpu.push_back(ex2.cpu);
+    if (ex1.advertised != feeds[0].routes || ex2.advertised != feeds[0].routes) {
+      std::fprintf(stderr, "table-bench: the exporter advertised %llu of %llu routes\n",
+                   static_cast<unsigned long long>(ex1.advertised), static_cast<unsigned long long>(feeds[0].routes));
+      return 1;
+    }
+    keep.clear();
   }
   size_t one_bytes = 0, more_bytes = 0, one_sets = 0, all_sets = 0;
   uint64_t more_routes = 0, sink = 0;
@@ -299,6 +358,11 @@ int main(int argc, char** argv) {
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, runs);
   std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,\"runs\":%u}\n",
               one_routes, median(down_cpu), median(down_wall), runs);
+  std::printf("{\"case\":\"export\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"bytes_out\":%zu,"
+              "\"bytes_per_route\":%.1f,\"second_peer_routes_per_s\":%.0f,\"second_peer_bytes_per_route\":%.1f,"
+              "\"runs\":%u}\n",
+              one_routes, one_routes / median(export_cpu), ex1.bytes, static_cast<double>(ex1.allocated) / one_routes,
+              one_routes / median(export2_cpu), static_cast<double>(ex2.allocated) / one_routes, runs);
   std::printf("\n%-12s %10s %14s %14s %14s %12s %10s %12s\n", "case", "routes", "routes/s (CPU)", "decode only/s",
               "table only/s", "bytes/route", "attr sets", "withdraw s");
   std::printf("%-12s %10.0f %14.0f %14.0f %14.0f %12.1f %10zu %12s\n", "one-peer", one_routes, one_rate, base_rate,
@@ -309,6 +373,10 @@ int main(int argc, char** argv) {
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, "-");
   std::printf("%-12s %10.0f %14s %14s %14s %12s %10s %12.3f\n", "peer-down", one_routes, "-", "-", "-", "-", "-",
               median(down_cpu));
+  std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export", one_routes,
+              one_routes / median(export_cpu), "-", "-", static_cast<double>(ex1.allocated) / one_routes, "-", "-");
+  std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export-2nd", one_routes,
+              one_routes / median(export2_cpu), "-", "-", static_cast<double>(ex2.allocated) / one_routes, "-", "-");
   std::printf("\none peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
               "attribute sets %.1f MB); medians of %u runs, CPU time of one core\n",
               static_cast<double>(one_bytes) / 1e6, static_cast<double>(mem.map_bytes) / 1e6,

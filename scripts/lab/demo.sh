@@ -111,6 +111,12 @@ passive = false
 hold_time = 9
 families = ["ipv4-unicast", "ipv6-unicast"]
 local_address = "198.18.0.1"
+import = "all"      # RFC 8212: an external peer needs an explicit policy
+export = "all"
+[[originate]]
+prefix = "192.0.2.0/24"
+[[originate]]
+prefix = "2001:db8:1::/48"
 EOF
   in_ns "$ns_petrel" "$petrel" run -c "$tmp/petrel.toml" >"$tmp/petrel.log" 2>&1 &
   pids+=($!)
@@ -149,6 +155,9 @@ for route in r["routes"]:
     print(f"  GET /api/routes/198.19.10.0/24: from {route['peer']}, AS path {path}, "
           f"next hop {a.get('next_hop')}, best: {route['best']}")
 PY
+  echo "demo: and the other way, Petrel's own routes ([[originate]]) as BIRD holds them:"
+  birdc -s "$tmp/bird.ctl" show route protocol petrel | grep -E "^[0-9a-f]|via" | sed 's/^/  /'
+  birdc -s "$tmp/bird.ctl" show route all 192.0.2.0/24 | grep -E "BGP.as_path|BGP.next_hop" | sed 's/^/  /'
   echo "demo: keeping it up for $duration s (Ctrl-C ends it)"
   sleep "$duration"
   echo "demo: stopping Petrel (SIGTERM): it sends BIRD a Cease with its shutdown message"

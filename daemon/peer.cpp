@@ -28,6 +28,8 @@ constexpr int kReadsPerWakeup = 16;           // fairness between sessions on on
 constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
+constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter may write: the
+                                              // worker's other sessions (keepalives) go between
 constexpr double kExportInterval = 0.05;      // seconds between looks at the table's journals
 
 // The filter a peer's import or export names, and whether it takes
@@ -725,7 +727,7 @@ void Peer::pump_export(Connection& c) {
   }
   const size_t before = c.out.size();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
-  bool more = exporter_->pump(c.out, kExportBuffer - unsent);
+  bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
   if (c.out.size() == before) return;
   uint64_t updates = exporter_->counters().updates.load(std::memory_order_relaxed) - updates_before;
   counters_.messages_out[static_cast<size_t>(codec::MessageType::kUpdate)].fetch_add(updates,

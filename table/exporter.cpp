@@ -118,7 +118,7 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
   // is then), rather than in a growing queue here.
   const size_t start = out.size();
   bool journal_drained = false;
-  for (int round = 0; round < 64 && out.size() - start < budget; ++round) {
+  for (int round = 0; round < 8 && out.size() - start < budget; ++round) {
     journal_drained = false;
     if (pending() == 0 || !primed_) {
       size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); });

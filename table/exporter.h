@@ -76,7 +76,8 @@ class Exporter {
 
   // Reads what the journals have (up to max_events per shard), then writes
   // UPDATEs into `out` until it holds `budget` more octets or nothing is
-  // left to send. True when work remains (call again once `out` drained).
+  // left to send, in at most 8 rounds of reading and writing (so one call
+  // stays short). True when work remains (call again once `out` drained).
   bool pump(std::vector<std::byte>& out, size_t budget, size_t max_events = 1024);
 
   // A ROUTE-REFRESH for family f: queues every prefix the peer holds from

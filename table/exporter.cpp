@@ -120,14 +120,18 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
   bool journal_drained = false;
   for (int round = 0; round < 8 && out.size() - start < budget; ++round) {
     journal_drained = false;
+    bool resynced = false;
     if (pending() == 0 || !primed_) {
+      const uint64_t resyncs_before = follower_.resyncs();
       size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); });
       journal_drained = handed < max_events;
+      resynced = follower_.resyncs() != resyncs_before;
       settle(seen_);
       primed_ = true;
     }
     if (pending() == 0 && journal_drained) break;
     write(out, budget - (out.size() - start));
+    if (resynced) break;  // a resynchronisation is a whole shard's work: one per turn
   }
   if (!initial_sent_ && pending() == 0) {
     for (size_t f = 0; f < kFamilies; ++f)

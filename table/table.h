@@ -54,7 +54,7 @@ class Validator {
 
 struct TableOptions {
   size_t shards = 8;
-  size_t journal_retention = 8192;  // changes kept per shard
+  size_t journal_retention = 32768;  // changes kept per shard (a full feed overran 8192 20-50 times)
   BestPathOptions best;
   const Validator* validator = nullptr;  // outlives the table
   bool reject_invalid = false;           // invalid routes take no part in best path

@@ -278,7 +278,7 @@ def test_a_peer_that_stops_reading_holds_back_no_other(lab):
     import time
     import speaker as S
     me, feed_n, good_n, stall_n = lab.node("petrel"), lab.node("feeder"), lab.node("good"), lab.node("stalled")
-    send_hold = 15
+    send_hold = 45   # longer than the sanitizer build takes to pass the feed on
     petrel = L.Petrel(me, [
         L.PetrelPeer("feeder", feed_n.v4, 65010, me.v4, passive=True, families=("ipv4-unicast",)),
         L.PetrelPeer("good", good_n.v4, 65011, me.v4, passive=True, families=("ipv4-unicast",),
@@ -321,16 +321,16 @@ def test_a_peer_that_stops_reading_holds_back_no_other(lab):
     t_good = time.monotonic() - t0
     # The stalled session was still up when the reading peer had it all.
     peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
-    assert peers["stalled"]["state"].lower() == "established", peers["stalled"]
-    down = petrel.wait_events("session-down", peer="stalled", timeout=send_hold * 4)
+    assert peers["stalled"]["state"].lower() == "established", (t_good, peers["stalled"]["last_error"])
+    down = petrel.wait_events("session-down", peer="stalled", timeout=send_hold * 3)
     assert down[0]["cause"] == "send-hold-timer-expired", down
     stop.set()
     stalled.close()
     # And the reading peer is still there, with everything.
     assert good.counts().get("ipv4-unicast") == n
     peers = {p["name"]: p for p in petrel.api("/api/peers")["peers"]}
-    assert peers["good"]["state"].lower() == "established", peers["good"]
-    assert t_good < send_hold * 4
+    assert peers["good"]["state"].lower() == "established", (peers["good"]["last_error"], good.close_reason)
+    assert t_good < send_hold
 
 
 def test_bird_and_frr_on_either_side(lab):

@@ -93,23 +93,13 @@ struct PeerRib {
 };
 
 struct Fixture {
-  Table table{TableOptions{2, 8192, {}}};
+  Table table;
   Interner out;
   uint16_t a = 0, b = 0;
 
-  Fixture() {
-    PeerInfo pa;
-    pa.address = ip("198.18.0.2");
-    pa.router_id = 2;
-    pa.asn = 64496;
-    a = *table.add_peer(pa);
-    PeerInfo pb = pa;
-    pb.address = ip("198.18.0.3");
-    pb.router_id = 3;
-    pb.asn = 64497;
-    b = *table.add_peer(pb);
-  }
-  explicit Fixture(size_t retention) : table(TableOptions{2, retention, {}}) {
+  // Two external peers, A (router id 2) and B (3); the table has two
+  // shards and keeps `retention` changes in each journal.
+  explicit Fixture(size_t retention = 8192) : table(TableOptions{2, retention, {}}) {
     PeerInfo pa;
     pa.address = ip("198.18.0.2");
     pa.router_id = 2;

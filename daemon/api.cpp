@@ -70,6 +70,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
     w.member("withdrawn", p.withdrawn[i]);
     w.member("received", p.routes[i]);  // routes in the table (Adj-RIB-In)
     w.member("refused", p.refused[i]);  // by import policy
+    w.member("best", p.best[i]);  // prefixes whose best route is the peer's
     w.member("advertised", p.advertised[i]);  // Adj-RIB-Out
     w.end_object();
   }
@@ -395,12 +396,14 @@ std::string metrics_text(const Snapshot& s) {
     m.sample({{"family", family_text(i, buf)}}, s.table.prefixes[i]);
   m.family("petrel_peer_prefixes", "gauge",
            "Prefixes by peer, family and kind: received and accepted (the peer's routes in the table; import "
-           "policy refuses before storing, so the two are equal), advertised (paths the peer holds from us).");
+           "policy refuses before storing, so the two are equal), best (prefixes whose best route is the peer's), "
+           "advertised (paths the peer holds from us).");
   for (const auto& p : s.peers) {
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
       if (!shows_family(p, i)) continue;
       m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "received"}}, p.routes[i]);
       m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "accepted"}}, p.routes[i]);
+      m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "best"}}, p.best[i]);
       m.sample({{"peer", p.name}, {"family", family_text(i, buf)}, {"kind", "advertised"}}, p.advertised[i]);
     }
   }
@@ -649,13 +652,13 @@ std::string status_page_html(const Snapshot& s) {
   out += fmt::format("<p>Up {}. Sessions established: {} of {}. Connections refused from unknown addresses: {}.</p>\n",
                      duration_text(s.uptime_seconds), up, s.peers.size(), s.connections_refused);
   out += "<h2>Peers</h2>\n<table id=\"peers\"><tr><th>name</th><th>address</th><th>AS</th><th>state</th><th>for</th>"
-         "<th>routes</th><th>last error</th><th>description</th></tr>\n";
+         "<th>routes: received / best / advertised</th><th>last error</th><th>description</th></tr>\n";
   for (const auto& p : s.peers) {
     std::string routes;
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
       if (!shows_family(p, i)) continue;
       if (!routes.empty()) routes += "<br>";
-      routes += fmt::format("{} {}", family_text(i, buf), p.routes[i]);
+      routes += fmt::format("{} {} / {} / {}", family_text(i, buf), p.routes[i], p.best[i], p.advertised[i]);
     }
     const bool established = p.state == fsm::State::kEstablished;
     out += fmt::format(

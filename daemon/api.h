@@ -47,6 +47,7 @@ struct PeerSnapshot {
   std::array<uint64_t, codec::kKnownFamilies> routes{};  // in the table now
   std::array<uint64_t, codec::kKnownFamilies> refused{};     // by import policy, since start
   std::array<uint64_t, codec::kKnownFamilies> advertised{};  // paths the peer holds from us now
+  std::array<uint64_t, codec::kKnownFamilies> best{};        // prefixes whose best route is the peer's
   uint64_t unknown_family_updates = 0;
   std::array<uint64_t, kMessageTypes> messages_in{};
   std::array<uint64_t, kMessageTypes> messages_out{};

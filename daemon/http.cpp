@@ -65,6 +65,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
     p.routes[i] = peer.table_routes(i);
     p.refused[i] = c.refused[i].load(kRelaxed);
     p.advertised[i] = peer.advertised(i);
+    p.best[i] = peer.best_routes(i);
   }
   p.unknown_family_updates = c.unknown_family_updates.load(kRelaxed);
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {

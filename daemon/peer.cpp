@@ -250,6 +250,12 @@ void Peer::flush_batch() {
   table_.apply(static_cast<uint16_t>(slot), batch_);
 }
 
+uint64_t Peer::best_routes(size_t family_index) const {
+  int32_t slot = table_slot_.load(std::memory_order_acquire);
+  if (slot < 0) return 0;
+  return table_.peer_best(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(family_index));
+}
+
 uint64_t Peer::advertised(size_t family_index) const {
   std::lock_guard lock(exporter_mu_);
   return exporter_ ? exporter_->counters().advertised[family_index].load(std::memory_order_relaxed) : 0;

@@ -84,6 +84,8 @@ class Peer {
   // Routes the peer has in the table now (0 while its session is down).
   // Any thread.
   [[nodiscard]] uint64_t table_routes(size_t family_index) const;
+  // Prefixes whose best route is the peer's (0 while its session is down).
+  [[nodiscard]] uint64_t best_routes(size_t family_index) const;
   // Prefixes the peer holds from us now (0 while its session is down).
   // Any thread.
   [[nodiscard]] uint64_t advertised(size_t family_index) const;

@@ -15,6 +15,8 @@ struct BestId {
   uint16_t peer = 0;
   friend bool operator==(const BestId&, const BestId&) = default;
 };
+// The slot whose route a BestId names, or -1 for none.
+int32_t slot_of(const BestId& b) { return b.attrs ? b.peer : -1; }
 template <typename K>
 BestId best_id(const Entry<K>& e) {
   const Route* b = e.best_route();
@@ -60,6 +62,7 @@ std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
     p.info = info;
     p.used = true;
     for (auto& c : p.routes) c.store(0, std::memory_order_relaxed);
+    for (auto& c : p.best) c.store(0, std::memory_order_relaxed);
     return static_cast<uint16_t>(i);
   }
   return std::nullopt;
@@ -122,6 +125,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     choose_best(e);
     bool changed = best_id(e) != before;
     res.best_changes += changed;
+    if (changed) count_best(slot_of(before), slot_of(best_id(e)), f);
     s.journal.append(Change{op.prefix, f, changed});
     if (replaced) interner_.release(replaced);  // after the comparison with `before`
     return;
@@ -141,11 +145,18 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   choose_best(*e);
   bool best_changed = best_id(*e) != before;
   res.best_changes += best_changed;
+  if (best_changed) count_best(slot_of(before), slot_of(best_id(*e)), f);
   // The route's reference goes after the comparison: `before` may point
   // at its set.
   interner_.release(gone.attrs);
   s.journal.append(Change{op.prefix, f, best_changed});
   if (e->empty()) m.erase(e);
+}
+
+void Table::count_best(int32_t from, int32_t to, FamilyIndex f) const {
+  if (from == to) return;
+  if (from >= 0) peers_[from].best[f].fetch_sub(1, std::memory_order_relaxed);
+  if (to >= 0) peers_[to].best[f].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Table::set_validation(Route& r, const net::Prefix& p) const {
@@ -178,7 +189,9 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
           }
           if (!any) return;
           if (options_.reject_invalid) choose_best(e);
-          s.journal.append(Change{p, f, best_id(e) != before});
+          const BestId after = best_id(e);
+          if (after != before) count_best(slot_of(before), slot_of(after), f);
+          s.journal.append(Change{p, f, after != before});
         });
       });
     }
@@ -323,7 +336,9 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     } else {
       e.set_best(e.find(before.peer, before.path_id));
     }
-    s.journal.append(Change{e.key.prefix(), f, best_id(e) != before});
+    const BestId after = best_id(e);
+    if (after != before) count_best(slot_of(before), slot_of(after), f);
+    s.journal.append(Change{e.key.prefix(), f, after != before});
     return !e.empty();
   });
   interner_.release_all(released);

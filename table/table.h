@@ -190,6 +190,10 @@ class Table {
   [[nodiscard]] uint64_t peer_routes(uint16_t slot, FamilyIndex f) const {
     return peers_[slot].routes[f].load(std::memory_order_relaxed);
   }
+  // Prefixes of family f whose best route is the peer's, now.
+  [[nodiscard]] uint64_t peer_best(uint16_t slot, FamilyIndex f) const {
+    return peers_[slot].best[f].load(std::memory_order_relaxed);
+  }
 
   // ---- writes
   // Applies a batch of the peer in `slot` and empties it.
@@ -301,6 +305,7 @@ class Table {
     PeerInfo info;
     bool used = false;
     std::array<std::atomic<uint64_t>, kFamilies> routes{};
+    std::array<std::atomic<uint64_t>, kFamilies> best{};  // prefixes where its route is best
   };
   friend class Batch;
   using Op = Batch::Op;
@@ -317,6 +322,8 @@ class Table {
     return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
   }
   void set_validation(Route& r, const net::Prefix& p) const;
+  // A prefix's best moved from slot `from` to slot `to` (-1: none).
+  void count_best(int32_t from, int32_t to, FamilyIndex f) const;
   template <typename K>
   uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale);
   static RouteView view(const Route& r, const PeerSlot* peers) {

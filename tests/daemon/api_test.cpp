@@ -36,6 +36,7 @@ PeerSnapshot upstream() {
   p.routes = {985, 20, 0, 0};  // the table's count, not announced - withdrawn
   p.refused = {15, 0, 0, 0};
   p.advertised = {4000, 7, 0, 0};
+  p.best = {900, 20, 0, 0};
   p.messages_in = {0, 1, 57, 0, 3, 0};
   p.messages_out = {0, 1, 0, 0, 4, 0};
   p.treat_as_withdraw = 2;
@@ -121,6 +122,8 @@ TEST(ApiStatus, MemoryNotAvailableWithoutJemalloc) {
   EXPECT_FALSE(j["memory"].contains("allocated"));
   EXPECT_EQ(metrics_text(s).find("petrel_memory_bytes"), std::string::npos);
   EXPECT_NE(status_page_html(s).find("Not available"), std::string::npos);
+  EXPECT_NE(status_page_html(s).find("ipv4-unicast 985 / 900 / 4000"), std::string::npos)
+      << "each peer's routes received / best / advertised";
 }
 
 TEST(ApiPeers, ListsEveryPeerInOrder) {
@@ -150,6 +153,7 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(v4["received"], 985);
   EXPECT_EQ(v4["refused"], 15);
   EXPECT_EQ(v4["advertised"], 4000);
+  EXPECT_EQ(v4["best"], 900);
   EXPECT_EQ(p["update_prefixes"]["ipv6-unicast"]["received"], 20);
   EXPECT_FALSE(p["update_prefixes"].contains("ipv4-multicast"));
   EXPECT_EQ(p["messages"]["in"]["update"], 57);
@@ -329,6 +333,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
             "985");
   EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv6-unicast"}, {"kind", "advertised"}}),
             "7");
+  EXPECT_EQ(value("petrel_peer_prefixes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "best"}}),
+            "900");
   EXPECT_EQ(value("petrel_peer_update_prefixes_total",
                   {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}, {"kind", "refused"}}),
             "15");
@@ -390,7 +396,7 @@ TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {
   EXPECT_NE(h.find(">ix\\peer</a>"), std::string::npos);
   EXPECT_NE(h.find("<td class=\"up\">established</td>"), std::string::npos);
   EXPECT_NE(h.find("<td class=\"down\">active</td>"), std::string::npos);
-  EXPECT_NE(h.find("ipv4-unicast 985<br>ipv6-unicast 20"), std::string::npos);
+  EXPECT_NE(h.find("ipv4-unicast 985 / 900 / 4000<br>ipv6-unicast 20 / 20 / 7"), std::string::npos);
   EXPECT_NE(h.find("Hold Timer Expired"), std::string::npos);
   EXPECT_EQ(h.find("<script>"), std::string::npos) << "a description must not become markup";
   EXPECT_NE(h.find("&lt;script&gt;alert(1)&lt;/script&gt; &amp; co"), std::string::npos);

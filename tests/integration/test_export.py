@@ -167,6 +167,8 @@ def test_external_and_internal_rules(lab):
     adv = peers["ext"]["update_prefixes"]
     assert adv["ipv4-unicast"]["advertised"] == len(ext4), adv
     assert adv["ipv6-unicast"]["advertised"] == len(ext6), adv
+    # BIRD's routes are the only ones to its prefixes: all best.
+    assert peers["bird"]["update_prefixes"]["ipv4-unicast"]["best"] == N4, peers["bird"]["update_prefixes"]
     assert ext6["2001:db8:ffff::/48"]["communities"] == [PETREL_ASN << 16 | 9]
 
     # Internal: everything (NO_EXPORT too), path and next hop as BIRD sent them.

@@ -365,6 +365,14 @@ RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
     RC_ASSERT(best->path_id == routes[static_cast<size_t>(b)].path_id);
   });
   RC_ASSERT(prefixes == model.size());
+  // Each peer's count of best routes, kept as the table changed, equals
+  // the count over a walk.
+  std::map<std::pair<uint16_t, FamilyIndex>, uint64_t> best_of;
+  t.walk([&](const Change& c, const std::optional<RouteView>& best, auto) {
+    if (best) ++best_of[{best->slot, c.family}];
+  });
+  for (uint16_t slot : slots)
+    for (FamilyIndex f : {kV4, kV6}) RC_ASSERT((t.peer_best(slot, f) == best_of[std::pair{slot, f}]));
   // The bytes counted as the table changed equal a walk of every entry.
   RC_ASSERT(t.memory().map_bytes == t.memory(/*walk=*/true).map_bytes);
   size_t route_count = 0;

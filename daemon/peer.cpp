@@ -588,10 +588,12 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
       if (got.withdrawn[i]) counters_.withdrawn[i].fetch_add(got.withdrawn[i], std::memory_order_relaxed);
     }
   };
+  // Counts every announced prefix as refused; returns the counts.
   auto refuse_all = [&] {
     auto n = announced_counts(u);
     for (size_t i = 0; i < n.size(); ++i)
       if (n[i]) counters_.refused[i].fetch_add(n[i], std::memory_order_relaxed);
+    return n;
   };
   if (import_none_) {  // nothing of this peer's enters the table
     refuse_all();
@@ -617,9 +619,8 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     loop = true;
   }
   if (loop) {
-    refuse_all();
+    const auto n = refuse_all();
     auto got = batch_.add(u, true);
-    auto n = announced_counts(u);
     for (size_t i = 0; i < n.size(); ++i) {  // counted as received announcements, not withdrawals
       got.withdrawn[i] -= n[i];
       got.announced[i] += n[i];

@@ -63,6 +63,19 @@ void Exporter::clear_cache() {
   cache_.clear();
 }
 
+bool Exporter::queue_empty() const {
+  for (const auto& pf : fam_)
+    if (!pf.withdrawals.empty() || !pf.groups.empty()) return false;
+  return true;
+}
+
+void Exporter::end_of_rib(std::vector<std::byte>& out) {
+  for (size_t f = 0; f < kFamilies; ++f)
+    if (setup_.families.has(family_at(static_cast<FamilyIndex>(f))))
+      codec::UpdateBuilder::end_of_rib(family_at(static_cast<FamilyIndex>(f)), out);
+  initial_sent_ = true;
+}
+
 size_t Exporter::pending() const {
   size_t n = 0;
   for (const auto& pf : fam_) {
@@ -104,12 +117,7 @@ void Exporter::take(const FollowEvent& ev) {
 
 bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_events) {
   if (setup_.send_nothing) {
-    if (!initial_sent_) {
-      for (size_t f = 0; f < kFamilies; ++f)
-        if (setup_.families.has(family_at(static_cast<FamilyIndex>(f))))
-          codec::UpdateBuilder::end_of_rib(family_at(static_cast<FamilyIndex>(f)), out);
-      initial_sent_ = true;
-    }
+    if (!initial_sent_) end_of_rib(out);
     return false;
   }
   // Reads only when the queue is empty: what is read is settled into the
@@ -121,7 +129,7 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
   for (int round = 0; round < 8 && out.size() - start < budget; ++round) {
     journal_drained = false;
     bool resynced = false;
-    if (pending() == 0 || !primed_) {
+    if (queue_empty() || !primed_) {
       const uint64_t resyncs_before = follower_.resyncs();
       size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); });
       journal_drained = handed < max_events;
@@ -129,17 +137,12 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
       settle(seen_);
       primed_ = true;
     }
-    if (pending() == 0 && journal_drained) break;
+    if (queue_empty() && journal_drained) break;
     write(out, budget - (out.size() - start));
     if (resynced) break;  // a resynchronisation is a whole shard's work: one per turn
   }
-  if (!initial_sent_ && pending() == 0) {
-    for (size_t f = 0; f < kFamilies; ++f)
-      if (setup_.families.has(family_at(static_cast<FamilyIndex>(f))))
-        codec::UpdateBuilder::end_of_rib(family_at(static_cast<FamilyIndex>(f)), out);
-    initial_sent_ = true;
-  }
-  return !journal_drained || pending() > 0;
+  if (!initial_sent_ && queue_empty()) end_of_rib(out);
+  return !journal_drained || !queue_empty();
 }
 
 void Exporter::forget_shard(size_t shard) {

@@ -131,6 +131,10 @@ class Exporter {
     uint32_t slot;
   };
 
+  // Nothing queued (cheaper than pending() == 0: pump asks every round).
+  [[nodiscard]] bool queue_empty() const;
+  // End-of-RIB for every family sent (RFC 4724), once.
+  void end_of_rib(std::vector<std::byte>& out);
   void take(const FollowEvent& ev);
   void settle(std::vector<Seen>& seen);
   void forget_shard(size_t shard);

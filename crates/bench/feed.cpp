@@ -23,7 +23,12 @@ codec::AttributeSet to_attribute_set(const synth::Attributes& a, const net::IpAd
   }
   if (!a.as_set.empty()) path.segments.push_back({codec::SegmentType::kAsSet, a.as_set});
   p.as_path = std::move(path);
-  p.next_hop = next_hop;
+  if (next_hop.is_v4()) {
+    p.next_hop = next_hop;
+  } else {
+    p.mp_family = codec::kIpv6Unicast;
+    p.mp_next_hop = codec::NextHop{next_hop, std::nullopt};
+  }
   p.med = a.med;
   p.communities = a.communities;
   for (const auto& l : a.large_communities) p.large_communities.push_back({l[0], l[1], l[2]});
@@ -45,7 +50,7 @@ Result<uint64_t, const char*> pack(const synth::Table& t, const std::vector<synt
     for (const auto& p : g.prefixes) list.push_back({p, 0});
     size_t before = f.wire.size();
     auto r = b.announce(family, set, list, f.wire);
-    if (!r.ok()) return fail("an attribute set does not fit in one UPDATE");
+    if (!r.ok()) return fail(r.error().data());  // the builder's reasons are literals
     routes += g.prefixes.size();
     for (size_t at = before; at < f.wire.size();) {
       f.offsets.push_back(static_cast<uint32_t>(at));

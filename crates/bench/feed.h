@@ -43,13 +43,15 @@ struct Feed {
   [[nodiscard]] bytes::Span body(size_t i) const;
 };
 
-// The attribute set of one synthetic entry with the given next hop.
+// The attribute set of one synthetic entry with the given next hop (IPv4:
+// NEXT_HOP; IPv6: an IPv6 unicast MP_REACH_NLRI next hop).
 codec::AttributeSet to_attribute_set(const synth::Attributes& a, const net::IpAddress& next_hop,
                                      std::optional<uint32_t> neighbour_as = std::nullopt);
 
 // Packs the table into UPDATEs for a session with `params` (4096 octets a
-// message unless extended messages are on). Fails only when an attribute
-// set cannot fit in one message.
+// message unless extended messages are on). Fails when the builder does
+// (an attribute set too large for one message) or a family lacks its
+// next hop.
 Result<Feed, const char*> build_feed(const synth::Table& t, const FeedOptions& o,
                                      const codec::SessionParams& params);
 

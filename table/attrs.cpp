@@ -35,6 +35,26 @@ bool same_wire(const Attrs* a, uint32_t hash, bytes::Span w) {
          (w.empty() || std::memcmp(a->wire().data(), w.data(), w.size()) == 0);
 }
 
+// A stripe's index slot: the set's address, the hash's top 16 bits above
+// it. The low bits of the hash chose the stripe; a set's home slot comes
+// from the bits of the tag first (bits 16-31), then bits 8-15, so that up
+// to 2^16 slots the tag alone places it.
+constexpr unsigned kTagShift = 48;
+constexpr uintptr_t kAddressMask = (uintptr_t{1} << kTagShift) - 1;
+uintptr_t tag_of(uint32_t hash) { return uintptr_t{hash >> 16} << kTagShift; }
+uintptr_t slot_value(Attrs* a, uint32_t hash) {
+  const auto p = reinterpret_cast<uintptr_t>(a);
+  assert((p & ~kAddressMask) == 0);  // x86-64 and AArch64 user space: 48-bit addresses
+  return p | tag_of(hash);
+}
+Attrs* address_of(uintptr_t v) { return reinterpret_cast<Attrs*>(v & kAddressMask); }
+size_t home_of(uint32_t hash, size_t mask) { return ((hash >> 16) | ((hash & 0xFF00u) << 8)) & mask; }
+// The home of the set in slot value v: from its tag while that suffices.
+size_t home_of(uintptr_t v, size_t mask) {
+  if (mask <= 0xFFFF) return static_cast<size_t>(v >> kTagShift) & mask;
+  return home_of(address_of(v)->hash(), mask);
+}
+
 }  // namespace
 
 codec::AttributeSet Attrs::decode() const {
@@ -52,41 +72,49 @@ std::optional<net::IpAddress> Attrs::mp_next_hop() const {
 }
 
 Interner::Interner(size_t stripes) : stripes_(stripes == 0 ? 1 : stripes) {
-  for (auto& s : stripes_) s.buckets.assign(64, nullptr);
+  for (auto& s : stripes_) s.slots.assign(64, 0);
 }
 
 Interner::~Interner() {
   for (auto& s : stripes_) {
-    for (Attrs* head : s.buckets) {
-      while (head) {
-        Attrs* next = head->chain_;
-        head->~Attrs();
-        ::operator delete(head);
-        head = next;
-      }
+    for (uintptr_t v : s.slots) {
+      if (!v) continue;
+      Attrs* a = address_of(v);
+      a->~Attrs();
+      ::operator delete(a);
     }
   }
 }
 
 void Interner::grow(Stripe& s) {
-  std::vector<Attrs*> nb(s.buckets.size() * 2, nullptr);
-  for (Attrs* head : s.buckets) {
-    while (head) {
-      Attrs* next = head->chain_;
-      // The low bits of the hash chose the stripe; the bucket uses the rest.
-      size_t i = (head->hash_ >> 8) & (nb.size() - 1);
-      head->chain_ = nb[i];
-      nb[i] = head;
-      head = next;
-    }
+  std::vector<uintptr_t> ns(s.slots.size() * 2, 0);
+  const size_t mask = ns.size() - 1;
+  for (uintptr_t v : s.slots) {
+    if (!v) continue;
+    size_t i = home_of(v, mask);
+    while (ns[i]) i = (i + 1) & mask;
+    ns[i] = v;
   }
-  s.buckets.swap(nb);
+  s.slots.swap(ns);
 }
 
 void Interner::unlink(Stripe& s, Attrs* a) {
-  Attrs** pp = &s.buckets[(a->hash_ >> 8) & (s.buckets.size() - 1)];
-  while (*pp != a) pp = &(*pp)->chain_;
-  *pp = a->chain_;
+  const size_t mask = s.slots.size() - 1;
+  const uintptr_t want = slot_value(a, a->hash_);
+  size_t i = home_of(a->hash_, mask);
+  while (s.slots[i] != want) i = (i + 1) & mask;
+  // Backward-shift deletion: a later set of the probe run moves into the
+  // hole when its home does not lie cyclically in (i, j].
+  for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+    const uintptr_t v = s.slots[j];
+    if (!v) break;
+    const size_t h = home_of(v, mask);
+    if (((j - h) & mask) >= ((j - i) & mask)) {
+      s.slots[i] = v;
+      i = j;
+    }
+  }
+  s.slots[i] = 0;
 }
 
 Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
@@ -95,8 +123,13 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   uint32_t h = hash_bytes(w);
   Stripe& s = stripe_of(h);
   std::lock_guard lock(s.mu);
-  Attrs** slot = &s.buckets[(h >> 8) & (s.buckets.size() - 1)];
-  for (Attrs* a = *slot; a; a = a->chain_) {
+  const size_t mask = s.slots.size() - 1;
+  const uintptr_t tag = tag_of(h);
+  size_t i = home_of(h, mask);
+  for (; s.slots[i]; i = (i + 1) & mask) {
+    const uintptr_t v = s.slots[i];
+    if ((v & ~kAddressMask) != tag) continue;
+    Attrs* a = address_of(v);
     if (same_wire(a, h, w)) {
       a->refs_.fetch_add(refs, std::memory_order_relaxed);
       return a;
@@ -116,11 +149,11 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   a->neighbour_as_ = set.first_as();
   a->origin_as_ = set.origin_as();
   a->cluster_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.cluster_list_length(), 0xFFFF));
-  a->chain_ = *slot;
-  *slot = a;
+  s.slots[i] = slot_value(a, h);
   ++s.count;
   s.wire_bytes += w.size();
-  if (s.count > s.buckets.size()) grow(s);
+  // At most 70 % of the slots taken: probe runs stay short.
+  if (s.count * 10 > s.slots.size() * 7) grow(s);
   return a;
 }
 
@@ -170,7 +203,7 @@ size_t Interner::bytes() const {
   size_t n = 0;
   for (const auto& s : stripes_) {
     std::lock_guard lock(s.mu);
-    n += s.count * sizeof(Attrs) + s.wire_bytes + s.buckets.size() * sizeof(Attrs*);
+    n += s.count * sizeof(Attrs) + s.wire_bytes + s.slots.size() * sizeof(uintptr_t);
   }
   return n;
 }

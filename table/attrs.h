@@ -64,8 +64,7 @@ class Attrs {
   [[nodiscard]] const std::byte* bytes_() const { return reinterpret_cast<const std::byte*>(this + 1); }
   [[nodiscard]] std::byte* bytes_() { return reinterpret_cast<std::byte*>(this + 1); }
 
-  // 56 octets, then the canonical bytes.
-  Attrs* chain_ = nullptr;  // the interner's hash chain
+  // 40 octets, then the canonical bytes.
   std::atomic<uint32_t> refs_{0};
   uint32_t hash_ = 0;
   uint32_t wire_len_ = 0;
@@ -77,7 +76,7 @@ class Attrs {
   uint8_t flags_ = 0;
 };
 
-static_assert(sizeof(Attrs) == 48);
+static_assert(sizeof(Attrs) == 40);
 
 // The set of interned attribute sets. Thread-safe.
 class Interner {
@@ -103,9 +102,14 @@ class Interner {
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)
 
  private:
+  // A stripe's index: open addressing with linear probing. A slot holds a
+  // set's address with 16 bits of its hash in the top bits (unused by
+  // user-space addresses), so a probe reads a set only when those match,
+  // and the index can be rebuilt without reading the sets while a stripe
+  // has at most 2^16 slots. 0: an empty slot.
   struct Stripe {
     mutable std::mutex mu;
-    std::vector<Attrs*> buckets;  // chained through Attrs::chain_
+    std::vector<uintptr_t> slots;
     size_t count = 0;
     size_t wire_bytes = 0;
   };

@@ -105,6 +105,14 @@ bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathO
          c.attrs->as_path_length() == best.attrs->as_path_length() && c.attrs->origin() == best.attrs->origin();
 }
 
+bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
+  for (Measure m : {inverted_preference, as_path_length, origin}) {
+    const uint64_t x = m(a, o), y = m(b, o);
+    if (x != y) return x < y;
+  }
+  return false;  // they tie: the caller should not have asked
+}
+
 int select_best(std::span<const Candidate> c, const BestPathOptions& o) {
   Alive alive(c.size());
   for (size_t i = 0; i < c.size(); ++i) if (!c[i].eligible) alive.kill(i);

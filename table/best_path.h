@@ -70,6 +70,13 @@ uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o);
 // away without being the best (it may have been removing another by MED).
 bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o);
 
+// For two eligible candidates that differ before the MED step (the
+// second does not reach_med_step beside the first): whether `a` wins
+// there. Then a set's best is decided by steps 1, a and b alone: a new
+// candidate either beats the best there (and is the new best) or loses
+// (and the best stays), whatever the other candidates are.
+bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
+
 // Index into `c` of the best candidate, or -1 when none is eligible.
 int select_best(std::span<const Candidate> c, const BestPathOptions& o);
 

@@ -21,6 +21,20 @@
 
 namespace petrel::table {
 
+// Asks the CPU for the cache line at p (a hint: p need not be valid).
+// gcc 12 drops a __builtin_prefetch whose address it loaded from memory
+// inside an inlined callback (PrefixMap::sweep's look-ahead lost both of
+// its prefetches), so x86-64 and AArch64 get the instruction itself.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 (%0)" : : "r"(p));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
 // One path to a prefix: 16 octets.
 struct Route {
   Attrs* attrs = nullptr;
@@ -255,8 +269,18 @@ class PrefixMap {
   // has emptied its routes. Entries moved back by an erase are visited
   // once (a backward shift only moves entries from behind the cursor's
   // probe run onto it, and the run is re-examined).
+  //
+  // `ahead(entry, distance)`, when given, is shown the slots kFar and
+  // kNear positions ahead of the cursor (entries or empty slots, possibly
+  // seen again after an erase) so that it can ask the CPU for what f will
+  // read there: a hint only, it must not change anything.
+  static constexpr size_t kFar = 16, kNear = 8;
   template <typename F>
   void sweep(F&& f) {
+    sweep(std::forward<F>(f), [](const Entry<K>&, size_t) {});
+  }
+  template <typename F, typename A>
+  void sweep(F&& f, A&& ahead) {
     size_t i = 0;
     // Start after an empty slot so no probe run wraps around the start.
     while (i < cap_ && slots_[i].key.len != K::kEmpty) ++i;
@@ -266,6 +290,8 @@ class PrefixMap {
     size_t start = i;
     for (size_t n = 0; n < cap_; ++n) {
       size_t at = (start + 1 + n) & mask();
+      ahead(static_cast<const Entry<K>&>(slots_[(at + kFar) & mask()]), kFar);
+      ahead(static_cast<const Entry<K>&>(slots_[(at + kNear) & mask()]), kNear);
       for (;;) {  // an erase may move a later entry into `at`
         Entry<K>& e = slots_[at];
         if (e.key.len == K::kEmpty || f(e)) break;

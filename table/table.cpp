@@ -32,18 +32,10 @@ Table::Table(TableOptions o) : options_(o), peers_(std::make_unique<PeerSlot[]>(
     shards_.push_back(std::make_unique<Shard>(std::max<size_t>(options_.journal_retention, 1)));
 }
 
-Table::~Table() {
-  // Release every route's reference before the interner goes.
-  for (auto& sp : shards_) {
-    for (size_t f = 0; f < kFamilies; ++f) {
-      sp->on_map(static_cast<FamilyIndex>(f), [&](const auto& m) {
-        m.for_each([&](const auto& e) {
-          for (const Route& r : e.routes()) interner_.release(r.attrs);
-        });
-      });
-    }
-  }
-}
+// The routes' references are not released one by one: the interner, a
+// member destroyed after this body, frees every set it holds at once (a
+// million releases took longer than the rest of a full table's teardown).
+Table::~Table() = default;
 
 size_t Table::shard_of(const net::Prefix& p) const {
   uint64_t h = p.family() == net::IpFamily::V6 ? Key6::of(p).hash() : Key4::of(p).hash();
@@ -102,27 +94,43 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     const size_t heap_before = e.heap_bytes();
     uint32_t i = e.find(slot, op.path_id);
     Attrs* replaced = nullptr;
+    bool chosen = false;  // best path settled without choose_best
     ++res.announced;
     if (i != Entry<K>::kNone) {
       Route& r = e.routes()[i];
       bool was_stale = r.flags & Route::kStale;
       r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
-      // The same route again: nothing changed, nothing to journal.
-      if (r.attrs == op.attrs && !was_stale) return;
+      // The same route again: nothing changed, nothing to journal; the
+      // op's reference is not needed (the batch holds one more, so this
+      // is not the last).
+      if (r.attrs == op.attrs && !was_stale) {
+        interner_.release(op.attrs);
+        return;
+      }
       replaced = r.attrs;
       r.attrs = op.attrs;
       set_validation(r, op.prefix);
     } else {
       Route r{op.attrs, op.path_id, slot, 0};
       set_validation(r, op.prefix);
+      const uint32_t b = e.best();
       e.push(r);
       ++delta[f];
       s.route_bytes += e.heap_bytes() - heap_before;
+      // A route added beside a best that it differs from before the MED
+      // step: only the two need comparing (best_path.h, wins_before_med),
+      // not every route's set read again.
+      if (b != Entry<K>::kNone) {
+        const Candidate added = candidate(e.routes()[e.size() - 1]);
+        const Candidate best = candidate(e.routes()[b]);
+        if (!added.eligible || !reaches_med_step(added, best, options_.best)) {
+          if (added.eligible && wins_before_med(added, best, options_.best)) e.set_best(e.size() - 1);
+          chosen = true;  // else the best stays
+        }
+      }
     }
-    // The batch holds a reference to the set until it is done, so the
-    // count cannot reach zero here; the set is in cache (just interned).
-    Interner::acquire(op.attrs);
-    choose_best(e);
+    // The route takes the op's reference (Batch::Held).
+    if (!chosen) choose_best(e);
     bool changed = best_id(e) != before;
     res.best_changes += changed;
     if (changed) count_best(slot_of(before), slot_of(best_id(e)), f);
@@ -234,6 +242,8 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
   }
   for (size_t f = 0; f < kFamilies; ++f)
     if (delta[f]) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta[f]), std::memory_order_relaxed);
+  // The routes took the ops' references; what is left is the batch's own.
+  for (Batch::Held& h : b.held_) h.refs = 1;
   b.clear();
   return res;
 }
@@ -253,9 +263,15 @@ BatchResult Table::apply(uint16_t slot, const codec::UpdateView& u, bool treat_a
 }
 
 void Batch::clear() {
-  for (Attrs* a : held_) table_->interner_.release(a);
+  for (const Held& h : held_) table_->interner_.release(h.attrs, h.refs);
   held_.clear();
   ops_.clear();
+}
+
+void Batch::hold(Attrs* a, uint32_t announced) {
+  // One atomic addition for the UPDATE, not one per route.
+  if (announced) Interner::acquire(a, announced);
+  held_.push_back(Held{a, announced + 1});
 }
 
 void Batch::push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs) {
@@ -269,7 +285,7 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
   assert(attrs);
   if (!attrs) return;
   Attrs* a = table_->interner_.intern(*attrs);
-  held_.push_back(a);
+  hold(a, static_cast<uint32_t>(announce.size()));
   for (const auto& p : announce) push(p, f, a);
 }
 
@@ -285,19 +301,19 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
     }
   }
   Attrs* a = nullptr;
+  uint32_t announced = 0;
   for (const auto& range : u.announced()) {
     int fi = codec::known_index(range.family());
     if (fi < 0 || range.empty()) continue;
     const auto f = static_cast<FamilyIndex>(fi);
-    if (!treat_as_withdraw && !a) {
-      a = set ? table_->interner_.intern(*set) : table_->interner_.intern(u.attribute_set());
-      held_.push_back(a);
-    }
+    if (!treat_as_withdraw && !a) a = set ? table_->interner_.intern(*set) : table_->interner_.intern(u.attribute_set());
     for (const auto& p : range) {
       push(p, f, a);
       ++(a ? got.announced : got.withdrawn)[f];
+      announced += a != nullptr;
     }
   }
+  if (a) hold(a, announced);
   return got;
 }
 
@@ -340,6 +356,20 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     if (after != before) count_best(slot_of(before), slot_of(after), f);
     s.journal.append(Change{e.key.prefix(), f, after != before});
     return !e.empty();
+  }, [&](const Entry<K>& e, size_t distance) {
+    // A full table's route arrays and sets are far larger than the caches:
+    // the array is asked for kFar entries ahead, the sets the callback
+    // reads (the best's and the departing routes') kNear ahead.
+    if (e.key.len == K::kEmpty) return;
+    if (distance == PrefixMap<K>::kFar) {
+      if (e.kind == 2) prefetch_line(e.many.routes);
+      return;
+    }
+    // When the best goes, best path is chosen again among all the rest.
+    const Route* b = e.best_route();
+    const bool best_goes = b && b->peer == slot;
+    for (const Route& x : e.routes())
+      if (best_goes || x.peer == slot || &x == b) prefetch_line(x.attrs);
   });
   interner_.release_all(released);
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);

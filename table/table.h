@@ -132,9 +132,19 @@ class Batch {
   };
   void push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs);
 
+  // An UPDATE's interned set and the references the batch holds to it:
+  // one for each of its announced prefixes (handed to the routes they
+  // make, so a route costs no atomic operation of its own), plus one
+  // held until the batch is applied.
+  struct Held {
+    Attrs* attrs;
+    uint32_t refs;
+  };
+  void hold(Attrs* a, uint32_t announced);
+
   Table* table_;
   std::vector<Op> ops_, sorted_;
-  std::vector<Attrs*> held_;  // one reference per UPDATE's set, until applied
+  std::vector<Held> held_;
 };
 
 // A route handed to a follower or a reader; valid during the callback.

@@ -21,7 +21,8 @@
 // Memory is what jemalloc counts as allocated (stats.allocated), before
 // and after; the messages are built before the first reading.
 //
-// Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N]
+// Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
+// (--export 0 leaves the export case out: quicker when tuning the table)
 #include <jemalloc/jemalloc.h>
 #include <time.h>
 
@@ -239,6 +240,7 @@ ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
+  bool with_export = true;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -248,8 +250,10 @@ int main(int argc, char** argv) {
     else if (k == "--peers") peers = std::max<uint32_t>(v, 1);
     else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
     else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
+    else if (k == "--export") with_export = v != 0;
     else {
-      std::fprintf(stderr, "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N]\n");
+      std::fprintf(stderr,
+                   "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]\n");
       return 2;
     }
   }
@@ -280,7 +284,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> export_cpu, export2_cpu;
   ExportRun ex1{}, ex2{};
-  for (uint32_t run = 0; run < runs; ++run) {
+  for (uint32_t run = 0; run < runs && with_export; ++run) {
     table::Table t(topt);
     uint16_t slot = *t.add_peer(peer_info(0));
     insert(t, slot, feeds[0], params);
@@ -358,7 +362,8 @@ int main(int argc, char** argv) {
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, runs);
   std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,\"runs\":%u}\n",
               one_routes, median(down_cpu), median(down_wall), runs);
-  std::printf("{\"case\":\"export\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"bytes_out\":%zu,"
+  if (with_export)
+    std::printf("{\"case\":\"export\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"bytes_out\":%zu,"
               "\"bytes_per_route\":%.1f,\"second_peer_routes_per_s\":%.0f,\"second_peer_bytes_per_route\":%.1f,"
               "\"runs\":%u}\n",
               one_routes, one_routes / median(export_cpu), ex1.bytes, static_cast<double>(ex1.allocated) / one_routes,
@@ -373,10 +378,12 @@ int main(int argc, char** argv) {
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, "-");
   std::printf("%-12s %10.0f %14s %14s %14s %12s %10s %12.3f\n", "peer-down", one_routes, "-", "-", "-", "-", "-",
               median(down_cpu));
-  std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export", one_routes,
+  if (with_export) {
+    std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export", one_routes,
               one_routes / median(export_cpu), "-", "-", static_cast<double>(ex1.allocated) / one_routes, "-", "-");
-  std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export-2nd", one_routes,
-              one_routes / median(export2_cpu), "-", "-", static_cast<double>(ex2.allocated) / one_routes, "-", "-");
+    std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export-2nd", one_routes,
+                one_routes / median(export2_cpu), "-", "-", static_cast<double>(ex2.allocated) / one_routes, "-", "-");
+  }
   std::printf("\none peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
               "attribute sets %.1f MB); medians of %u runs, CPU time of one core\n",
               static_cast<double>(one_bytes) / 1e6, static_cast<double>(mem.map_bytes) / 1e6,

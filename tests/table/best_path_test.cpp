@@ -481,6 +481,20 @@ const Attrs* set_of(const RandomRoute& r) {
 
 // kTied: every route ties on steps 1, a and b, so MED (and its cycles)
 // decides often.
+// Random routes as candidates, each from a peer of its own.
+struct Candidates {
+  explicit Candidates(const std::vector<RandomRoute>& routes) {
+    peers.reserve(routes.size());
+    for (const RandomRoute& r : routes) peers.push_back(peer(r.internal, r.router_id, 0x0A000000u + r.addr, 65000));
+    for (size_t i = 0; i < routes.size(); ++i)
+      cands.push_back(Candidate{set_of(routes[i]), &peers[i], routes[i].path_id, static_cast<uint32_t>(i), routes[i].eligible});
+  }
+  Candidates(const Candidates&) = delete;
+  Candidates& operator=(const Candidates&) = delete;
+  std::vector<PeerInfo> peers;
+  std::vector<Candidate> cands;
+};
+
 enum class EarlySteps : uint8_t { kRandom, kTied };
 
 // The chosen route (named by its unique slot) is the same for every
@@ -500,12 +514,8 @@ void check_order_independence(size_t min_routes, size_t max_routes, EarlySteps e
   }
   const bool always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
   const BestPathOptions opts{.always_compare_med = always_compare_med};
-  std::vector<PeerInfo> peers;
-  peers.reserve(routes.size());
-  for (const RandomRoute& r : routes) peers.push_back(peer(r.internal, r.router_id, 0x0A000000u + r.addr, 65000));
-  std::vector<Candidate> cands;
-  for (size_t i = 0; i < routes.size(); ++i)
-    cands.push_back(Candidate{set_of(routes[i]), &peers[i], routes[i].path_id, static_cast<uint32_t>(i), routes[i].eligible});
+  const Candidates all(routes);
+  const std::vector<Candidate>& cands = all.cands;
   const bool any_eligible = std::any_of(routes.begin(), routes.end(), [](const RandomRoute& r) { return r.eligible; });
 
   const int first = select_best(cands, opts);
@@ -550,6 +560,25 @@ RC_GTEST_PROP(BestPathProperty, ChoiceWhereMedDecidesDoesNotDependOnArrivalOrder
 // More candidates than best_path.cpp keeps inline (32).
 RC_GTEST_PROP(BestPathProperty, ChoiceAmongManyDoesNotDependOnArrivalOrder, ()) {
   check_order_independence(33, 36, EarlySteps::kRandom);
+}
+
+// The table's shortcut when a route is added beside a best: when the new
+// route does not reach the MED step beside the best, select_best over
+// every route chooses the new route if wins_before_med says so and the
+// old best otherwise.
+RC_GTEST_PROP(BestPathProperty, AddingARouteDecidedBeforeMedNeedsOnlyTheBest, ()) {
+  auto routes = *rc::gen::container<std::vector<RandomRoute>>(*rc::gen::inRange<size_t>(2, 9), gen_route());
+  const bool always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+  const BestPathOptions opts{.always_compare_med = always_compare_med};
+  const Candidates all(routes);
+  const std::vector<Candidate>& cands = all.cands;
+  const Candidate added = cands.back();
+  const int before = select_best(std::span<const Candidate>(cands).first(cands.size() - 1), opts);
+  RC_PRE(before >= 0 && added.eligible);
+  const Candidate& best = cands[static_cast<size_t>(before)];
+  RC_PRE(!reaches_med_step(added, best, opts));
+  const int after = select_best(cands, opts);
+  RC_ASSERT(after == (wins_before_med(added, best, opts) ? static_cast<int>(cands.size() - 1) : before));
 }
 
 // For two routes, compare_pair agrees with select_best: the step it names

@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo
   iproute2 python3 xxd jq
+  iputils-ping  # test_kernel_routing.py pings across two Petrel routers
   # promtool, which checks /metrics (tests/daemon/api_test.cpp)
   prometheus
   # the interop lab's real peers and its test runner (docs/interop.md)

@@ -10,6 +10,7 @@
 
 #include "codec/types.h"
 #include "daemon/log.h"
+#include "table/multipath.h"
 
 namespace petrel::daemon {
 namespace {
@@ -29,7 +30,27 @@ constexpr size_t kSyncPerRound = 64 * 256;  // requests per round, between journ
 const int kV4 = codec::known_index(codec::kIpv4Unicast);
 const int kV6 = codec::known_index(codec::kIpv6Unicast);
 
+// The gateway a route names for a prefix of family f: NEXT_HOP for IPv4,
+// else MP_REACH_NLRI's global next hop (also for IPv4 over an IPv6 next
+// hop, RFC 8950, which the plan counts as unresolved).
+std::optional<net::IpAddress> gateway_of(const table::Attrs& a, int f) {
+  std::optional<net::IpAddress> nh = f == kV4 ? a.next_hop() : a.mp_next_hop();
+  if (!nh && f == kV4) nh = a.mp_next_hop();
+  return nh;
+}
+
 }  // namespace
+
+fib::Want KernelSyncer::multipath_want(table::FamilyIndex f, const net::Prefix& p) const {
+  fib::Want w;
+  std::vector<table::Candidate> c;
+  (void)table_.lookup_all(f, p, [&](std::span<const table::RouteView> routes, int best) {
+    for (const table::RouteView& v : routes) c.push_back({v.attrs, v.peer, v.path_id, v.slot, table_.eligible(v)});
+    for (size_t i : table::multipath_set(c, best, table_.best_path_options()))
+      if (auto nh = gateway_of(*routes[i].attrs, f)) w.gateways.push_back(fib::Gateway{*nh, 0});
+  });
+  return w;
+}
 
 KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table) : config_(config), table_(table) {
   status_.enabled = config.enabled;
@@ -99,9 +120,6 @@ void KernelSyncer::run() {
   log(LogLevel::kInfo, "kernel-started",
       {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
        {"interfaces", d.interfaces().all().size()}});
-  if (config_.multipath)
-    log(LogLevel::kWarn, "kernel-multipath", {},
-        "multipath is on, but the table exposes only the best route: single-path routes are installed");
   publish(d, true);
 
   // A shard handed again from the start (the first read, or a journal
@@ -111,6 +129,9 @@ void KernelSyncer::run() {
   std::vector<uint8_t> resynced(table_.shard_count());
   bool any_resync = false;
   std::unordered_set<net::Prefix> handed;  // by the resynchronised shards
+  // With multipath, the prefixes a read changed: their equal routes are
+  // looked up after the read (which holds each shard's lock meanwhile).
+  std::vector<std::pair<table::FamilyIndex, net::Prefix>> deferred;
   auto follower = table_.follow();
   const auto t0 = Clock::now();
   auto last_retry = t0, last_publish = t0;
@@ -126,9 +147,9 @@ void KernelSyncer::run() {
     if (ev.change.family != kV4 && ev.change.family != kV6) return;
     const net::Prefix& p = ev.change.prefix;
     std::optional<net::IpAddress> nh;
-    if (ev.best) nh = ev.change.family == kV4 ? ev.best->attrs->next_hop() : ev.best->attrs->mp_next_hop();
-    if (ev.best && ev.change.family == kV4 && !nh) nh = ev.best->attrs->mp_next_hop();  // RFC 8950
-    if (nh) d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
+    if (ev.best) nh = gateway_of(*ev.best->attrs, ev.change.family);
+    if (nh && config_.multipath) deferred.emplace_back(ev.change.family, p);
+    else if (nh) d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
     else d.plan().unwant(p);
   };
 
@@ -136,6 +157,12 @@ void KernelSyncer::run() {
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
     table_resyncs_ += follower.resyncs() - resyncs;
+    for (const auto& [f, p] : deferred) {
+      fib::Want w = multipath_want(f, p);
+      if (w.gateways.empty()) d.plan().unwant(p);
+      else d.plan().want(p, std::move(w));
+    }
+    deferred.clear();
     if (any_resync) {
       std::vector<net::Prefix> gone;
       d.plan().for_each_wanted([&](const net::Prefix& p) {

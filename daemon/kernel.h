@@ -8,11 +8,13 @@
 // and the sessions' hand-offs. The thread polls the table's journals and
 // the link/address notification socket every few milliseconds when idle.
 //
+// With `multipath`, a prefix's routes that are multipath-equal to the best
+// (table/multipath.h) become one route with a next hop each.
+//
 // What it does not do yet (said in docs/kernel.md): a next hop further than
 // one link is counted as unresolved, never installed; IPv6 link-local next
 // hops are unresolved (the table does not say which interface a route was
-// learnt on); `multipath` installs single paths (the table exposes only
-// the best route, not the equal set).
+// learnt on).
 #pragma once
 
 #include <atomic>
@@ -64,6 +66,9 @@ class KernelSyncer {
  private:
   void run();
   void publish(const fib::Driver& d, bool running);
+  // The gateways of p's routes that are multipath-equal to its best (none:
+  // no best, or none with a gateway).
+  [[nodiscard]] fib::Want multipath_want(table::FamilyIndex f, const net::Prefix& p) const;
 
   KernelConfig config_;
   const table::Table& table_;

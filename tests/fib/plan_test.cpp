@@ -13,7 +13,9 @@
 
 #include <cerrno>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/fib/fib_testing.h"
 
@@ -150,6 +152,52 @@ TEST(Plan, AddsChangesAndRemoves) {
   plan.answer(out[0].seq, k.apply(to_message(out[0])));
   EXPECT_TRUE(k.routes.empty());
   EXPECT_EQ(plan.counts().installed, 0u);
+}
+
+// ECMP (docs/kernel.md): a multipath route holds the gateways that are
+// directly reachable, follows them as links come and go, and is not sent
+// again for the same gateways in another order or named twice.
+TEST(Plan, MultipathFollowsItsGateways) {
+  Interfaces ifs = three_links();
+  Plan plan(kOpts);
+  ModelKernel k;
+  plan.allow_removals();
+  const net::Prefix p = prefix("192.0.2.0/24");
+  auto gateways = [&] {
+    std::vector<std::string> g;
+    if (const Route* r = k.ours(p))
+      for (const NextHop& nh : r->nexthops) g.push_back(nh.gateway.to_string() + "@" + std::to_string(nh.ifindex));
+    return g;
+  };
+  plan.want(p, via({"10.0.3.2", "10.0.1.2", "172.16.0.1"}));  // the third is two hops away
+  pump(plan, ifs, k);
+  EXPECT_EQ(gateways(), (std::vector<std::string>{"10.0.1.2@1", "10.0.3.2@3"}));
+  EXPECT_EQ(plan.counts().unresolved, 0u);
+
+  std::vector<Request> out;
+  plan.want(p, via({"10.0.1.2", "10.0.3.2", "10.0.1.2"}));  // the same set
+  plan.next(ifs, 10, out);
+  EXPECT_TRUE(out.empty());
+
+  // eth3 goes down: one path left, replaced in place; it comes back: two
+  (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{3, uint32_t{IFF_UP}, "eth3"}});
+  plan.interfaces_changed();
+  pump(plan, ifs, k);
+  EXPECT_EQ(gateways(), (std::vector<std::string>{"10.0.1.2@1"}));
+  (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{3, kUp, "eth3"}});
+  plan.interfaces_changed();
+  pump(plan, ifs, k);
+  EXPECT_EQ(gateways(), (std::vector<std::string>{"10.0.1.2@1", "10.0.3.2@3"}));
+
+  // one path withdrawn: a single-path route, then three
+  plan.want(p, via({"10.0.3.2"}));
+  pump(plan, ifs, k);
+  EXPECT_EQ(gateways(), (std::vector<std::string>{"10.0.3.2@3"}));
+  plan.want(p, via({"10.0.3.2", "10.0.2.2", "10.0.1.2"}));
+  pump(plan, ifs, k);
+  EXPECT_EQ(gateways(), (std::vector<std::string>{"10.0.1.2@1", "10.0.2.2@2", "10.0.3.2@3"}));
+  EXPECT_EQ(plan.counts().installed, 1u);
+  EXPECT_EQ(k.routes.size(), 1u);
 }
 
 TEST(Plan, UnresolvedNextHopsAreCountedNotInstalled) {

@@ -202,3 +202,50 @@ def test_daemon_installs_bird_routes(lab):
     assert routes(me) == {} and routes(me, v6=True) == {}
     assert me.run(["ip", "route", "show", "table", str(TABLE), "proto", "static"]).stdout == foreign
     assert petrel.events("kernel-stopped"), petrel.log_text()[-2000:]
+
+
+# ---- ECMP
+
+class MultipathPetrel(KernelPetrel):
+    def config(self) -> str:
+        return super().config() + "multipath = true\n"
+
+
+def test_daemon_installs_equal_paths_as_one_multipath_route(lab):
+    """Two BIRD routers of one neighbouring AS announce the same prefixes
+    with equal attributes: with `multipath = true` each prefix is one route
+    with both next hops. One router withdraws: a single path is left (the
+    other's); it announces again: two."""
+    require("bird")
+    if not os.path.exists(L.petrel_binary()):
+        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
+    me = lab.node("petrel")
+    b1, b2 = lab.node("bird1"), lab.node("bird2")
+    announce = ("198.51.100.0/24", "2001:db8:100::/48")
+    birds = [L.Bird(n, L.Session(65002, 65001, me.v4, n.v4, passive=True, announce=announce)).start()
+             for n in (b1, b2)]
+    petrel = MultipathPetrel(me, [L.PetrelPeer(f"bird{i + 1}", n.v4, 65002, me.v4)
+                                  for i, n in enumerate((b1, b2))], 65001)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    for b in birds:
+        b.wait_established(30)
+
+    both = ({"198.51.100.0/24": sorted([b1.v4, b2.v4])}, {"2001:db8:100::/48": sorted([b1.v6, b2.v6])})
+    one = ({"198.51.100.0/24": [b2.v4]}, {"2001:db8:100::/48": [b2.v6]})
+
+    def now():
+        return routes(me), routes(me, v6=True)
+    L.wait_until(lambda: now() == both, 20, f"multipath routes {both}: {now()}")
+    st = L.wait_until(lambda: (lambda s: s if s and s["routes"]["installed"] == 2 else None)(
+        petrel.api("/api/kernel")), 5, "/api/kernel: 2 routes installed")
+    assert st["multipath"] and st["routes"]["pending"] == 0, st
+
+    for proto in ("static_ipv4", "static_ipv6"):
+        birds[0].birdc("disable", proto)
+    L.wait_until(lambda: now() == one, 10, f"single paths {one}: {now()}")
+    for proto in ("static_ipv4", "static_ipv6"):
+        birds[0].birdc("enable", proto)
+    L.wait_until(lambda: now() == both, 10, f"multipath routes again {both}: {now()}")

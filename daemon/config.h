@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -199,6 +200,50 @@ Result<Config, ConfigErrors> load_config(const std::string& path);
 // default written out, addresses in canonical form. Parsing the dump gives
 // the same Config back. Used by golden tests and `petrel check --dump`.
 std::string dump(const Config& config);
+
+// A peer's import or export policy as it applies (config_dump.cpp): the
+// filter it names, copied so that it outlives a reloaded Config, or none
+// (nullptr) for "all"; `none` for "none" and, under RFC 8212
+// (router.rfc8212), for an external peer with no policy configured.
+struct Policy {
+  std::shared_ptr<const table::Filter> filter;
+  bool none = false;
+  bool rfc8212 = false;  // none because no policy is configured (not compared)
+  // The same outcome: a filter's name is not compared, only what it does.
+  friend bool operator==(const Policy& a, const Policy& b) {
+    return a.none == b.none &&
+           (a.filter == b.filter || (a.filter && b.filter && a.filter->rules == b.filter->rules &&
+                                     a.filter->default_action == b.filter->default_action));
+  }
+};
+Policy import_policy(const Config& config, const PeerConfig& peer);
+Policy export_policy(const Config& config, const PeerConfig& peer);
+
+// What a configuration reload changes (docs/export.md, "Reload"). Peers
+// are matched by address and interface. What applies live: [[filter]]
+// definitions through the policies that name them, each peer's import,
+// export and allow_own_as, router.rfc8212, [[originate]]. Everything else
+// is listed by key: it takes effect at the next restart.
+struct PeerReload {
+  size_t running = 0;  // index in the running configuration's peers
+  size_t next = 0;     // index in the new one
+  bool import_changed = false;  // import policy or allow_own_as
+  bool export_changed = false;
+  std::vector<std::string> restart_keys;  // "peer[1].hold_time", ...
+};
+struct ReloadPlan {
+  std::vector<PeerReload> peers;  // matched peers with something changed
+  std::vector<std::string> restart_keys;  // [router] and other sections, peers added or removed
+  std::vector<OriginateConfig> withdraw;  // [[originate]] entries gone or changed (old form)
+  std::vector<OriginateConfig> announce;  // new or changed (new form)
+  [[nodiscard]] bool empty() const {
+    return peers.empty() && restart_keys.empty() && withdraw.empty() && announce.empty();
+  }
+};
+ReloadPlan plan_reload(const Config& running, const Config& next);
+// `running` with what plan_reload applies live taken from `next`: the
+// configuration in effect after the reload.
+Config applied_config(const Config& running, const Config& next);
 
 // Names used by the parser and the dump.
 std::string_view log_format_name(LogFormat f);

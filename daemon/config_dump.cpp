@@ -1,6 +1,7 @@
 // The canonical text of a Config (what `petrel check --dump` prints and
 // the golden tests compare), and the small helpers of config.h that need
-// no TOML parser.
+// no TOML parser: the policies a peer's import and export resolve to, and
+// what a reload changes (plan_reload, docs/export.md "Reload").
 //
 // The dump is TOML that parses back to the same Config: keys in the order
 // of docs/configuration.md, every default written out, addresses in their
@@ -229,6 +230,127 @@ std::string dump(const Config& c) {
     if (x.local_pref) line("local_pref", std::to_string(*x.local_pref));
   }
   return o;
+}
+
+namespace {
+
+Policy resolve_policy(const Config& config, const PeerConfig& peer, const std::optional<std::string>& name) {
+  Policy p;
+  if (!name) {
+    p.none = p.rfc8212 = peer.is_ebgp(config.router.asn) && config.router.rfc8212;
+  } else if (*name == "none") {
+    p.none = true;
+  } else if (*name != "all") {
+    if (const table::Filter* f = config.find_filter(*name)) p.filter = std::make_shared<const table::Filter>(*f);
+  }
+  return p;
+}
+
+// The peer of `in` that is `p` (same address and interface), if any.
+std::optional<size_t> same_peer(const Config& in, const PeerConfig& p) {
+  for (size_t i = 0; i < in.peers.size(); ++i)
+    if (in.peers[i].address == p.address && in.peers[i].interface == p.interface) return i;
+  return std::nullopt;
+}
+
+// The keys of a peer that a reload does not apply, by their names in
+// docs/configuration.md, where a and b differ.
+std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, size_t index) {
+  std::vector<std::string> keys;
+  auto diff = [&](const char* key, bool same) {
+    if (!same) keys.push_back(fmt::format("peer[{}].{}", index, key));
+  };
+  diff("name", a.name == b.name);
+  diff("asn", a.asn == b.asn);
+  diff("port", a.port == b.port);
+  diff("passive", a.passive == b.passive);
+  diff("hold_time", a.hold_time == b.hold_time);
+  diff("keepalive", a.keepalive == b.keepalive);
+  diff("connect_retry", a.connect_retry == b.connect_retry);
+  diff("families", a.families == b.families);
+  diff("add_path", a.add_path_receive == b.add_path_receive && a.add_path_send == b.add_path_send);
+  diff("add_path_send_max", a.add_path_send_max == b.add_path_send_max);
+  diff("extended_next_hop", a.extended_next_hop == b.extended_next_hop);
+  diff("local_address", a.local_address == b.local_address);
+  diff("description", a.description == b.description);
+  diff("delay_open", a.delay_open == b.delay_open);
+  diff("send_hold_time", a.send_hold_time == b.send_hold_time);
+  diff("shutdown_message", a.shutdown_message == b.shutdown_message);
+  diff("enabled", a.enabled == b.enabled);
+  diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
+  return keys;
+}
+
+}  // namespace
+
+Policy import_policy(const Config& config, const PeerConfig& peer) {
+  return resolve_policy(config, peer, peer.import_filter);
+}
+
+Policy export_policy(const Config& config, const PeerConfig& peer) {
+  return resolve_policy(config, peer, peer.export_filter);
+}
+
+ReloadPlan plan_reload(const Config& running, const Config& next) {
+  ReloadPlan plan;
+  auto section = [&](const char* key, bool same) {
+    if (!same) plan.restart_keys.emplace_back(key);
+  };
+  section("router.asn", running.router.asn == next.router.asn);
+  section("router.router_id", running.router.router_id == next.router.router_id);
+  section("router.listen", running.router.listen == next.router.listen);
+  section("router.port", running.router.port == next.router.port);
+  section("router.cluster_id", running.router.cluster_id == next.router.cluster_id);
+  section("http", running.http == next.http);
+  section("log", running.log == next.log);
+  section("kernel", running.kernel == next.kernel);
+  section("rpki", running.rpki == next.rpki);
+  for (size_t i = 0; i < next.peers.size(); ++i) {
+    const PeerConfig& b = next.peers[i];
+    auto at = same_peer(running, b);
+    if (!at) {
+      plan.restart_keys.push_back(fmt::format("peer[{}] (\"{}\", {}): added", i, b.name, b.address_text()));
+      continue;
+    }
+    const PeerConfig& a = running.peers[*at];
+    PeerReload r;
+    r.running = *at;
+    r.next = i;
+    r.import_changed = import_policy(running, a) != import_policy(next, b) || a.allow_own_as != b.allow_own_as;
+    r.export_changed = export_policy(running, a) != export_policy(next, b);
+    r.restart_keys = restart_keys(a, b, i);
+    if (r.import_changed || r.export_changed || !r.restart_keys.empty()) plan.peers.push_back(std::move(r));
+  }
+  for (const PeerConfig& a : running.peers)
+    if (!same_peer(next, a))
+      plan.restart_keys.push_back(fmt::format("peer \"{}\" ({}): removed", a.name, a.address_text()));
+  // [[originate]]: a prefix no longer listed is withdrawn; a new or changed
+  // entry is announced (replacing the old route in one step).
+  for (const OriginateConfig& o : running.originate)
+    if (std::none_of(next.originate.begin(), next.originate.end(),
+                     [&](const OriginateConfig& x) { return x.prefix == o.prefix; }))
+      plan.withdraw.push_back(o);
+  for (const OriginateConfig& o : next.originate)
+    if (std::find(running.originate.begin(), running.originate.end(), o) == running.originate.end())
+      plan.announce.push_back(o);
+  return plan;
+}
+
+Config applied_config(const Config& running, const Config& next) {
+  Config c = running;
+  c.filters = next.filters;
+  c.router.rfc8212 = next.router.rfc8212;
+  c.originate = next.originate;
+  // Every matched peer takes the new names (a renamed filter resolves to
+  // the same policy but must be found under its new name).
+  for (PeerConfig& p : c.peers) {
+    auto at = same_peer(next, p);
+    if (!at) continue;
+    p.import_filter = next.peers[*at].import_filter;
+    p.export_filter = next.peers[*at].export_filter;
+    p.allow_own_as = next.peers[*at].allow_own_as;
+  }
+  return c;
 }
 
 }  // namespace petrel::daemon

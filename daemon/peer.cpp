@@ -11,6 +11,9 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "codec/notification.h"
 #include "codec/route_refresh.h"
@@ -32,29 +35,12 @@ constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter
                                               // worker's other sessions (keepalives) go between
 constexpr double kExportInterval = 0.05;      // seconds between looks at the table's journals
 
-// The filter a peer's import or export names, and whether it takes
-// nothing: "none", or no policy at all for an external peer under RFC 8212.
-struct Policy {
-  const table::Filter* filter = nullptr;
-  bool none = false;
-};
-Policy policy_of(const Config& config, const PeerConfig& peer, const std::optional<std::string>& name) {
-  Policy p;
-  if (!name) {
-    p.none = peer.is_ebgp(config.router.asn) && config.router.rfc8212;
-  } else if (*name == "none") {
-    p.none = true;
-  } else if (*name != "all") {
-    p.filter = config.find_filter(*name);
-  }
-  return p;
-}
-
-// Prefixes announced in an UPDATE, per family (for the counters of routes
-// that import policy refused).
-std::array<uint32_t, codec::kKnownFamilies> announced_counts(const codec::UpdateView& u) {
+// Prefixes of an UPDATE's announced() or withdrawals(), per family (for
+// the counters of routes that import policy refused).
+template <typename Ranges>
+std::array<uint32_t, codec::kKnownFamilies> prefix_counts(const Ranges& ranges) {
   std::array<uint32_t, codec::kKnownFamilies> n{};
-  for (const auto& range : u.announced()) {
+  for (const auto& range : ranges) {
     int fi = codec::known_index(range.family());
     if (fi < 0) continue;
     for (const auto& p : range) {
@@ -203,11 +189,9 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   ev_timer_init(&export_timer_, &Peer::on_export_timer, 0, kExportInterval);
   export_timer_.data = this;
   read_buf_.resize(kReadChunk);
-  Policy in = policy_of(config, peer, peer.import_filter), out = policy_of(config, peer, peer.export_filter);
-  import_filter_ = in.filter;
-  import_none_ = in.none;
-  export_filter_ = out.filter;
-  export_none_ = out.none;
+  import_ = import_policy(config, peer);
+  export_ = export_policy(config, peer);
+  allow_own_as_ = peer.allow_own_as;
   cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
 }
 
@@ -383,6 +367,64 @@ void Peer::shutdown(std::string message, std::function<void()> done) {
   // kLingerSeconds from now), or now if there is none.
   shutdown_done_ = std::move(done);
   if (lingering_ == 0) linger_finished();
+}
+
+namespace {
+
+std::string policy_text(const Policy& p) {
+  if (p.none) return p.rfc8212 ? "none (RFC 8212)" : "none";
+  return p.filter ? "filter " + p.filter->name : "all";
+}
+
+}  // namespace
+
+void Peer::reload(Policy import, Policy export_policy, uint8_t allow_own_as, bool import_changed,
+                  bool export_changed) {
+  // The old filters are released after the exporter took the new one.
+  Policy old_import = std::exchange(import_, std::move(import));
+  Policy old_export = std::exchange(export_, std::move(export_policy));
+  allow_own_as_ = allow_own_as;
+  Connection* c = established();
+  const int32_t slot = table_slot_.load(std::memory_order_relaxed);
+  std::string effect = c ? "" : "the session is down: the policies apply when it comes up";
+  if (c && export_changed && exporter_) {
+    exporter_->set_filter(export_.filter.get(), export_.none);
+    effect = "export: only the difference is sent";
+  }
+  if (c && import_changed && slot >= 0) {
+    if (!effect.empty()) effect += "; ";
+    const auto& n = *c->fsm.negotiated();
+    if (import_.none) {
+      flush_batch();
+      uint64_t gone = 0;
+      for (size_t f = 0; f < codec::kKnownFamilies; ++f) {
+        table_.mark_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(f));
+        gone += table_.sweep_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(f));
+      }
+      effect += fmt::format("import none: its {} routes left the table", gone);
+    } else if (n.route_refresh || n.enhanced_route_refresh) {
+      // RFC 2918: the peer sends its Adj-RIB-Out again, through the new
+      // import policy.
+      for (codec::Family fam : codec::kKnownFamilyList) {
+        if (!n.families.has(fam)) continue;
+        std::vector<std::byte> rr;
+        codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kRequest, {}}, rr);
+        send_bytes(*c, std::move(rr), codec::MessageType::kRouteRefresh);
+      }
+      effect += "import: ROUTE-REFRESH sent";
+    } else {
+      effect += "import: the peer did not negotiate route refresh, so the new policy applies to the UPDATEs it sends "
+                "from now on";
+    }
+  }
+  log(LogLevel::kInfo, "reload-peer",
+      {{"peer", peer_.name},
+       {"import", import_changed ? policy_text(old_import) + " -> " + policy_text(import_) : "unchanged"},
+       {"export", export_changed ? policy_text(old_export) + " -> " + policy_text(export_) : "unchanged"},
+       {"allow_own_as", static_cast<int64_t>(allow_own_as_)}},
+      effect);
+  if (c && export_changed) pump_export(*c);
+  reap();
 }
 
 void Peer::linger_finished() {
@@ -590,13 +632,22 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
   };
   // Counts every announced prefix as refused; returns the counts.
   auto refuse_all = [&] {
-    auto n = announced_counts(u);
+    auto n = prefix_counts(u.announced());
     for (size_t i = 0; i < n.size(); ++i)
       if (n[i]) counters_.refused[i].fetch_add(n[i], std::memory_order_relaxed);
     return n;
   };
-  if (import_none_) {  // nothing of this peer's enters the table
-    refuse_all();
+  if (import_.none) {
+    // Nothing of this peer's enters the table; its prefixes count as any
+    // peer's do (announced, withdrawn, and the announced ones as refused;
+    // under treat-as-withdraw, every one as withdrawn).
+    auto w = prefix_counts(u.withdrawals());
+    auto a = treat_as_withdraw ? prefix_counts(u.announced()) : refuse_all();
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (treat_as_withdraw) w[i] += a[i];
+      else if (a[i]) counters_.announced[i].fetch_add(a[i], std::memory_order_relaxed);
+      if (w[i]) counters_.withdrawn[i].fetch_add(w[i], std::memory_order_relaxed);
+    }
     return;
   }
   bool announces = false;
@@ -610,7 +661,7 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
   // Loops (RFC 4271 section 9.1.2; RFC 4456 section 8): the routes are
   // refused, which withdraws any earlier version of them.
   bool loop = false;
-  if (table::count_as(set, config_.router.asn) > peer_.allow_own_as) {
+  if (table::count_as(set, config_.router.asn) > allow_own_as_) {
     counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
     loop = true;
   } else if (peer_.asn == config_.router.asn &&
@@ -628,7 +679,7 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     count(got);
     return;
   }
-  if (!import_filter_) {
+  if (!import_.filter) {
     count(batch_.add(u, false, &set));
     return;
   }
@@ -650,7 +701,7 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     uint64_t n = 0;
     for (const auto& p : range) {
       ++n;
-      table::FilterVerdict v = table::evaluate(*import_filter_, p.prefix, set);
+      table::FilterVerdict v = table::evaluate(*import_.filter, p.prefix, set);
       if (!v.accept) {
         refused.push_back(p);
       } else if (!v.changes_attributes()) {
@@ -701,18 +752,17 @@ void Peer::start_export(Connection& c) {
   }
   s.target.extended_next_hop_v4 = n.params.extended_next_hop.has(codec::Family{1, 1});
   s.target.default_local_pref = table_.best_path_options().default_local_pref;
-  s.filter = export_filter_;
-  s.send_nothing = export_none_;
+  s.filter = export_.filter.get();
+  s.send_nothing = export_.none;
   s.params = n.params;
   s.families = n.families;
   s.enhanced_route_refresh = n.enhanced_route_refresh;
   s.add_path_max = peer_.add_path_send_max;
-  if (peer_.is_ebgp(config_.router.asn) && config_.router.rfc8212 && (import_none_ || export_none_) &&
-      (!peer_.import_filter || !peer_.export_filter)) {
+  if (import_.rfc8212 || export_.rfc8212) {
     log(LogLevel::kWarn, "rfc8212",
         {{"peer", peer_.name},
-         {"import", import_none_ ? "none" : "configured"},
-         {"export", export_none_ ? "none" : "configured"}},
+         {"import", import_.none ? "none" : "configured"},
+         {"export", export_.none ? "none" : "configured"}},
         "an external peer without import or export policy gets nothing and gives nothing (RFC 8212); "
         "set import/export on the peer, or router.rfc8212 = false");
   }

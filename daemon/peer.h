@@ -76,6 +76,14 @@ class Peer {
   // Administrative shutdown: Cease with the RFC 9003 message to an open
   // session, then done() once every connection is closed.
   void shutdown(std::string message, std::function<void()> done);
+  // A configuration reload changed this peer's policies (docs/export.md,
+  // "Reload"). Export: the exporter sends only the difference. Import:
+  // the peer is asked for a ROUTE-REFRESH of every family, so its routes
+  // go through the new policy (or, when it did not negotiate route
+  // refresh, the policy applies to its next UPDATEs); "none" withdraws its
+  // routes at once. Logs one line saying what changed.
+  void reload(Policy import, Policy export_policy, uint8_t allow_own_as, bool import_changed,
+              bool export_changed);
 
   [[nodiscard]] const PeerConfig& config() const { return peer_; }
   [[nodiscard]] Worker& worker() const { return worker_; }
@@ -138,11 +146,11 @@ class Peer {
   table::Table& table_;
   table::Interner& out_sets_;
   std::atomic<int32_t> table_slot_{-1};
-  // Import and export policy, fixed by the configuration.
-  const table::Filter* import_filter_ = nullptr;  // nullptr: all (unless none)
-  bool import_none_ = false;
-  const table::Filter* export_filter_ = nullptr;
-  bool export_none_ = false;
+  // Import and export policy, from the configuration (a reload changes
+  // them, on this thread).
+  Policy import_;
+  Policy export_;
+  uint8_t allow_own_as_ = 0;
   uint32_t cluster_id_ = 0;
   std::unique_ptr<table::Exporter> exporter_;  // while a session is up
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads

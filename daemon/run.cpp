@@ -1,7 +1,7 @@
 // `petrel run -c FILE`: the daemon in the foreground. Loads and checks the
 // configuration, sets up logging, binds the listeners, starts the session
 // workers and peers, and runs until SIGTERM or SIGINT (exit 0) or a fatal
-// error (exit 1).
+// error (exit 1). SIGHUP reloads the configuration (Server::reload).
 #include "daemon/run.h"
 
 #include <fmt/format.h>
@@ -25,7 +25,7 @@ constexpr std::string_view kUsage =
     "usage: petrel run [-c FILE] [--log-format text|json] [--log-level debug|info|warn|error]\n"
     "  Runs the daemon in the foreground with the configuration FILE\n"
     "  (default /etc/petrel/petrel.toml). --log-format and --log-level\n"
-    "  override [log] in the file.\n";
+    "  override [log] in the file. SIGHUP reloads FILE (docs/export.md).\n";
 
 // Takes "--NAME VALUE" or "--NAME=VALUE" out of args.
 bool take_option(std::vector<char*>& args, std::string_view name, std::string& value, bool& bad) {
@@ -82,7 +82,9 @@ int run_main(int argc, char** argv) {
   log_configure(format, level);
   HttpServer http;  // bound first: a bad [http] listen fails before any session starts
   if (!http.bind(*cfg)) return kExitFailure;
-  Server server(std::move(cfg).value(), ServerOptions{});
+  ServerOptions options;
+  options.config_path = cl.config_path;  // SIGHUP reads it again
+  Server server(std::move(cfg).value(), std::move(options));
   if (!server.start()) return kExitFailure;
   if (!http.start(server)) return kExitFailure;
   int rc = server.run();

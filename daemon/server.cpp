@@ -26,38 +26,30 @@ table::TableOptions table_options(const Config& c, const table::Validator& v) {
   return o;
 }
 
-// [[originate]]: the routes of a table slot of their own, "local".
-void originate(const Config& c, table::Table& t) {
-  if (c.originate.empty()) return;
-  table::PeerInfo me;
-  me.name = "local";
-  me.address = c.router.router_id;
-  me.router_id = c.router.router_id.v4_value();
-  me.asn = c.router.asn;
-  me.local = true;
-  auto slot = t.add_peer(me);
-  if (!slot) return;
-  for (const OriginateConfig& o : c.originate) {
-    const bool v6 = o.prefix.family() == net::IpFamily::V6;
-    const codec::Family fam{static_cast<uint16_t>(v6 ? codec::Afi::kIpv6 : codec::Afi::kIpv4), 1};
-    codec::PathAttributes pa;
-    pa.origin = o.origin;
-    pa.as_path = codec::AsPath{};
-    if (o.next_hop && o.next_hop->is_v4() && !v6) {
-      pa.next_hop = o.next_hop;
-    } else if (o.next_hop) {
-      pa.mp_family = fam;
-      pa.mp_next_hop = codec::NextHop{*o.next_hop, std::nullopt};
-    }
-    pa.communities = o.communities;
-    pa.large_communities = o.large_communities;
-    pa.med = o.med;
-    pa.local_pref = o.local_pref;
-    codec::AttributeSet set = codec::AttributeSet::from(pa);
-    codec::NlriPrefix p{o.prefix, 0};
-    t.apply(*slot, static_cast<table::FamilyIndex>(codec::known_index(fam)), &set, {&p, 1}, {});
+// An [[originate]] entry as a route: its family and attribute set.
+std::pair<table::FamilyIndex, codec::AttributeSet> originated_route(const OriginateConfig& o) {
+  const bool v6 = o.prefix.family() == net::IpFamily::V6;
+  const codec::Family fam{static_cast<uint16_t>(v6 ? codec::Afi::kIpv6 : codec::Afi::kIpv4), 1};
+  codec::PathAttributes pa;
+  pa.origin = o.origin;
+  pa.as_path = codec::AsPath{};
+  if (o.next_hop && o.next_hop->is_v4() && !v6) {
+    pa.next_hop = o.next_hop;
+  } else if (o.next_hop) {
+    pa.mp_family = fam;
+    pa.mp_next_hop = codec::NextHop{*o.next_hop, std::nullopt};
   }
-  log(LogLevel::kInfo, "originated", {{"prefixes", c.originate.size()}}, "[[originate]] routes are in the table");
+  pa.communities = o.communities;
+  pa.large_communities = o.large_communities;
+  pa.med = o.med;
+  pa.local_pref = o.local_pref;
+  return {static_cast<table::FamilyIndex>(codec::known_index(fam)), codec::AttributeSet::from(pa)};
+}
+
+std::string joined(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
 }
 
 double monotonic_seconds() {
@@ -71,7 +63,8 @@ Server::Server(Config config, ServerOptions options)
       options_(std::move(options)),
       loop_(ev_default_loop(EVFLAG_AUTO)),
       validator_(vrps_, config_.router.asn),
-      table_(table_options(config_, validator_)) {
+      table_(table_options(config_, validator_)),
+      running_(config_) {
   unsigned n = options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
   if (n > config_.peers.size() && !config_.peers.empty()) n = static_cast<unsigned>(config_.peers.size());
   for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(i)));
@@ -124,6 +117,10 @@ bool Server::start() {
   ev_signal_init(&sigint_, &Server::on_signal, SIGINT);
   sigint_.data = this;
   ev_signal_start(loop_, &sigint_);
+  ev_signal_init(&sighup_, [](struct ev_loop*, ev_signal* w, int) { static_cast<Server*>(w->data)->reload(); },
+                 SIGHUP);
+  sighup_.data = this;
+  ev_signal_start(loop_, &sighup_);
   ev_async_init(&shutdown_done_, [](struct ev_loop* loop, ev_async*, int) { ev_break(loop, EVBREAK_ALL); });
   ev_async_start(loop_, &shutdown_done_);
   // Watches the workers: one that died of an error is fatal for the daemon.
@@ -141,7 +138,7 @@ bool Server::start() {
     });
     rpki_->start();
   }
-  originate(config_, table_);
+  originate(config_.originate, {});
   if (config_.kernel.enabled) {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_);
     kernel_->start();
@@ -217,6 +214,69 @@ void Server::begin_shutdown(int exit_code, std::string_view why) {
   ev_timer_init(&watchdog_, [](struct ev_loop* loop, ev_timer*, int) { ev_break(loop, EVBREAK_ALL); },
                 kShutdownGraceSeconds, 0);
   ev_timer_start(loop_, &watchdog_);
+}
+
+void Server::originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw) {
+  if (announce.empty() && withdraw.empty()) return;
+  if (!local_slot_) {
+    table::PeerInfo me;
+    me.name = "local";
+    me.address = config_.router.router_id;
+    me.router_id = config_.router.router_id.v4_value();
+    me.asn = config_.router.asn;
+    me.local = true;
+    local_slot_ = table_.add_peer(me);
+    if (!local_slot_) {
+      log(LogLevel::kError, "originate-failed", {}, "the routing table has no free slot for [[originate]]");
+      return;
+    }
+  }
+  for (const OriginateConfig& o : withdraw) {
+    codec::NlriPrefix p{o.prefix, 0};
+    table_.apply(*local_slot_, originated_route(o).first, nullptr, {}, {&p, 1});
+  }
+  for (const OriginateConfig& o : announce) {
+    auto [family, set] = originated_route(o);
+    codec::NlriPrefix p{o.prefix, 0};
+    table_.apply(*local_slot_, family, &set, {&p, 1}, {});
+  }
+  log(LogLevel::kInfo, "originated", {{"prefixes", announce.size()}, {"withdrawn", withdraw.size()}},
+      "[[originate]] routes are in the table");
+}
+
+bool Server::reload() {
+  if (options_.config_path.empty() || shutting_down_) return false;
+  auto next = load_config(options_.config_path);
+  if (!next) {
+    for (const ConfigError& e : next.error())
+      log(LogLevel::kError, "reload-failed", {{"error", e.to_string()}}, "the configuration was not changed");
+    return false;
+  }
+  ReloadPlan plan = plan_reload(running_, *next);
+  size_t policies = 0;
+  for (const PeerReload& r : plan.peers) {
+    Peer* peer = peers_[r.running].get();
+    const PeerConfig& np = next->peers[r.next];
+    if (!r.restart_keys.empty())
+      log(LogLevel::kWarn, "reload-needs-restart", {{"peer", peer->config().name}, {"keys", joined(r.restart_keys)}},
+          "these keys take effect when petrel restarts");
+    if (!r.import_changed && !r.export_changed) continue;
+    ++policies;
+    peer->worker().post([peer, in = import_policy(*next, np), out = export_policy(*next, np), own = np.allow_own_as,
+                         ic = r.import_changed, ec = r.export_changed]() mutable {
+      peer->reload(std::move(in), std::move(out), own, ic, ec);
+    });
+  }
+  if (!plan.restart_keys.empty())
+    log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
+        "these changes take effect when petrel restarts");
+  originate(plan.announce, plan.withdraw);
+  running_ = applied_config(running_, *next);
+  log(LogLevel::kInfo, "reloaded",
+      {{"file", options_.config_path}, {"peer_policies_changed", policies},
+       {"originate_announced", plan.announce.size()}, {"originate_withdrawn", plan.withdraw.size()}},
+      plan.empty() ? "nothing changed" : "");
+  return true;
 }
 
 Peer* Server::find_peer(const SocketAddress& remote) {

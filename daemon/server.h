@@ -6,7 +6,8 @@
 // logged at a bounded rate. SIGTERM and SIGINT send every peer a Cease /
 // Administrative Shutdown with the configured RFC 9003 message and end
 // with status 0; a fatal error in a core component does the same and ends
-// with status 1.
+// with status 1. SIGHUP reloads the configuration file: what can change
+// live is applied, the rest is logged as needing a restart (reload()).
 #pragma once
 
 #include <ev.h>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +35,7 @@ namespace petrel::daemon {
 struct ServerOptions {
   unsigned workers = 0;  // 0: one per core
   std::string shutdown_message = "petrel is shutting down";
+  std::string config_path;  // read again on SIGHUP; empty: no reload
 };
 
 class Server {
@@ -45,6 +48,13 @@ class Server {
   bool start();
   // Runs the main loop until a signal or a fatal error; the exit status.
   int run();
+  // Reads the configuration file again (main loop; SIGHUP). An invalid
+  // file changes nothing and its errors are logged. Otherwise the policies
+  // of peers (import, export, the [[filter]]s they name, allow_own_as,
+  // router.rfc8212) and [[originate]] change live, and every other change
+  // is logged by key as taking effect at the next restart
+  // (docs/export.md, "Reload"). False when the file was not valid.
+  bool reload();
 
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
@@ -68,6 +78,9 @@ class Server {
   void accept_from(Listener& l);
   void begin_shutdown(int exit_code, std::string_view why);
   Peer* find_peer(const SocketAddress& remote);
+  // [[originate]] routes into the table (a slot of their own, "local",
+  // taken at the first), and those of `withdraw` out of it.
+  void originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw);
 
   Config config_;
   ServerOptions options_;
@@ -81,7 +94,11 @@ class Server {
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::vector<std::unique_ptr<Peer>> peers_;
   std::vector<std::unique_ptr<Listener>> listeners_;
-  ev_signal sigterm_{}, sigint_{};
+  // What is in effect: config_ with the changes reloads applied (peers
+  // keep reading config_, whose router and peer list do not change).
+  Config running_;
+  std::optional<uint16_t> local_slot_;  // [[originate]]'s table slot
+  ev_signal sigterm_{}, sigint_{}, sighup_{};
   ev_timer watchdog_{};
   ev_async shutdown_done_{};
   std::atomic<size_t> peers_closed_{0};

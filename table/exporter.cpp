@@ -357,6 +357,15 @@ void Exporter::refresh(codec::Family fam, std::vector<std::byte>& out) {
   requeue(*pf.v6);
 }
 
+void Exporter::set_filter(const Filter* filter, bool send_nothing) {
+  // "none" once routes went out: a filter that refuses everything, so what
+  // the peer holds is withdrawn (send_nothing alone would stop reading).
+  static const Filter kNothing{"none", {}, FilterAction::kReject};
+  setup_.filter = send_nothing && primed_ ? &kNothing : filter;
+  setup_.send_nothing = send_nothing && !primed_;
+  follower_ = table_.follow();  // the whole table again, compared with the Adj-RIB-Out
+}
+
 size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
   const size_t start = out.size();
   std::vector<codec::NlriPrefix> nlri;

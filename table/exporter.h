@@ -85,6 +85,14 @@ class Exporter {
   // follows the last of them). Ignored for a family not negotiated.
   void refresh(codec::Family f, std::vector<std::byte>& out);
 
+  // A new export filter (a configuration reload). Every prefix is looked
+  // at again through it, as in a resynchronisation of every shard, so only
+  // the difference goes out: withdrawals for what it now refuses,
+  // announcements for what it now lets through. send_nothing: export
+  // "none" (what the peer holds is withdrawn). `filter` must stay valid
+  // while the exporter uses it.
+  void set_filter(const Filter* filter, bool send_nothing);
+
   // True once End-of-RIB went out for every family.
   [[nodiscard]] bool initial_done() const { return initial_sent_; }
   [[nodiscard]] const ExporterCounters& counters() const { return counters_; }

@@ -204,5 +204,113 @@ TEST(Config, ErrorText) {
   EXPECT_EQ(s.to_string(), "f.toml:1:2: syntax error: x");
 }
 
+// ---- reload (plan_reload, applied_config)
+
+Config parsed(const std::string& text) {
+  auto cfg = parse_config(text, "t.toml");
+  EXPECT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  return cfg.ok() ? *cfg : Config{};
+}
+
+// Two external peers, a and b; `peers` and `tail` replace parts.
+std::string reload_config(const std::string& a_lines, const std::string& tail = "",
+                          const std::string& router = "") {
+  return "[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n" + router +
+         "[[peer]]\nname = \"a\"\naddress = \"198.18.0.2\"\nasn = 65002\n" + a_lines +
+         "[[peer]]\nname = \"b\"\naddress = \"198.18.0.3\"\nasn = 65003\nimport = \"all\"\nexport = \"all\"\n" +
+         "[[filter]]\nname = \"half\"\n[[filter.rule]]\nprefixes = [\"10.0.0.0/8 le 24\"]\naction = \"accept\"\n" + tail;
+}
+
+TEST(Reload, NothingChangedIsAnEmptyPlan) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"half\"\n"));
+  EXPECT_TRUE(plan_reload(c, c).empty());
+}
+
+TEST(Reload, ExportFilterChangedByNameOrByContent) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config by_name = parsed(reload_config("import = \"all\"\nexport = \"half\"\n"));
+  ReloadPlan p = plan_reload(c, by_name);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_EQ(p.peers[0].running, 0u);
+  EXPECT_TRUE(p.peers[0].export_changed);
+  EXPECT_FALSE(p.peers[0].import_changed);
+  EXPECT_TRUE(p.peers[0].restart_keys.empty());
+  EXPECT_TRUE(p.restart_keys.empty());
+  // The filter a peer names changes: that peer's policy changed, b's not.
+  Config by_content = parsed(reload_config("import = \"all\"\nexport = \"half\"\n", "[[filter.rule]]\naction = \"reject\"\n"));
+  p = plan_reload(by_name, by_content);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_TRUE(p.peers[0].export_changed);
+  // A filter renamed (and the peer following it) is no change at all,
+  // and the applied configuration finds it under its new name.
+  std::string renamed = reload_config("import = \"all\"\nexport = \"half2\"\n");
+  renamed.replace(renamed.find("name = \"half\""), 13, "name = \"half2\"");
+  Config r = parsed(renamed);
+  EXPECT_TRUE(plan_reload(by_name, r).empty());
+  Config applied = applied_config(by_name, r);
+  EXPECT_EQ(export_policy(applied, applied.peers[0]), export_policy(by_name, by_name.peers[0]));
+  EXPECT_EQ(applied.peers[0].export_filter.value_or(""), "half2");
+}
+
+TEST(Reload, ImportChangesWithAllowOwnAsAndRfc8212) {
+  Config c = parsed(reload_config(""));  // RFC 8212: a takes and gives nothing
+  EXPECT_TRUE(import_policy(c, c.peers[0]).none);
+  EXPECT_TRUE(import_policy(c, c.peers[0]).rfc8212);
+  Config off = parsed(reload_config("", "", "rfc8212 = false\n"));
+  ReloadPlan p = plan_reload(c, off);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_TRUE(p.peers[0].import_changed && p.peers[0].export_changed);
+  EXPECT_TRUE(p.restart_keys.empty());  // rfc8212 applies live
+  // "none" said explicitly is the same policy as RFC 8212's.
+  Config none = parsed(reload_config("import = \"none\"\nexport = \"none\"\n"));
+  EXPECT_TRUE(plan_reload(c, none).empty());
+  Config own = parsed(reload_config("import = \"none\"\nexport = \"none\"\nallow_own_as = 1\n"));
+  p = plan_reload(none, own);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_TRUE(p.peers[0].import_changed);
+  EXPECT_FALSE(p.peers[0].export_changed);
+  EXPECT_EQ(applied_config(none, own).peers[0].allow_own_as, 1);
+}
+
+TEST(Reload, WhatNeedsARestartIsListedByKey) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  std::string text = reload_config("import = \"all\"\nexport = \"half\"\nhold_time = 30\n", "",
+                                   "port = 1179\n");
+  text.replace(text.find("198.18.0.3"), 10, "198.18.0.4");  // b replaced by another peer
+  Config n = parsed(text);
+  ReloadPlan p = plan_reload(c, n);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_TRUE(p.peers[0].export_changed);
+  EXPECT_EQ(p.peers[0].restart_keys, (std::vector<std::string>{"peer[0].hold_time", "peer[0].keepalive"}));
+  EXPECT_EQ(p.restart_keys,
+            (std::vector<std::string>{"router.port", "peer[1] (\"b\", 198.18.0.4): added",
+                                      "peer \"b\" (198.18.0.3): removed"}));
+  // What needs a restart stays as it was in the applied configuration.
+  Config applied = applied_config(c, n);
+  EXPECT_EQ(applied.router.port, 179);
+  EXPECT_EQ(applied.peers[0].hold_time, 90);
+  EXPECT_EQ(applied.peers[0].export_filter.value_or(""), "half");
+  EXPECT_EQ(applied.peers[1].address, c.peers[1].address);
+}
+
+TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
+  const std::string kA = "import = \"all\"\nexport = \"all\"\n";
+  Config c = parsed(reload_config(kA, "[[originate]]\nprefix = \"192.0.2.0/24\"\n"
+                                      "[[originate]]\nprefix = \"198.51.100.0/24\"\n"
+                                      "[[originate]]\nprefix = \"2001:db8::/48\"\n"));
+  Config n = parsed(reload_config(kA, "[[originate]]\nprefix = \"192.0.2.0/24\"\n"
+                                      "[[originate]]\nprefix = \"2001:db8::/48\"\nmed = 7\n"
+                                      "[[originate]]\nprefix = \"203.0.113.0/24\"\n"));
+  ReloadPlan p = plan_reload(c, n);
+  ASSERT_EQ(p.withdraw.size(), 1u);
+  EXPECT_EQ(p.withdraw[0].prefix.to_string(), "198.51.100.0/24");
+  ASSERT_EQ(p.announce.size(), 2u);
+  EXPECT_EQ(p.announce[0].prefix.to_string(), "2001:db8::/48");
+  EXPECT_EQ(p.announce[0].med.value_or(0), 7u);
+  EXPECT_EQ(p.announce[1].prefix.to_string(), "203.0.113.0/24");
+  EXPECT_TRUE(p.peers.empty());
+  EXPECT_EQ(applied_config(c, n).originate, n.originate);
+}
+
 }  // namespace
 }  // namespace petrel::daemon

@@ -265,6 +265,59 @@ TEST(Exporter, ExportFilter) {
   EXPECT_EQ(ex.counters().filtered.load(), 1u);
 }
 
+// A configuration reload's new export filter (set_filter): only the
+// difference goes out, and "none" withdraws everything held.
+TEST(Exporter, ANewFilterSendsOnlyTheDifference) {
+  Fixture fx;
+  std::vector<net::Prefix> all;
+  for (uint32_t i = 0; i < 10; ++i) all.push_back(nth(i));
+  fx.announce(fx.a, attrs(64496), all);
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib);
+  ASSERT_EQ(rib.routes.size(), 10u);
+  Filter half;  // 10.0.0.0/24 .. 10.0.4.0/24
+  half.name = "half";
+  FilterRule r;
+  for (uint32_t i = 0; i < 5; ++i) r.prefixes.push_back(PrefixRange{nth(i), 24, 24});
+  half.rules = {r};
+  ex.set_filter(&half, false);
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 5u);
+  EXPECT_EQ(rib.routes.count(nth(4)), 1u);
+  EXPECT_EQ(rib.routes.count(nth(5)), 0u);
+  EXPECT_EQ(ex.counters().withdrawn.load(), 5u);
+  EXPECT_EQ(rib.announcements, 10);  // what stays is not sent again
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 5u);
+  ex.set_filter(nullptr, false);  // back to all: the other half only
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 10u);
+  EXPECT_EQ(rib.announcements, 15);
+  EXPECT_EQ(ex.counters().withdrawn.load(), 5u);
+  ex.set_filter(nullptr, true);  // none: everything withdrawn
+  drain(ex, rib);
+  EXPECT_TRUE(rib.routes.empty());
+  EXPECT_EQ(ex.counters().withdrawn.load(), 15u);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 0u);
+  EXPECT_EQ(rib.end_of_rib, 1);
+
+  // A peer that started with "none" gets the table when it changes.
+  auto s = fx.setup();
+  s.send_nothing = true;
+  Exporter none(fx.table, fx.out, s);
+  PeerRib nrib;
+  drain(none, nrib);
+  ASSERT_EQ(nrib.end_of_rib, 1);
+  none.set_filter(&half, false);
+  drain(none, nrib);
+  EXPECT_EQ(nrib.routes.size(), 5u);
+  EXPECT_EQ(nrib.end_of_rib, 1);
+  // And a change after the new filter reaches it as any other.
+  fx.withdraw(fx.a, {nth(0)});
+  drain(none, nrib);
+  EXPECT_EQ(nrib.routes.size(), 4u);
+}
+
 TEST(Exporter, RouteRefreshSendsEverythingAgainBetweenBorrAndEorr) {
   Fixture fx;
   fx.announce(fx.a, attrs(64496), {nth(1), nth(2)});

@@ -10,6 +10,8 @@ BIRD announces 256 prefixes to Petrel, which passes them on to GoBGP.
 - Import: BIRD's import filter changes the same way; Petrel asks BIRD for
   a ROUTE-REFRESH, and the refused half leaves Petrel's table (and
   GoBGP); back to "all" brings it back.
+- [[originate]]: an entry added on reload is announced, one removed is
+  withdrawn.
 - An invalid file changes nothing: the error is logged with
   file:line:column:key.
 """
@@ -117,6 +119,15 @@ def test_reload_changes_export_and_import_policies(lab):
     assert fam["refused"] - refused0 == 128, fam
     assert int(petrel.api_peer("bird")["messages"]["out"]["route-refresh"]) >= 1
     reload(petrel, petrel_config(petrel, "all", "all"))
+    wait_holds(gobgp, set(PREFIXES))
+
+    # [[originate]]: a new entry is announced, a removed one withdrawn.
+    petrel.extra_toml = FILTER + '[[originate]]\nprefix = "192.0.2.0/24"\n'
+    reload(petrel, petrel.config())
+    wait_holds(gobgp, set(PREFIXES) | {"192.0.2.0/24"})
+    assert gobgp_routes(gobgp, "ipv4-unicast")["192.0.2.0/24"]["as_path"] == [PETREL_ASN]
+    petrel.extra_toml = FILTER
+    reload(petrel, petrel.config())
     wait_holds(gobgp, set(PREFIXES))
 
     # An invalid file changes nothing and says where it is wrong.

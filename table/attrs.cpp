@@ -179,17 +179,6 @@ void Interner::release(Attrs* a, uint32_t n) {
   ::operator delete(a);
 }
 
-void Interner::release_all(std::vector<Attrs*>& sets) {
-  std::sort(sets.begin(), sets.end());
-  for (size_t i = 0; i < sets.size();) {
-    size_t j = i + 1;
-    while (j < sets.size() && sets[j] == sets[i]) ++j;
-    release(sets[i], static_cast<uint32_t>(j - i));
-    i = j;
-  }
-  sets.clear();
-}
-
 size_t Interner::size() const {
   size_t n = 0;
   for (const auto& s : stripes_) {

@@ -93,11 +93,6 @@ class Interner {
   // Drops n references (the caller holds them); the set is freed with its
   // last.
   void release(Attrs* a, uint32_t n = 1);
-  // Drops one reference per element, the same set's together: sorted by
-  // address first, so that the sets are visited in memory order (a peer
-  // going down releases a million).
-  void release_all(std::vector<Attrs*>& sets);
-
   [[nodiscard]] size_t size() const;          // distinct sets held
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)
 

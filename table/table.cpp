@@ -85,7 +85,7 @@ void Table::choose_best(Entry<K>& e) const {
 
 template <typename K>
 void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, BatchResult& res,
-                      std::array<int64_t, kFamilies>& delta) {
+                      std::array<int64_t, kFamilies>& delta, BestMoves& moves) {
   K key = K::of(op.prefix);
   const FamilyIndex f = op.family;
   if (op.attrs) {
@@ -133,7 +133,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     if (!chosen) choose_best(e);
     bool changed = best_id(e) != before;
     res.best_changes += changed;
-    if (changed) count_best(slot_of(before), slot_of(best_id(e)), f);
+    if (changed) moves.move(slot_of(before), slot_of(best_id(e)), f);
     s.journal.append(Change{op.prefix, f, changed});
     if (replaced) interner_.release(replaced);  // after the comparison with `before`
     return;
@@ -153,12 +153,36 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   choose_best(*e);
   bool best_changed = best_id(*e) != before;
   res.best_changes += best_changed;
-  if (best_changed) count_best(slot_of(before), slot_of(best_id(*e)), f);
+  if (best_changed) moves.move(slot_of(before), slot_of(best_id(*e)), f);
   // The route's reference goes after the comparison: `before` may point
   // at its set.
   interner_.release(gone.attrs);
   s.journal.append(Change{op.prefix, f, best_changed});
   if (e->empty()) m.erase(e);
+}
+
+void Table::BestMoves::add(int32_t slot, FamilyIndex f, int64_t d) {
+  if (slot < 0) return;
+  const auto key = static_cast<uint32_t>(static_cast<size_t>(slot) * kFamilies + f);
+  for (size_t i = 0; i < used_; ++i) {
+    if (key_[i] == key) {
+      sum_[i] += d;
+      return;
+    }
+  }
+  if (used_ == kWays) flush();
+  key_[used_] = key;
+  sum_[used_] = d;
+  ++used_;
+}
+
+void Table::BestMoves::flush() {
+  for (size_t i = 0; i < used_; ++i) {
+    if (sum_[i] == 0) continue;
+    auto& c = t_.peers_[key_[i] / kFamilies].best[key_[i] % kFamilies];
+    c.fetch_add(static_cast<uint64_t>(sum_[i]), std::memory_order_relaxed);  // wraps for a negative sum
+  }
+  used_ = 0;
 }
 
 void Table::count_best(int32_t from, int32_t to, FamilyIndex f) const {
@@ -215,6 +239,7 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
   assert(b.table_ == this);
   BatchResult res;
   std::array<int64_t, kFamilies> delta{};
+  BestMoves moves(*this);
   // Order by shard, keeping the messages' order within each (a counting
   // sort: stable, no comparisons).
   const size_t n = b.ops_.size();
@@ -237,11 +262,12 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
     for (size_t i = start[sh]; i < start[sh + 1]; ++i) {
       if (i + kAhead < n) prefetch(b.sorted_[i + kAhead]);
       const Op& op = b.sorted_[i];
-      s.on_map(op.family, [&](auto& m) { apply_one(s, m, slot, op, res, delta); });
+      s.on_map(op.family, [&](auto& m) { apply_one(s, m, slot, op, res, delta, moves); });
     }
   }
   for (size_t f = 0; f < kFamilies; ++f)
     if (delta[f]) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta[f]), std::memory_order_relaxed);
+  moves.flush();
   // The routes took the ops' references; what is left is the batch's own.
   for (Batch::Held& h : b.held_) h.refs = 1;
   b.clear();
@@ -320,10 +346,11 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
 template <typename K>
 uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale) {
   uint64_t n = 0;
-  // The removed routes' references, dropped after the sweep in address
-  // order (and held until then: `before` may point at one of the sets).
+  BestMoves moves(*this);
+  // An entry's removed routes' references, dropped when the entry is done
+  // (`before` may point at one of the sets until then). Their sets are in
+  // cache: the look-ahead asked for them, and the callback read them.
   std::vector<Attrs*> released;
-  released.reserve(m.size());
   m.sweep([&](Entry<K>& e) {
     BestId before = best_id(e);
     const size_t heap_before = e.heap_bytes();
@@ -353,8 +380,10 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       e.set_best(e.find(before.peer, before.path_id));
     }
     const BestId after = best_id(e);
-    if (after != before) count_best(slot_of(before), slot_of(after), f);
+    if (after != before) moves.move(slot_of(before), slot_of(after), f);
     s.journal.append(Change{e.key.prefix(), f, after != before});
+    for (Attrs* a : released) interner_.release(a);
+    released.clear();
     return !e.empty();
   }, [&](const Entry<K>& e, size_t distance) {
     // A full table's route arrays and sets are far larger than the caches:
@@ -371,7 +400,6 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     for (const Route& x : e.routes())
       if (best_goes || x.peer == slot || &x == b) prefetch_line(x.attrs);
   });
-  interner_.release_all(released);
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);
   return n;
 }

@@ -317,11 +317,36 @@ class Table {
     std::array<std::atomic<uint64_t>, kFamilies> routes{};
     std::array<std::atomic<uint64_t>, kFamilies> best{};  // prefixes where its route is best
   };
+  // Moves of prefixes' best routes between peers, gathered and added to
+  // the peers' counters (atomics) once per batch or sweep, not twice per
+  // prefix. Holds a few (peer, family) sums; more are added at once.
+  class BestMoves {
+   public:
+    explicit BestMoves(const Table& t) : t_(t) {}
+    ~BestMoves() { flush(); }
+    BestMoves(const BestMoves&) = delete;
+    BestMoves& operator=(const BestMoves&) = delete;
+    // A prefix's best moved from slot `from` to slot `to` (-1: none).
+    void move(int32_t from, int32_t to, FamilyIndex f) {
+      if (from == to) return;
+      add(from, f, -1);
+      add(to, f, 1);
+    }
+    void flush();
+
+   private:
+    void add(int32_t slot, FamilyIndex f, int64_t d);
+    static constexpr size_t kWays = 8;
+    const Table& t_;
+    std::array<uint32_t, kWays> key_{};  // slot * kFamilies + family
+    std::array<int64_t, kWays> sum_{};
+    size_t used_ = 0;
+  };
   friend class Batch;
   using Op = Batch::Op;
   template <typename K>
   void apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, BatchResult& res,
-                 std::array<int64_t, kFamilies>& delta);
+                 std::array<int64_t, kFamilies>& delta, BestMoves& moves);
   void prefetch(const Op& op) const;
   template <typename K>
   void choose_best(Entry<K>& e) const;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "codec/update.h"
@@ -221,6 +222,37 @@ TEST(TableTest, PeerDownWithdrawsEverythingAndFreesTheSlot) {
   ASSERT_TRUE(s3);
   EXPECT_EQ(*s3, s1);
   EXPECT_EQ(t.peer_routes(*s3, kV4), 0u);
+}
+
+// The best counts are gathered per batch and per sweep in a few
+// (peer, family) sums: here one batch, then one peer's going down, move
+// best routes between more peers than it holds at once.
+TEST(TableTest, BestCountsStayRightWhenTheBestMovesAmongManyPeers) {
+  Table t;
+  constexpr uint32_t kOthers = 12;
+  std::vector<uint16_t> others;
+  std::vector<std::string> texts;
+  for (uint32_t i = 0; i < kOthers; ++i) {
+    others.push_back(*t.add_peer(peer_info(10 + i)));
+    texts.push_back("10." + std::to_string(i) + ".0.0/16");
+  }
+  const auto longer = attrs(3), shorter = attrs(1);
+  std::vector<NlriPrefix> all;
+  for (uint32_t i = 0; i < kOthers; ++i) {
+    const NlriPrefix p{P(texts[i].c_str()), 0};
+    all.push_back(p);
+    t.apply(others[i], kV4, &longer, std::span(&p, 1), {});
+    EXPECT_EQ(t.peer_best(others[i], kV4), 1u);
+  }
+  // One batch takes the best of every prefix from its peer.
+  const uint16_t s = *t.add_peer(peer_info(1));
+  t.apply(s, kV4, &shorter, all, {});
+  EXPECT_EQ(t.peer_best(s, kV4), kOthers);
+  for (uint16_t o : others) EXPECT_EQ(t.peer_best(o, kV4), 0u);
+  // Its going down hands each back.
+  EXPECT_EQ(t.remove_peer(s), kOthers);
+  EXPECT_EQ(t.peer_best(s, kV4), 0u);
+  for (uint16_t o : others) EXPECT_EQ(t.peer_best(o, kV4), 1u);
 }
 
 TEST(TableTest, StaleRoutesAreSweptUnlessAnnouncedAgain) {

@@ -5,16 +5,22 @@
 // lookup takes no lock.
 //
 // Per address family, the distinct VRP prefixes nest or are disjoint (they
-// are prefixes). The table cuts the address space into intervals, each
-// holding the (origin AS, max length, prefix length) entries of every VRP
-// prefix that contains it, side by side. A lookup finds the route
-// address's interval (a direct index on the top 16 address bits, then a
-// binary search in that bucket, its lines prefetched) and scans that one
-// block: an entry whose prefix is no longer than the route covers it, and
-// may match it. Entries of nested prefixes are copied into each nested
-// prefix's block, trading memory for one block read per lookup; past 16
-// entries the block links to its parent's instead, so that memory stays
-// linear whatever the data.
+// are prefixes). The table is one sorted array of small records, each
+// saying from which address on which VRP prefixes contain the addresses
+// that follow: one at every VRP prefix's start, one where a nested prefix
+// ends inside its parent, and one at the start of every index bucket a
+// prefix runs into. A record names the longest of those prefixes (its
+// "inner" length; an address past it is contained by none) and, when
+// that prefix and its covering ones hold a single VRP, that VRP itself;
+// else it points at a block of (AS, max length, prefix length) entries.
+// A lookup reads the bucket's two offsets (a direct index on up to 16
+// address bits past the bits every VRP prefix shares), searches that
+// bucket's few records (their cache lines fetched together) and answers
+// from the record unless the route's origin may be in the block (a
+// 32-bit summary of the block's ASes says): two dependent reads into the
+// table for most routes, three for the rest. A block holding covering
+// prefixes' entries copies them when they are at most 16, else links to
+// the covering prefix's block, so memory stays linear whatever the data.
 #pragma once
 
 #include <cstddef>
@@ -32,33 +38,50 @@ namespace internal {
 
 __extension__ typedef unsigned __int128 U128;
 
+// How a record holds its key: IPv6 keys as two 8-byte halves, so that a
+// record needs no 16-byte alignment (24 bytes, not 32).
+template <typename Key>
+struct StoredKey;
+template <>
+struct StoredKey<uint32_t> {
+  uint32_t v;
+  [[nodiscard]] uint32_t get() const { return v; }
+  static StoredKey of(uint32_t k) { return {k}; }
+};
+template <>
+struct StoredKey<U128> {
+  uint64_t hi;
+  uint64_t lo;
+  [[nodiscard]] U128 get() const { return (static_cast<U128>(hi) << 64) | lo; }
+  static StoredKey of(U128 k) { return {static_cast<uint64_t>(k >> 64), static_cast<uint64_t>(k)}; }
+};
+
 // One family's index; Key is uint32_t (IPv4) or U128 (IPv6).
 template <typename Key>
 struct FamilyIndex {
-  // One (AS, max length) of a VRP prefix of length `len`.
-  struct Entry {
-    uint32_t asn;
-    uint8_t max_len;
+  enum Kind : uint8_t { kOne = 1, kBlock = 2 };
+  // From `key` on (to the next record), the addresses inside the prefix
+  // of length `inner` around `key` are contained by a chain of VRP
+  // prefixes, the shortest of length `len`. kOne: the chain holds one
+  // VRP, (a = AS, len, max_len). kBlock: its entries are in the block
+  // whose header is slots[a], and `ases` has as_bits(AS) set for each
+  // of them: an origin whose bits are not all set is in none, and the
+  // route is Invalid without a read of the block.
+  struct Record {
+    StoredKey<Key> key;
+    uint32_t a;
+    uint32_t ases;
     uint8_t len;
+    uint8_t max_len;
+    uint8_t inner;
+    uint8_t kind;
   };
-  // An interval of the address space from `start` to the next start. The
-  // VRP prefixes that contain it are those of the longest one and its
-  // covering VRP prefixes; their entries lie together in entries
-  // [first, first + count), and root_len is the shortest one's length.
-  // count == 0: no VRP prefix contains the interval.
-  struct Interval {
-    Key start;
-    uint32_t first;
-    uint32_t count;
-    int32_t link;  // more entries in blocks[link], or -1
-    uint8_t root_len;
-  };
-  // A prefix's block whose covering prefixes' entries were too many to
-  // copy: the block continues in blocks[link].
-  struct Block {
-    uint32_t first;
-    uint32_t count;
-    int32_t link;
+  // A block is a header slot (a = entry count, b = 1 + the slot of the
+  // block it continues in, 0 for none) and then its entries (a = AS,
+  // b = prefix length | max length << 8).
+  struct Slot {
+    uint32_t a;
+    uint32_t b;
   };
   struct Raw {
     Key start;
@@ -67,30 +90,34 @@ struct FamilyIndex {
     uint32_t asn;
   };
 
-  std::vector<Interval> intervals;  // ascending starts
-  std::vector<Entry> entries;
-  std::vector<Block> blocks;     // per distinct prefix
-  std::vector<uint32_t> bucket;  // (1 << 16) + 1 offsets into intervals
-
-  // A route of a batched lookup: its key, length, origin (0: NONE) and
-  // its place in the answer.
-  struct BatchItem {
-    Key key;
-    uint8_t len;
-    uint32_t as;
-    size_t index;
-  };
+  std::vector<Record> records;  // ascending keys
+  std::vector<Slot> slots;
+  std::vector<uint32_t> bucket;  // (1 << index_bits) + 1 offsets into records
+  Key low = 0;                   // no VRP prefix contains an address below
+  Key high = 0;                  // ... or above
+  unsigned shift = 0;            // the bits every such address shares
+  unsigned index_bits = 1;       // the bits after those that pick a bucket
 
   void build(std::vector<Raw>& raw);
   [[nodiscard]] Validity lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const;
-  // At most kBatch items; out[item.index] gets each answer.
-  void lookup_batch(const BatchItem* items, size_t n, Validity* out) const;
   [[nodiscard]] size_t memory_bytes() const;
 
+  // The steps of a lookup, for VrpTable::validate_batch to run for several
+  // routes at once: each starts the memory reads of the next.
+  void fetch_bucket(Key addr) const;
+  void fetch_records(Key addr) const;
+  // The record in force at addr (null: none) and a fetch of its block
+  // when origin `as` may be in it.
+  [[nodiscard]] const Record* find_fetching(Key addr, uint32_t as) const;
+  [[nodiscard]] Validity decide(const Record* r, Key addr, unsigned len, uint32_t as) const;
+
  private:
-  void prefetch_bucket(Key addr) const;
-  [[nodiscard]] const Interval* find(Key addr) const;  // null: before every interval
-  [[nodiscard]] Validity decide(const Interval* iv, unsigned len, uint32_t as) const;
+  [[nodiscard]] uint32_t bucket_of(Key addr) const;
+  [[nodiscard]] bool outside(Key addr) const { return records.empty() || addr < low || addr > high; }
+  void prefetch_records(uint32_t b) const;
+  [[nodiscard]] const Record* find(Key addr) const;  // null: no record in force
+  void sweep(const std::vector<Raw>& raw);
+  void index();
 };
 
 // Routes a batched lookup works on together.
@@ -109,8 +136,9 @@ class VrpTable {
   VrpTable() = default;
 
   // Duplicates in `vrps` count once. VRPs whose max length is shorter than
-  // their prefix or longer than the family allows can match no route; they
-  // still cover routes (RFC 6811 asks nothing else of them).
+  // their prefix can match no route; they still cover routes (RFC 6811
+  // asks nothing else of them). A max length past the family's allows
+  // every length from the prefix's on.
   static VrpTable build(std::span<const Vrp> vrps);
 
   // The validation state of `route` originated by `origin`; nullopt stands
@@ -118,9 +146,9 @@ class VrpTable {
   // for AS 0 matches no route (RFC 6483 section 4, RFC 7607).
   [[nodiscard]] Validity validate(const net::Prefix& route, std::optional<uint32_t> origin) const;
   // The same for many routes: out[i] for routes[i] (out.size() >= routes.size()).
-  // Routes are taken kBatch at a time and their memory reads overlap, so
-  // this is several times quicker per route than validate() in a loop
-  // when the table is larger than the caches.
+  // The steps of the routes' lookups are interleaved so that their memory
+  // reads overlap: fewer ns per route than validate() in a loop when the
+  // table is larger than the caches (docs/performance.md).
   void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out) const;
 
   // Distinct VRPs held.

@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace petrel::rpki {
@@ -166,6 +167,129 @@ RC_GTEST_PROP(VrpTable, BatchAgreesWithSingleLookups, ()) {
   table.validate_batch(routes, out);
   for (size_t i = 0; i < routes.size(); ++i)
     RC_ASSERT(out[i] == table.validate(routes[i].route, routes[i].origin));
+}
+
+// Addresses over the whole space (so that VRP prefixes fall into many
+// index buckets and cover buckets they do not start in), prefix lengths
+// from /0 to full length, max lengths at the family's limit, past it and
+// below the prefix length, and AS 0: each VRP a random prefix or one
+// nested under an earlier VRP's prefix.
+net::Prefix wide_prefix(bool v6, uint64_t hi, uint64_t lo, unsigned len) {
+  uint8_t b[16] = {};
+  for (int i = 0; i < 8; ++i) {
+    b[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
+    b[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
+  }
+  return *net::Prefix::make(net::IpAddress::from_bytes(v6 ? net::IpFamily::V6 : net::IpFamily::V4, b),
+                            std::min(len, v6 ? 128u : 32u));
+}
+
+// A prefix under p (or p itself), `more` bits longer, the extra bits random.
+net::Prefix under(const net::Prefix& p, unsigned more, uint64_t bits) {
+  const unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
+  const unsigned len = std::min(max, p.len() + more);
+  auto bytes = p.addr().bytes();
+  for (unsigned bit = p.len(); bit < len; ++bit, bits >>= 1) {
+    if (bits & 1) bytes[bit / 8] = static_cast<uint8_t>(bytes[bit / 8] | (0x80u >> (bit % 8)));
+  }
+  return *net::Prefix::make(net::IpAddress::from_bytes(p.family(), bytes.data()), len);
+}
+
+std::vector<Vrp> gen_wide_vrps(bool v6) {
+  std::vector<Vrp> vrps;
+  const unsigned max = v6 ? 128u : 32u;
+  const size_t n = *rc::gen::inRange<size_t>(0, 60);
+  for (size_t i = 0; i < n; ++i) {
+    net::Prefix p = vrps.empty() || *rc::gen::inRange(0, 3) == 0
+                        ? wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                      *rc::gen::inRange(0u, max + 1))
+                        : under(vrps[*rc::gen::inRange<size_t>(0, vrps.size())].prefix, *rc::gen::inRange(0u, 20u),
+                                *rc::gen::arbitrary<uint64_t>());
+    unsigned max_len = p.len();
+    switch (*rc::gen::inRange(0, 5)) {
+      case 0: max_len = max; break;
+      case 1: max_len = p.len() + *rc::gen::inRange(0u, 3u); break;  // may pass the family's limit
+      case 2: max_len = p.len() > 0 ? p.len() - 1 : 0; break;        // matches nothing
+      default: break;
+    }
+    vrps.push_back({p, static_cast<uint8_t>(max_len), *rc::gen::inRange<uint32_t>(0, 4)});
+  }
+  return vrps;
+}
+
+// Routes under the VRPs' prefixes (longer or shorter), or anywhere.
+RouteOrigin gen_wide_route(const std::vector<Vrp>& vrps, bool v6) {
+  const unsigned max = v6 ? 128u : 32u;
+  net::Prefix route = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                  *rc::gen::inRange(0u, max + 1));
+  if (!vrps.empty() && *rc::gen::inRange(0, 4) != 0) {
+    const net::Prefix& p = vrps[*rc::gen::inRange<size_t>(0, vrps.size())].prefix;
+    if (*rc::gen::inRange(0, 4) == 0) {
+      route = *net::Prefix::make(p.addr(), p.len() - std::min<unsigned>(p.len(), *rc::gen::inRange(0u, 3u)));
+    } else {
+      route = under(p, *rc::gen::inRange(0u, 40u), *rc::gen::arbitrary<uint64_t>());
+    }
+  }
+  std::optional<uint32_t> origin;
+  if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 4);
+  return {route, origin};
+}
+
+RC_GTEST_PROP(VrpTable, WholeAddressSpaceAgreesWithThePlainDefinition, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  auto vrps = gen_wide_vrps(v6);
+  auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
+  for (int i = 0; i < 60; ++i) routes.push_back(gen_wide_route(vrps, v6));
+  std::vector<Validity> out(routes.size());
+  table.validate_batch(routes, out);
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const Validity want = plain(vrps, routes[i].route, routes[i].origin);
+    RC_ASSERT(table.validate(routes[i].route, routes[i].origin) == want);
+    RC_ASSERT(out[i] == want);
+  }
+}
+
+// Many VRPs for one prefix and for prefixes nested in it (past the 16
+// entries a block copies from its covering prefix), with more specifics
+// under them, against the plain definition.
+RC_GTEST_PROP(VrpTable, ManyVrpsPerPrefixAgreeWithThePlainDefinition, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  const unsigned max = v6 ? 128u : 32u;
+  std::vector<Vrp> vrps;
+  net::Prefix p = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                              *rc::gen::inRange(0u, 20u));
+  const int levels = *rc::gen::inRange(1, 5);
+  for (int level = 0; level < levels; ++level) {
+    const uint32_t count = *rc::gen::inRange<uint32_t>(1, 40);
+    const uint32_t first_as = *rc::gen::inRange<uint32_t>(0, 50);
+    for (uint32_t as = first_as; as < first_as + count; ++as)
+      vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + as % 4)), as});
+    // A sibling beside the next level, so that parents go on past children.
+    vrps.push_back({under(p, 4, *rc::gen::arbitrary<uint64_t>()), static_cast<uint8_t>(max), 7});
+    p = under(p, *rc::gen::inRange(1u, 8u), *rc::gen::arbitrary<uint64_t>());
+  }
+  auto table = VrpTable::build(vrps);
+  for (int i = 0; i < 80; ++i) {
+    auto [route, origin] = gen_wide_route(vrps, v6);
+    if (origin && *rc::gen::arbitrary<bool>()) origin = *rc::gen::inRange<uint32_t>(0, 100);
+    RC_ASSERT(table.validate(route, origin) == plain(vrps, route, origin));
+  }
+}
+
+TEST(VrpTable, FullLengthMaxLengthAndSlashZero) {
+  auto t = VrpTable::build(std::vector<Vrp>{{P("0.0.0.0/0"), 32, 5},
+                                            {P("10.0.0.0/8"), 8, 6},
+                                            {P("::/0"), 128, 5},
+                                            {P("2001:db8::/32"), 32, 6}});
+  EXPECT_EQ(t.validate(P("10.1.2.3/32"), 5), Validity::kValid);  // /0 allows every length
+  EXPECT_EQ(t.validate(P("10.1.2.0/24"), 6), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("10.0.0.0/8"), 6), Validity::kValid);
+  EXPECT_EQ(t.validate(P("255.255.255.255/32"), 5), Validity::kValid);
+  EXPECT_EQ(t.validate(P("2001:db8::1/128"), 5), Validity::kValid);
+  EXPECT_EQ(t.validate(P("2001:db8::1/128"), 6), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("ffff::/16"), 6), Validity::kInvalid);
+  EXPECT_EQ(t.validate(P("ffff::/16"), std::nullopt), Validity::kInvalid);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "codec/attribute_set.h"
@@ -80,6 +81,10 @@ TEST(VrpStore, ReadersFollowPublicationsWithoutALock) {
       }
     });
   }
+  // The readers are running before the first publication (a small table
+  // is built in microseconds: 200 can be over before a thread starts).
+  for (int waited = 0; reads.load() < 2 && waited < 5000; ++waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   for (uint32_t i = 0; i < 200; ++i) {
     std::vector<Vrp> v;
     for (uint32_t j = 0; j <= i % 7; ++j) v.push_back(V("192.0.2.0/24", 24, j + 1));

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/promtool.h"
+
 namespace petrel::daemon::api {
 namespace {
 
@@ -361,24 +363,11 @@ TEST(ApiMetrics, LabelValuesAreEscaped) {
 // promtool (Debian package prometheus) is the reference checker; the test
 // skips where it is not installed.
 TEST(ApiMetrics, PromtoolAccepts) {
-  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
-  char path[] = "/tmp/petrel-metrics-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  {
-    std::ofstream(path) << metrics_text(sample());
-  }
-  std::string cmd = std::string("promtool check metrics < ") + path + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[256];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  int status = pclose(pipe);
-  std::remove(path);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_EQ(output, "") << "promtool found problems";
+  if (!promtool::installed()) GTEST_SKIP() << "promtool not installed";
+  const auto verdict = promtool::check_metrics(metrics_text(sample()));
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->status, 0) << verdict->output;
+  EXPECT_EQ(verdict->output, "") << "promtool found problems";
 }
 
 TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {

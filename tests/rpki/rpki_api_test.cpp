@@ -4,13 +4,11 @@
 #include "daemon/rpki_api.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <string>
 
 #include "codec/attribute_set.h"
+#include "tests/promtool.h"
 
 namespace petrel::daemon {
 namespace {
@@ -87,22 +85,11 @@ TEST(RpkiApi, Metrics) {
 }
 
 TEST(RpkiApi, PromtoolAccepts) {
-  if (std::system("command -v promtool >/dev/null 2>&1") != 0) GTEST_SKIP() << "promtool not installed";
-  char path[] = "/tmp/petrel-rpki-metrics-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  ::close(fd);
-  std::ofstream(path) << rpki_metrics(sample());
-  std::string cmd = std::string("promtool check metrics < ") + path + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string output;
-  char buf[256];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-  int status = pclose(pipe);
-  std::remove(path);
-  EXPECT_EQ(status, 0) << output;
-  EXPECT_EQ(output, "");
+  if (!promtool::installed()) GTEST_SKIP() << "promtool not installed";
+  const auto verdict = promtool::check_metrics(rpki_metrics(sample()));
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->status, 0) << verdict->output;
+  EXPECT_EQ(verdict->output, "");
 }
 
 codec::AttributeSet path_to(uint32_t origin) {

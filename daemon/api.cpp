@@ -14,6 +14,7 @@
 
 #include "codec/to_json.h"
 #include "crates/json/json.h"
+#include "daemon/metrics.h"
 
 namespace petrel::daemon::api {
 
@@ -90,50 +91,6 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.end_object();
   w.end_object();
 }
-
-// A label value with '\\', '"' and newline escaped (format 0.0.4).
-void append_label(std::string& out, std::string_view v) {
-  for (char c : v) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
-    }
-  }
-}
-
-class Metrics {
- public:
-  explicit Metrics(std::string& out) : out_(out) {}
-
-  void family(std::string_view name, std::string_view type, std::string_view help) {
-    name_ = name;
-    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  }
-  // A sample of the current family; labels are name/value pairs.
-  void sample(std::initializer_list<std::pair<std::string_view, std::string_view>> labels, uint64_t value) {
-    out_ += name_;
-    if (labels.size() != 0) {
-      out_ += '{';
-      bool first = true;
-      for (const auto& [k, v] : labels) {
-        if (!first) out_ += ',';
-        first = false;
-        out_ += k;
-        out_ += "=\"";
-        append_label(out_, v);
-        out_ += '"';
-      }
-      out_ += '}';
-    }
-    out_ += fmt::format(" {}\n", value);
-  }
-
- private:
-  std::string& out_;
-  std::string_view name_;
-};
 
 // jemalloc's figures by name, in the order the status page shows them.
 struct MemoryKind {

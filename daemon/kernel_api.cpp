@@ -4,25 +4,9 @@
 #include <fmt/format.h>
 
 #include "crates/json/json.h"
+#include "daemon/metrics.h"
 
 namespace petrel::daemon {
-namespace {
-
-// A Prometheus label value: backslash, double quote and newline escaped.
-std::string label(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string kernel_json(const KernelStatus& s) {
   std::string out;
@@ -69,31 +53,26 @@ std::string kernel_json(const KernelStatus& s) {
 std::string kernel_metrics(const KernelStatus& s) {
   if (!s.enabled) return {};
   std::string out;
-  out += "# HELP petrel_kernel_routes Prefixes of the kernel installer by state: installed (in the kernel), pending "
-         "(waiting for a request or its answer), unresolved (no directly reachable next hop), refused (by the "
-         "kernel, retried), stale (ours from an earlier run, not yet removed).\n"
-         "# TYPE petrel_kernel_routes gauge\n";
-  out += fmt::format("petrel_kernel_routes{{state=\"installed\"}} {}\n", s.counts.installed);
-  out += fmt::format("petrel_kernel_routes{{state=\"pending\"}} {}\n", s.counts.pending);
-  out += fmt::format("petrel_kernel_routes{{state=\"unresolved\"}} {}\n", s.counts.unresolved);
-  out += fmt::format("petrel_kernel_routes{{state=\"refused\"}} {}\n", s.counts.refused);
-  out += fmt::format("petrel_kernel_routes{{state=\"stale\"}} {}\n", s.counts.stale);
-  out += "# HELP petrel_kernel_refusals_total Route requests the kernel refused.\n"
-         "# TYPE petrel_kernel_refusals_total counter\n";
-  out += fmt::format("petrel_kernel_refusals_total {}\n", s.counts.refusals);
-  out += "# HELP petrel_kernel_requests_total Route requests sent to the kernel.\n"
-         "# TYPE petrel_kernel_requests_total counter\n";
-  out += fmt::format("petrel_kernel_requests_total {}\n", s.stats.requests);
-  out += "# HELP petrel_kernel_up 1 while the kernel installer runs, 0 when it could not start or stopped.\n"
-         "# TYPE petrel_kernel_up gauge\n";
-  out += fmt::format("petrel_kernel_up {}\n", s.running ? 1 : 0);
-  out += "# HELP petrel_kernel_last_error 1 with the last error as a label, when there was one.\n"
-         "# TYPE petrel_kernel_last_error gauge\n";
-  if (!s.last_error.empty()) out += fmt::format("petrel_kernel_last_error{{error=\"{}\"}} 1\n", label(s.last_error));
-  out += "# HELP petrel_kernel_interface_up The interfaces the installer knows: 1 up, 0 down.\n"
-         "# TYPE petrel_kernel_interface_up gauge\n";
-  for (const auto& i : s.interfaces)
-    out += fmt::format("petrel_kernel_interface_up{{interface=\"{}\"}} {}\n", label(i.name), i.up ? 1 : 0);
+  Metrics m(out);
+  m.family("petrel_kernel_routes", "gauge",
+           "Prefixes of the kernel installer by state: installed (in the kernel), pending (waiting for a request "
+           "or its answer), unresolved (no directly reachable next hop), refused (by the kernel, retried), stale "
+           "(ours from an earlier run, not yet removed).");
+  m.sample({{"state", "installed"}}, s.counts.installed);
+  m.sample({{"state", "pending"}}, s.counts.pending);
+  m.sample({{"state", "unresolved"}}, s.counts.unresolved);
+  m.sample({{"state", "refused"}}, s.counts.refused);
+  m.sample({{"state", "stale"}}, s.counts.stale);
+  m.family("petrel_kernel_refusals_total", "counter", "Route requests the kernel refused.");
+  m.sample({}, s.counts.refusals);
+  m.family("petrel_kernel_requests_total", "counter", "Route requests sent to the kernel.");
+  m.sample({}, s.stats.requests);
+  m.family("petrel_kernel_up", "gauge", "1 while the kernel installer runs, 0 when it could not start or stopped.");
+  m.sample({}, s.running ? 1 : 0);
+  m.family("petrel_kernel_last_error", "gauge", "1 with the last error as a label, when there was one.");
+  if (!s.last_error.empty()) m.sample({{"error", s.last_error}}, 1);
+  m.family("petrel_kernel_interface_up", "gauge", "The interfaces the installer knows: 1 up, 0 down.");
+  for (const auto& i : s.interfaces) m.sample({{"interface", i.name}}, i.up ? 1 : 0);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "crates/json/json.h"
+#include "daemon/metrics.h"
 #include "rpki/client.h"
 
 namespace petrel::daemon {
@@ -131,22 +132,15 @@ std::string rpki_json(const RpkiView& v) {
 std::string rpki_metrics(const RpkiView& v) {
   if (!v.enabled) return {};
   std::string out;
-  out += "# HELP petrel_rpki_vrps VRPs in force (from the preferred cache in sync), by family.\n"
-         "# TYPE petrel_rpki_vrps gauge\n";
-  out += fmt::format("petrel_rpki_vrps{{family=\"ipv4\"}} {}\n", v.vrps ? v.vrps->v4 : 0);
-  out += fmt::format("petrel_rpki_vrps{{family=\"ipv6\"}} {}\n", v.vrps ? v.vrps->v6 : 0);
-  out += "# HELP petrel_rpki_cache_state Each RTR cache's state: 1 for the state it is in.\n"
-         "# TYPE petrel_rpki_cache_state gauge\n";
-  for (const RpkiCacheStatus& c : v.caches) {
-    for (std::string_view s : kCacheStates)
-      out += fmt::format("petrel_rpki_cache_state{{cache=\"{}\",state=\"{}\"}} {}\n", c.name, s,
-                         cache_state(c) == s ? 1 : 0);
-  }
-  out += "# HELP petrel_routes_by_validation Routes in the table by RPKI validation state (RFC 6811).\n"
-         "# TYPE petrel_routes_by_validation gauge\n";
-  for (table::Validation s : kStates)
-    out += fmt::format("petrel_routes_by_validation{{state=\"{}\"}} {}\n", validation_name(s),
-                       v.routes[static_cast<size_t>(s)]);
+  Metrics m(out);
+  m.family("petrel_rpki_vrps", "gauge", "VRPs in force (from the preferred cache in sync), by family.");
+  m.sample({{"family", "ipv4"}}, v.vrps ? v.vrps->v4 : 0);
+  m.sample({{"family", "ipv6"}}, v.vrps ? v.vrps->v6 : 0);
+  m.family("petrel_rpki_cache_state", "gauge", "Each RTR cache's state: 1 for the state it is in.");
+  for (const RpkiCacheStatus& c : v.caches)
+    for (std::string_view s : kCacheStates) m.sample({{"cache", c.name}, {"state", s}}, cache_state(c) == s ? 1 : 0);
+  m.family("petrel_routes_by_validation", "gauge", "Routes in the table by RPKI validation state (RFC 6811).");
+  for (table::Validation s : kStates) m.sample({{"state", validation_name(s)}}, v.routes[static_cast<size_t>(s)]);
   return out;
 }
 

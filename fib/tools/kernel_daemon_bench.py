@@ -9,7 +9,9 @@ until its installer has all N in the kernel (/api/kernel), checked by one
 dump of the kernel's table at the end.
 Needs root, BIRD and a built petrel: PETREL=BUILD/daemon/petrel.
 
-Usage: kernel_daemon_bench.py N
+Usage: kernel_daemon_bench.py N [--multipath]
+(--multipath: `multipath = true`, so each changed prefix's routes are also
+looked up for equal paths; with one peer every route stays single-path.)
 """
 import os
 import subprocess
@@ -23,8 +25,11 @@ import lab as L  # noqa: E402
 
 
 class KernelPetrel(L.Petrel):
+    multipath = False
+
     def config(self) -> str:
-        return super().config() + "\n[kernel]\nenabled = true\ntable = 100\nmetric = 32\n"
+        return (super().config() + "\n[kernel]\nenabled = true\ntable = 100\nmetric = 32\n"
+                + ("multipath = true\n" if self.multipath else ""))
 
 
 def count(node: L.Node) -> int:
@@ -35,6 +40,7 @@ def count(node: L.Node) -> int:
 
 def main() -> int:
     n = int(sys.argv[1])
+    KernelPetrel.multipath = "--multipath" in sys.argv[2:]
     prefixes = tuple(f"{10 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}.0/24" for i in range(n))
     with L.Lab() as lab:
         me, bn = lab.node("petrel"), lab.node("bird")
@@ -65,7 +71,7 @@ def main() -> int:
             t_table = float("nan")
         k = petrel.api("/api/kernel") or {}
         got = count(me)
-        print(f"daemon routes={n} in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
+        print(f"daemon routes={n} multipath={KernelPetrel.multipath} in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
               f"synced_s={t_all:.2f} batches={k.get('batches')} table_resyncs={k.get('table_resyncs')}")
         petrel.stop(timeout=120)
         return 0 if got == n else 1

@@ -253,16 +253,20 @@ bool Server::reload() {
     return false;
   }
   ReloadPlan plan = plan_reload(running_, *next);
+  // Policies are resolved in what will be in effect: the new policies with
+  // the peer as it runs (a changed AS waits for a restart, and so does
+  // what RFC 8212 makes of it).
+  Config applied = applied_config(running_, *next);
   size_t policies = 0;
   for (const PeerReload& r : plan.peers) {
     Peer* peer = peers_[r.running].get();
-    const PeerConfig& np = next->peers[r.next];
+    const PeerConfig& np = applied.peers[r.running];
     if (!r.restart_keys.empty())
       log(LogLevel::kWarn, "reload-needs-restart", {{"peer", peer->config().name}, {"keys", joined(r.restart_keys)}},
           "these keys take effect when petrel restarts");
     if (!r.import_changed && !r.export_changed) continue;
     ++policies;
-    peer->worker().post([peer, in = import_policy(*next, np), out = export_policy(*next, np), own = np.allow_own_as,
+    peer->worker().post([peer, in = import_policy(applied, np), out = export_policy(applied, np), own = np.allow_own_as,
                          ic = r.import_changed, ec = r.export_changed]() mutable {
       peer->reload(std::move(in), std::move(out), own, ic, ec);
     });
@@ -271,7 +275,7 @@ bool Server::reload() {
     log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
         "these changes take effect when petrel restarts");
   originate(plan.announce, plan.withdraw);
-  running_ = applied_config(running_, *next);
+  running_ = std::move(applied);
   log(LogLevel::kInfo, "reloaded",
       {{"file", options_.config_path}, {"peer_policies_changed", policies},
        {"originate_announced", plan.announce.size()}, {"originate_withdrawn", plan.withdraw.size()}},

@@ -9,9 +9,12 @@ until its installer has all N in the kernel (/api/kernel), checked by one
 dump of the kernel's table at the end.
 Needs root, BIRD and a built petrel: PETREL=BUILD/daemon/petrel.
 
-Usage: kernel_daemon_bench.py N [--multipath]
+Usage: kernel_daemon_bench.py N [--multipath] [--two-peers]
 (--multipath: `multipath = true`, so each changed prefix's routes are also
-looked up for equal paths; with one peer every route stays single-path.)
+looked up for equal paths; with one peer every route stays single-path.
+--two-peers: a second BIRD of the same AS announces the same N prefixes;
+with --multipath, synced is when the kernel holds N routes with two next
+hops each, checked by dumps of the kernel's table.)
 """
 import os
 import subprocess
@@ -32,46 +35,57 @@ class KernelPetrel(L.Petrel):
                 + ("multipath = true\n" if self.multipath else ""))
 
 
-def count(node: L.Node) -> int:
+def count(node: L.Node, multipath: bool = False) -> int:
+    """Our routes in table 100 (multipath: those with two next hops)."""
     p = subprocess.run(["ip", "netns", "exec", node.ns, "ip", "route", "show", "table", "100",
                         "proto", "bgp"], capture_output=True, text=True)
-    return p.stdout.count("\n")
+    if multipath:
+        return p.stdout.count("\n\tnexthop") // 2
+    return sum(1 for line in p.stdout.splitlines() if line and not line[0].isspace())
 
 
 def main() -> int:
     n = int(sys.argv[1])
     KernelPetrel.multipath = "--multipath" in sys.argv[2:]
+    two = "--two-peers" in sys.argv[2:]
+    both = two and KernelPetrel.multipath
     prefixes = tuple(f"{10 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}.0/24" for i in range(n))
     with L.Lab() as lab:
-        me, bn = lab.node("petrel"), lab.node("bird")
-        bird = L.Bird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True,
-                                    families=("ipv4-unicast",), announce=prefixes)).start()
-        petrel = KernelPetrel(me, [L.PetrelPeer("bird", bn.v4, 65002, me.v4,
-                                                families=("ipv4-unicast",))], 65001)
+        me = lab.node("petrel")
+        nodes = [lab.node("bird")] + ([lab.node("bird2")] if two else [])
+        birds = [L.Bird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True,
+                                      families=("ipv4-unicast",), announce=prefixes)).start()
+                 for bn in nodes]
+        petrel = KernelPetrel(me, [L.PetrelPeer(bn.name, bn.v4, 65002, me.v4,
+                                                families=("ipv4-unicast",)) for bn in nodes], 65001)
         t0 = time.monotonic()
         petrel.start()
-        bird.wait_established(60)
+        for bird in birds:
+            bird.wait_established(60)
         t_up = time.monotonic() - t0
         deadline = t0 + 600
         t_table = None
         while time.monotonic() < deadline:
             if t_table is None:
                 c = petrel.petrel_received_counts() or {}
-                if c.get("bird", {}).get("ipv4-unicast", 0) == n:
+                if all(c.get(bn.name, {}).get("ipv4-unicast", 0) == n for bn in nodes):
                     t_table = time.monotonic() - t0
             # Petrel's own count (a dump of the kernel's table every 50 ms
             # would cost more than the installing); checked by a dump at
             # the end.
             k = petrel.api("/api/kernel") or {}
-            if k.get("routes", {}).get("installed", 0) >= n:
+            r = k.get("routes", {})
+            if r.get("installed", 0) >= n and (not two or (t_table is not None and r.get("pending") == 0)) \
+                    and (not both or count(me, True) == n):
                 break
             time.sleep(0.05)
         t_all = time.monotonic() - t0
         if t_table is None:
             t_table = float("nan")
         k = petrel.api("/api/kernel") or {}
-        got = count(me)
-        print(f"daemon routes={n} multipath={KernelPetrel.multipath} in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
+        got = count(me, both)
+        print(f"daemon routes={n} multipath={KernelPetrel.multipath} peers={len(nodes)} "
+              f"in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
               f"synced_s={t_all:.2f} batches={k.get('batches')} table_resyncs={k.get('table_resyncs')}")
         petrel.stop(timeout=120)
         return 0 if got == n else 1

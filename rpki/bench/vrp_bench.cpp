@@ -3,7 +3,9 @@
 // five IPv4, mostly /24 and /48 with some nesting and max length > length),
 // looked up with random routes: half drawn from the VRPs (valid, or invalid
 // by origin or length), half random addresses. Prints one JSON line per
-// measurement. Usage: vrp_bench [vrp count] [lookups]
+// measurement, among them the machine's cost of a dependent and of an
+// independent random read over as much memory as the table holds (the
+// floor under a lookup, measured in the same run). Usage: vrp_bench [vrp count] [lookups]
 #include <time.h>
 
 #include <algorithm>
@@ -95,6 +97,31 @@ void report(const char* run, size_t vrps, size_t lookups, double cpu_ns_spent,
               run, vrps, lookups, ns, cpu, counts[0], counts[1], counts[2]);
 }
 
+// The floor under a lookup on this machine, in the same run: thread-CPU
+// ns per dependent read (a chase through the 64-byte lines of a buffer
+// the table's size, in random order) and per independent random read of
+// the same buffer.
+void memory_floor(size_t bytes, std::mt19937_64& rng) {
+  const size_t lines = std::max<size_t>(bytes / 64, 2);
+  std::vector<uint64_t> order(lines);
+  for (size_t i = 0; i < lines; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<uint64_t> next(lines * 8);
+  for (size_t i = 0; i < lines; ++i) next[order[i] * 8] = order[(i + 1) % lines] * 8;
+  constexpr size_t kSteps = 2000000;
+  uint64_t at = 0;
+  double c0 = cpu_ns();
+  for (size_t i = 0; i < kSteps; ++i) at = next[at];
+  const double chase = (cpu_ns() - c0) / kSteps;
+  uint64_t sum = 0;
+  c0 = cpu_ns();
+  for (size_t i = 0; i < kSteps; ++i) sum += next[order[i % lines] * 8];
+  const double independent = (cpu_ns() - c0) / kSteps;
+  std::printf("{\"bench\":\"memory_floor\",\"bytes\":%zu,\"cpu_ns_dependent_read\":%.2f,"
+              "\"cpu_ns_independent_read\":%.2f,\"check\":%llu}\n",
+              lines * 64, chase, independent, static_cast<unsigned long long>((at + sum) & 1));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +144,9 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,\"memory_bytes\":%zu}\n",
               vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes());
+
+  std::mt19937_64 floor_rng(7);  // not rng: the routes stay those of earlier versions
+  memory_floor(table.memory_bytes(), floor_rng);
 
   std::vector<Query> queries;
   queries.reserve(1 << 20);

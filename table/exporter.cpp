@@ -56,10 +56,10 @@ Exporter::~Exporter() {
 }
 
 void Exporter::clear_cache() {
-  for (auto& [k, v] : cache_) {
+  cache_.for_each([&](const CacheKey& k, Attrs* v) {
     table_.interner().release(const_cast<Attrs*>(k.src));
     if (v) out_sets_.release(v);
-  }
+  });
   cache_.clear();
 }
 
@@ -167,7 +167,20 @@ void Exporter::settle(std::vector<Seen>& seen) {
       forget_shard(i);
       any_resync = true;
     }
-  for (Seen& s : seen) {
+  // Looks ahead: the cache slot and the Adj-RIB-Out slot of a prefix a
+  // few places on are asked for while this one is worked out (each is a
+  // likely cache miss in a full table).
+  constexpr size_t kAhead = 8;
+  auto ask = [&](const Seen& s) {
+    if (s.attrs) cache_.prefetch(cache_key(s));
+    PerFamily& pf = fam_[s.family];
+    if (is_v6_family(s.family)) pf.v6->prefetch(Key6::of(s.prefix));
+    else pf.v4->prefetch(Key4::of(s.prefix));
+  };
+  for (size_t i = 0; i < std::min(kAhead, seen.size()); ++i) ask(seen[i]);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    Seen& s = seen[i];
+    if (i + kAhead < seen.size()) ask(seen[i + kAhead]);
     wants_.clear();
     if (setup_.params.add_path_send.has(family_at(s.family))) {
       ranked(s, wants_);
@@ -209,18 +222,17 @@ Attrs* Exporter::outgoing(const Seen& s) {
       return nullptr;
     }
   }
-  CacheKey key{s.attrs, s.source.router_id, s.slot, s.family,
-               static_cast<uint8_t>(s.source.internal | s.source.rr_client << 1 | s.source.local << 2)};
-  if (auto it = cache_.find(key); it != cache_.end()) {
-    if (it->second) Interner::acquire(it->second);
-    return it->second;
+  const CacheKey key = cache_key(s);
+  if (Attrs** hit = cache_.find(key)) {
+    if (*hit) Interner::acquire(*hit);
+    return *hit;
   }
   if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
   const PeerInfo src = s.source.info();
   Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family_at(s.family), s.attrs->decode());
   Attrs* out = e.verdict == ExportVerdict::kSend ? out_sets_.intern(e.attrs) : nullptr;
   Interner::acquire(s.attrs);  // the key's reference
-  cache_.emplace(key, out);    // the value's reference
+  cache_.try_emplace(key, out);  // the value's reference
   if (out) Interner::acquire(out);  // the caller's
   return out;
 }
@@ -331,12 +343,12 @@ void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
     pf.withdrawals.push_back({p, r.path_id});
     return;
   }
-  auto [it, fresh] = pf.group_of.try_emplace(r.attrs, pf.groups.size());
+  auto [index, fresh] = pf.group_of.try_emplace(r.attrs, static_cast<uint32_t>(pf.groups.size()));
   if (fresh) {
     Interner::acquire(r.attrs);
     pf.groups.push_back(Group{r.attrs, {}});
   }
-  pf.groups[it->second].prefixes.push_back({p, r.path_id});
+  pf.groups[*index].prefixes.push_back({p, r.path_id});
 }
 
 void Exporter::refresh(codec::Family fam, std::vector<std::byte>& out) {

@@ -33,13 +33,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "codec/types.h"
 #include "codec/update_builder.h"
 #include "table/export.h"
 #include "table/filter.h"
+#include "table/flat_map.h"
 #include "table/prefix_map.h"
 #include "table/table.h"
 
@@ -114,10 +114,14 @@ class Exporter {
     uint32_t id;
     Attrs* attrs;
   };
+  struct PointerKey {
+    static Attrs* empty() { return nullptr; }
+    static uint64_t hash(Attrs* a) { return reinterpret_cast<uintptr_t>(a) >> 4; }
+  };
   struct PerFamily {
     std::unique_ptr<PrefixMap<Key4>> v4;
     std::unique_ptr<PrefixMap<Key6>> v6;
-    std::unordered_map<Attrs*, size_t> group_of;  // attrs -> index in groups
+    FlatMap<Attrs*, uint32_t, PointerKey> group_of;  // attrs -> index in groups
     std::vector<Group> groups;
     std::vector<codec::NlriPrefix> withdrawals;
     bool refreshing = false;  // EoRR owed once the queue is empty
@@ -172,23 +176,27 @@ class Exporter {
   std::vector<std::vector<std::pair<FamilyIndex, net::Prefix>>> unconfirmed_;
   // Everything export_route reads besides the target.
   struct CacheKey {
-    const Attrs* src;
-    uint32_t router_id;
-    uint32_t slot;
-    FamilyIndex family;
-    uint8_t kind;  // internal, reflection client, local: one bit each
+    const Attrs* src = nullptr;  // nullptr: a free slot
+    uint32_t router_id = 0;
+    uint32_t slot = 0;
+    FamilyIndex family = 0;
+    uint8_t kind = 0;  // internal, reflection client, local: one bit each
     friend bool operator==(const CacheKey&, const CacheKey&) = default;
   };
-  struct CacheHash {
-    size_t operator()(const CacheKey& k) const {
-      uint64_t x = reinterpret_cast<uintptr_t>(k.src) ^ (uint64_t{k.router_id} << 32 | k.slot << 8 | k.kind) ^
-                   (uint64_t{k.family} << 56);
-      return static_cast<size_t>(x * 0x9E3779B97F4A7C15ull >> 16);
+  struct CacheTraits {
+    static CacheKey empty() { return {}; }
+    static uint64_t hash(const CacheKey& k) {
+      return reinterpret_cast<uintptr_t>(k.src) ^ (uint64_t{k.router_id} << 32 | k.slot << 8 | k.kind) ^
+             (uint64_t{k.family} << 56);
     }
   };
+  static CacheKey cache_key(const Seen& s) {
+    return {s.attrs, s.source.router_id, s.slot, s.family,
+            static_cast<uint8_t>(s.source.internal | s.source.rr_client << 1 | s.source.local << 2)};
+  }
   // Outgoing set per source set and source: both references held, so an
   // address is never reused while it is a key.
-  std::unordered_map<CacheKey, Attrs*, CacheHash> cache_;
+  FlatMap<CacheKey, Attrs*, CacheTraits> cache_;
   bool primed_ = false;        // the first read (the whole table) is done
   bool initial_sent_ = false;  // End-of-RIB written
   ExporterCounters counters_;

@@ -39,7 +39,7 @@ PERF_FREQ=$FREQ fulltable run petrel >"$OUT/result.json"
 cat "$OUT/result.json"
 
 # Flat profiles: self time, then inclusive time.
-perf report -i "$OUT/perf.data" --no-children --sort symbol --stdio --percent-limit 0.5 2>/dev/null \
+perf report -i "$OUT/perf.data" --no-children --sort symbol --stdio -g none --percent-limit 0.5 2>/dev/null \
   | grep -v '^$' >"$OUT/self.txt" || true
 perf report -i "$OUT/perf.data" --children --sort symbol --stdio --percent-limit 2 -g none 2>/dev/null \
   | grep -v '^$' >"$OUT/inclusive.txt" || true

@@ -215,6 +215,8 @@ class Frr(Daemon):
             zconf = self.node.path("zebra.conf")
             with open(zconf, "w") as f:
                 f.write("hostname dut\nlog stdout critical\n!\n")
+            # zebra and bgpd drop to user frr: it must reach and own its files
+            os.chmod(self.lab.tmp, 0o755)
             subprocess.run(["chown", "-R", "frr:frr", os.path.dirname(vty)], check=False)
             self.popen(["/usr/lib/frr/zebra", "-f", zconf, "-i", self.node.path("zebra.pid"), "-z", zsock,
                         "--vty_socket", vty, "-P", "0", "-u", "frr", "-g", "frr"], "zebra.log")

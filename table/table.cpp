@@ -469,6 +469,14 @@ Follower Table::follow() const {
   return fo;
 }
 
+void Table::skip(Follower& fo) const {
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    std::lock_guard lock(shards_[i]->mu);
+    fo.next_[i] = shards_[i]->journal.end();
+    fo.primed_[i] = 1;
+  }
+}
+
 Table::Memory Table::memory(bool walk) const {
   Memory m;
   for (const auto& sp : shards_) {

@@ -266,6 +266,11 @@ class Table {
   // A follower at the journals' current end that first receives the
   // table's whole content (as a resynchronisation of every shard).
   [[nodiscard]] Follower follow() const;
+  // Moves the follower to the journals' current end without handing it
+  // anything (the table as it is now is its starting point): for a
+  // follower with nobody to tell, one lock per shard instead of reading
+  // every change, or the whole table after an overrun.
+  void skip(Follower& fo) const;
   // Hands the follower up to `max` events per shard (under each shard's
   // lock); returns how many it handed.
   template <typename F>

@@ -224,6 +224,34 @@ TEST(TableTest, PeerDownWithdrawsEverythingAndFreesTheSlot) {
   EXPECT_EQ(t.peer_routes(*s3, kV4), 0u);
 }
 
+// skip() puts a follower at the journals' end: the table as it is then is
+// not handed to it, the changes after are, and no resynchronisation.
+TEST(TableTest, SkipStartsAFollowerAtTheEnd) {
+  Table t;
+  auto s1 = *t.add_peer(peer_info(1));
+  auto a = attrs(3);
+  std::vector<NlriPrefix> before = {N("192.0.2.0/24"), N("198.51.100.0/24")};
+  t.apply(s1, kV4, &a, before, {});
+  Follower fo = t.follow();
+  t.skip(fo);
+  std::vector<NlriPrefix> after = {N("203.0.113.0/24")};
+  t.apply(s1, kV4, &a, after, {});
+  std::vector<net::Prefix> handed;
+  bool resync = false;
+  (void)t.read(fo, 1000, [&](const FollowEvent& ev) {
+    resync = resync || ev.resync;
+    handed.push_back(ev.change.prefix);
+  });
+  EXPECT_FALSE(resync);
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_EQ(handed[0], after[0].prefix);
+  EXPECT_EQ(fo.resyncs(), 0u);
+  // Skipping again leaves nothing to read.
+  t.apply(s1, kV4, nullptr, {}, after);
+  t.skip(fo);
+  EXPECT_EQ(t.read(fo, 1000, [](const FollowEvent&) {}), 0u);
+}
+
 // The best counts are gathered per batch and per sweep in a few
 // (peer, family) sums: here one batch, then one peer's going down, move
 // best routes between more peers than it holds at once.

@@ -1,7 +1,6 @@
 // Helpers shared by the table tests that build attribute sets by hand:
 // interned sets that live as long as their holder, and an AS path of one
-// sequence. (tests/table/best_path_test.cpp has its own copy, older than
-// this header.)
+// sequence.
 #pragma once
 
 #include <cstdint>

@@ -23,6 +23,7 @@
 
 #include "codec/attribute_set.h"
 #include "table/attrs.h"
+#include "tests/table/attrs_testing.h"
 
 namespace petrel::table {
 namespace {
@@ -33,37 +34,9 @@ using codec::Origin;
 using codec::PathAttributes;
 using codec::SegmentType;
 
-// Interned sets that live as long as the holder.
-class Sets {
- public:
-  Sets() = default;
-  Sets(const Sets&) = delete;
-  Sets& operator=(const Sets&) = delete;
-  ~Sets() {
-    for (Attrs* a : held_) interner_.release(a);
-  }
-  const Attrs* operator()(const PathAttributes& pa) {
-    Attrs* a = interner_.intern(codec::AttributeSet::from(pa));
-    held_.push_back(a);
-    return a;
-  }
-
- private:
-  Interner interner_;
-  std::vector<Attrs*> held_;
-};
-
-AsPath sequence(std::vector<uint32_t> asns) { return AsPath{{AsSegment{SegmentType::kAsSequence, std::move(asns)}}}; }
-
-// ORIGIN IGP, AS_PATH `path` (its first AS the neighbour), a NEXT_HOP.
-PathAttributes attrs_of(AsPath path, const std::function<void(PathAttributes&)>& edit = {}) {
-  PathAttributes p;
-  p.origin = Origin::kIgp;
-  p.as_path = std::move(path);
-  p.next_hop = net::IpAddress::v4(0xC0000201);
-  if (edit) edit(p);
-  return p;
-}
+using testing::attrs_of;
+using testing::sequence;
+using testing::Sets;
 
 PeerInfo peer(bool internal, uint32_t router_id, uint32_t addr, uint32_t asn) {
   PeerInfo p;

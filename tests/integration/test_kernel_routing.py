@@ -124,6 +124,10 @@ def test_two_petrels_route_for_each_other(lab):
         for address in (dst[0] + ".2", dst[1] + ":2"):
             L.wait_until(lambda: ping(src, address), 5, f"ping {address} from {src}")
 
+    # the API's figures are the installer's last published status: give it
+    # a moment to catch up with the kernel (it did, as the pings show)
+    L.wait_until(lambda: (pa.api("/api/kernel") or {}).get("routes", {}).get("installed") == 2, 10,
+                 "A's /api/kernel showing its 2 installed routes")
     st = pa.api("/api/kernel")
     assert st and st["routes"]["installed"] == 2 and st["routes"]["refused"] == 0, st
 

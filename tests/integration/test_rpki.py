@@ -155,7 +155,10 @@ def test_rpki_cache_full_incremental_restart_failover(lab):
     assert vrp_count(petrel) == 1, rpki(petrel)
     # ---- cache 1 back (a new StayRTR session id): back to it, by preference
     c1 = Cache(me, CACHE_PORTS[0], path1).start()
-    L.wait_until(lambda: rpki(petrel)["vrps"]["source"].endswith(f":{CACHE_PORTS[0]}"), 40, "back on cache 1")
+    # cache 1 is retried by its back-off, which reached 16-32 s (1 s
+    # doubling, at most 60 s, +-25 %) while it was down; under the
+    # sanitizers the down time is longer: up to one full step of 75 s
+    L.wait_until(lambda: rpki(petrel)["vrps"]["source"].endswith(f":{CACHE_PORTS[0]}"), 90, "back on cache 1")
     assert vrp_count(petrel) == 3, rpki(petrel)
     L.wait_until(lambda: cache_of(petrel, CACHE_PORTS[1])["state"] == "down", 10, "cache 2 closed")
 

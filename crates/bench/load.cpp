@@ -286,18 +286,13 @@ int dial(const std::string& local, const std::string& remote, uint16_t port, Sha
 
 enum class Role : uint8_t { kFeeder, kObserver };
 
-struct SessionResult {
-  int64_t up_ns = -1;
-  uint64_t updates_in = 0, bytes_in = 0;
-};
-
 class Session {
  public:
   Session(Shared& sh, const Options& o, Role role, std::string local, uint32_t as, const bench::Feed* feed,
           Tracker* tracker)
       : sh_(sh), o_(o), role_(role), local_(std::move(local)), as_(as), feed_(feed), tracker_(tracker) {}
 
-  SessionResult run() {
+  void run() {
     fd_ = dial(local_, o_.daemon, o_.port, sh_, o_.timeout);
     if (fd_ < 0) return failed("cannot connect");
     auto la = net::IpAddress::parse(local_);
@@ -321,9 +316,8 @@ class Session {
         if (r == 0) return failed("the daemon closed the connection");
         if (r < 0 && errno != EAGAIN && errno != EINTR) return failed("read failed");
         if (r > 0) {
-          res_.bytes_in += static_cast<uint64_t>(r);
           framer_.feed(bytes::Span(buf.data(), static_cast<size_t>(r)));
-          if (!drain_messages()) return res_;
+          if (!drain_messages()) return;
         }
       }
       if (p.revents & POLLOUT) {
@@ -337,19 +331,17 @@ class Session {
       }
     }
     close(fd_);
-    return res_;
   }
 
  private:
   static constexpr uint16_t kHoldTime = 180;
   static constexpr size_t kChunk = 256 * 1024;
 
-  SessionResult failed(const char* why) {
+  void failed(const char* why) {
     sh_.log("{} {}: {} ({})", role_ == Role::kFeeder ? "feeder" : "observer", local_, why, std::strerror(errno));
     sh_.failed++;
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
-    return res_;
   }
 
   [[nodiscard]] bool pending() const { return feeding_ || out_pos_ < out_.size() || !ctl_.empty(); }
@@ -435,12 +427,10 @@ class Session {
         case codec::MessageType::kKeepalive:
           if (!established_) {
             established_ = true;
-            res_.up_ns = sh_.now_ns();
             sh_.up++;
           }
           break;
         case codec::MessageType::kUpdate:
-          res_.updates_in++;
           if (role_ == Role::kObserver) observe(m.body);
           break;
         case codec::MessageType::kNotification:
@@ -457,7 +447,6 @@ class Session {
     auto u = codec::UpdateView::decode(body, params_, codec::PeerType::kExternal);
     if (u.action() == codec::ErrorAction::kSessionReset) {
       sh_.log("observer: an UPDATE the codec refuses (session reset)");
-      bad_updates_++;
       return;
     }
     bool withdraw_all = u.action() == codec::ErrorAction::kTreatAsWithdraw;
@@ -488,8 +477,6 @@ class Session {
   size_t chunk_pos_ = 0, feed_pos_ = 0;
   bool feeding_ = false, established_ = false;
   int keepalive_s_ = 30;
-  uint64_t bad_updates_ = 0;
-  SessionResult res_;
 };
 
 // ---- the daemon's metrics (Petrel's petrel_table_routes)
@@ -687,18 +674,17 @@ int main(int argc, char** argv) {
          total_bytes);
 
   Tracker observed(*expected);
-  std::vector<SessionResult> results(o.feeders.size() + 1);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < o.feeders.size(); ++i)
     threads.emplace_back([&, i] {
       Session s(sh, o, Role::kFeeder, o.feeders[i], o.feeder_as + static_cast<uint32_t>(i), &feeds[i], nullptr);
-      results[i] = s.run();
+      s.run();
     });
   const bool observing = !o.observer.empty();
   if (observing)
     threads.emplace_back([&] {
       Session s(sh, o, Role::kObserver, o.observer, o.observer_as, nullptr, &observed);
-      results.back() = s.run();
+      s.run();
     });
   std::optional<KernelWatch> kernel;
   if (!o.kernel_netns.empty()) {

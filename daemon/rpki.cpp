@@ -368,13 +368,15 @@ void RpkiService::arm_deadline(Cache& c) {
 void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
   rpki::ClientActions actions = c.client.step(ev, now_ms());
   std::optional<std::string> failure;
-  bool fallback = false, reconnect = false;
+  bool fallback = false, resync = false, reconnect = false;
   for (auto& a : actions) {
     if (auto* s = std::get_if<rpki::SendBytes>(&a)) {
       if (c.conn == Conn::kUp) c.out.insert(c.out.end(), s->bytes.begin(), s->bytes.end());
     } else if (auto* cl = std::get_if<rpki::CloseConnection>(&a)) {
       if (cl->reason == rpki::CloseReason::kVersionFallback)
         fallback = true;
+      else if (cl->reason == rpki::CloseReason::kResynchronise)
+        resync = true;
       else
         failure = cl->reason == rpki::CloseReason::kErrorSent ? "error report sent" : "error report received";
     } else if (std::holds_alternative<rpki::Reconnect>(a)) {
@@ -405,6 +407,11 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
   if (fallback) {
     log(LogLevel::kInfo, "rpki-version-fallback", {{"cache", c.name}, {"version", c.client.version()}});
     close(c);  // the client asks for a Reconnect at its next deadline (now)
+  }
+  if (resync) {
+    log(LogLevel::kInfo, "rpki-resync", {{"cache", c.name}},
+        "the cache rejected our session; reconnecting to ask for everything again");
+    close(c);  // likewise, without waiting for the back-off
   }
   if (c.in_sync() && c.failed) {
     c.failed = false;

@@ -167,11 +167,7 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
         // An answer to a Serial Query of another version: session ids and
         // serials are not commensurate across versions, so start over in
         // this version with a Reset Query.
-        want_reset_ = true;
-        clear_pending();
-        state_ = State::kClosing;
-        reconnect_now_ = true;
-        out.push_back(CloseConnection{CloseReason::kVersionFallback});
+        restart_with_reset(CloseReason::kVersionFallback, out);
         return;
       }
     }
@@ -257,13 +253,9 @@ void Client::on_error_report(const Message& m, Time now, ClientActions& out) {
   out.push_back(Diagnostic{Diagnostic::Kind::kErrorReceived, e.code, e.text});
   if (e.code == ErrorCode::kUnsupportedProtocolVersion && !version_agreed_ && m.version < version_) {
     version_ = m.version;
-    want_reset_ = true;
     out.push_back(Diagnostic{Diagnostic::Kind::kVersionFallback, e.code,
                              "cache speaks version " + std::to_string(m.version)});
-    clear_pending();
-    state_ = State::kClosing;
-    reconnect_now_ = true;
-    out.push_back(CloseConnection{CloseReason::kVersionFallback});
+    restart_with_reset(CloseReason::kVersionFallback, out);
     return;
   }
   if (!is_fatal(e.code)) {
@@ -275,12 +267,25 @@ void Client::on_error_report(const Message& m, Time now, ClientActions& out) {
   }
   // Corrupt Data in answer to a Serial Query: the cache does not know our
   // session id or serial (it restarted; StayRTR answers so rather than with
-  // a Cache Reset). The next connection asks for everything again; the data
-  // in hand stays until it expires.
-  if (e.code == ErrorCode::kCorruptData && !reset_pending_) want_reset_ = true;
+  // a Cache Reset). Reconnect at once and ask for everything again, as a
+  // Cache Reset would have had us do; the data in hand stays until it
+  // expires. A Reset Query answered so is a failure like any other, so this
+  // cannot loop.
+  if (e.code == ErrorCode::kCorruptData && !reset_pending_) {
+    restart_with_reset(CloseReason::kResynchronise, out);
+    return;
+  }
   clear_pending();
   state_ = State::kClosing;
   out.push_back(CloseConnection{CloseReason::kErrorReceived});
+}
+
+void Client::restart_with_reset(CloseReason why, ClientActions& out) {
+  want_reset_ = true;
+  clear_pending();
+  state_ = State::kClosing;
+  reconnect_now_ = true;
+  out.push_back(CloseConnection{why});
 }
 
 void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {

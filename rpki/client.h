@@ -76,6 +76,7 @@ enum class CloseReason : uint8_t {
   kErrorSent,        // we sent a fatal Error Report
   kErrorReceived,    // the cache sent a fatal Error Report
   kVersionFallback,  // reconnect in a lower version
+  kResynchronise,    // the cache rejected our session: reconnect at once with a Reset Query
 };
 struct CloseConnection {
   CloseReason reason;
@@ -147,6 +148,8 @@ class Client {
   void flush(ClientActions& out);
   void expire(ClientActions& out);
   void clear_pending();
+  // Closes, and reconnects at once asking for everything (Reset Query).
+  void restart_with_reset(CloseReason why, ClientActions& out);
 
   ClientConfig config_;
   State state_ = State::kDisconnected;

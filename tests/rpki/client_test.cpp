@@ -301,8 +301,8 @@ TEST(Client, FatalReportReceivedCloses) {
 }
 
 // A cache that restarted with a new session id answers our Serial Query
-// with Corrupt Data (StayRTR does): the next connection sends a Reset
-// Query, and the data is kept meanwhile.
+// with Corrupt Data (StayRTR does): the client reconnects at once and sends
+// a Reset Query, and the data is kept meanwhile.
 TEST(Client, CorruptDataReportToSerialQueryResetsOnTheNextConnection) {
   Harness h;
   h.synced({V("192.0.2.0/24", 24, 1)});
@@ -314,13 +314,24 @@ TEST(Client, CorruptDataReportToSerialQueryResetsOnTheNextConnection) {
   ASSERT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
   auto a = h.cache(1, {ErrorReport{ErrorCode::kCorruptData, {}, "session id mismatch"}});
   ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kResynchronise);
+  EXPECT_TRUE(sent(a).empty());  // no report about a report
   (void)h.step(Disconnected{});
   EXPECT_TRUE(h.client.has_data());
   EXPECT_EQ(h.client.vrps().size(), 1u);
-  (void)h.advance(seconds(50));
+  EXPECT_EQ(h.client.next_deadline(), h.now);  // not after the retry interval
+  ASSERT_NE(find<Reconnect>(h.step(Tick{})), nullptr);
   auto q2 = sent(h.step(Connected{}));
   ASSERT_EQ(q2.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<ResetQuery>(q2[0].pdu));
+  // The Reset Query refused as well: a failure like any other (the caller's
+  // back-off), not another reconnection at once.
+  auto b = h.cache(1, {ErrorReport{ErrorCode::kCorruptData, {}, "still not"}});
+  ASSERT_NE(find<CloseConnection>(b), nullptr);
+  EXPECT_EQ(find<CloseConnection>(b)->reason, CloseReason::kErrorReceived);
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
+  EXPECT_TRUE(h.client.has_data());
 }
 
 TEST(Client, DataExpiresWithoutRefresh) {

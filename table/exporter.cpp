@@ -31,7 +31,8 @@ Exporter::Exporter(Table& table, Interner& out_sets, ExporterSetup setup)
       setup_(std::move(setup)),
       builder_(setup_.params),
       follower_(table.follow()),
-      resyncing_(table.shard_count(), 0) {
+      resyncing_(table.shard_count(), 0),
+      ever_held_(table.shard_count(), 0) {
   for (auto& pf : fam_) {
     pf.v4 = std::make_unique<PrefixMap<Key4>>();
     pf.v6 = std::make_unique<PrefixMap<Key6>>();
@@ -105,7 +106,7 @@ void Exporter::take(const FollowEvent& ev) {
   }
   if (ev.change.family >= kFamilies) return;  // an empty shard's resync marker
   if (!setup_.families.has(family_at(ev.change.family))) return;
-  Seen s{ev.change.prefix, ev.change.family, nullptr, {}, 0};
+  Seen s{ev.change.prefix, ev.change.family, nullptr, {}, 0, static_cast<uint16_t>(ev.shard)};
   if (ev.best) {
     s.attrs = const_cast<Attrs*>(ev.best->attrs);
     Interner::acquire(s.attrs);
@@ -129,19 +130,24 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
   for (int round = 0; round < 8 && out.size() - start < budget; ++round) {
     journal_drained = false;
     bool resynced = false;
-    if (queue_empty() || !primed_) {
+    if (queue_empty() || !follower_.primed()) {
       const uint64_t resyncs_before = follower_.resyncs();
-      size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); });
-      journal_drained = handed < max_events;
+      // Shards never read are copied out one per read and settled before
+      // the next (a whole 1M table copied at once was 48 MB of Seen).
+      size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); }, 1);
+      journal_drained = handed < max_events && follower_.primed();
       resynced = follower_.resyncs() != resyncs_before;
       settle(seen_);
       primed_ = true;
     }
+    // The initial table is queued whole before any of it is written, so
+    // prefixes of one set pack into one UPDATE across shards.
+    if (!follower_.primed()) continue;
     if (queue_empty() && journal_drained) break;
     write(out, budget - (out.size() - start));
     if (resynced) break;  // a resynchronisation is a whole shard's work: one per turn
   }
-  if (!initial_sent_ && queue_empty()) end_of_rib(out);
+  if (!initial_sent_ && queue_empty() && follower_.primed()) end_of_rib(out);
   return !journal_drained || !queue_empty();
 }
 
@@ -161,12 +167,16 @@ void Exporter::forget_shard(size_t shard) {
 }
 
 void Exporter::settle(std::vector<Seen>& seen) {
+  // A shard the peer was never sent anything of has nothing to forget
+  // (the initial table: no walk of the Adj-RIB-Out per shard read).
   bool any_resync = false;
-  for (size_t i = 0; i < resyncing_.size(); ++i)
-    if (resyncing_[i]) {
+  for (size_t i = 0; i < resyncing_.size(); ++i) {
+    if (resyncing_[i] && ever_held_[i]) {
       forget_shard(i);
       any_resync = true;
     }
+    resyncing_[i] = 0;
+  }
   // Looks ahead: the cache slot and the Adj-RIB-Out slot of a prefix a
   // few places on are asked for while this one is worked out (each is a
   // likely cache miss in a full table).
@@ -191,6 +201,7 @@ void Exporter::settle(std::vector<Seen>& seen) {
       table_.interner().release(s.attrs);
       s.attrs = nullptr;
     }
+    if (!wants_.empty()) ever_held_[s.shard] = 1;
     set(s.family, s.prefix, wants_);
   }
   seen.clear();
@@ -211,7 +222,6 @@ void Exporter::settle(std::vector<Seen>& seen) {
       set(static_cast<FamilyIndex>(f), p, wants_);
     }
   }
-  std::fill(resyncing_.begin(), resyncing_.end(), 0);
 }
 
 Attrs* Exporter::outgoing(const Seen& s) {
@@ -272,7 +282,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
     const Path& x = paths[index[static_cast<size_t>(b)]];
     cands.erase(cands.begin() + b);
     index.erase(index.begin() + b);
-    Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot};
+    Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot, s.shard};
     Attrs* out = outgoing(one);
     if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be
     // Stable: the source's slot and path identifier, never 0.

@@ -141,6 +141,7 @@ class Exporter {
     Attrs* attrs;  // one reference held; nullptr: no best route
     Source source;
     uint32_t slot;
+    uint16_t shard;  // the table's shard of the prefix
   };
 
   // Nothing queued (cheaper than pending() == 0: pump asks every round).
@@ -173,7 +174,7 @@ class Exporter {
   std::vector<Seen> seen_;
   std::vector<Want> wants_;  // scratch
   std::vector<uint8_t> resyncing_;  // per shard: adj-out entries not confirmed yet
-  std::vector<std::vector<std::pair<FamilyIndex, net::Prefix>>> unconfirmed_;
+  std::vector<uint8_t> ever_held_;  // per shard: the Adj-RIB-Out may hold some of its prefixes
   // Everything export_route reads besides the target.
   struct CacheKey {
     const Attrs* src = nullptr;  // nullptr: a free slot

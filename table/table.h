@@ -172,6 +172,12 @@ struct FollowEvent {
 class Follower {
  public:
   [[nodiscard]] uint64_t resyncs() const { return resyncs_; }
+  // Every shard was handed whole once (the first read is complete).
+  [[nodiscard]] bool primed() const {
+    for (uint8_t p : primed_)
+      if (!p) return false;
+    return true;
+  }
 
  private:
   friend class Table;
@@ -272,9 +278,12 @@ class Table {
   // every change, or the whole table after an overrun.
   void skip(Follower& fo) const;
   // Hands the follower up to `max` events per shard (under each shard's
-  // lock); returns how many it handed.
+  // lock); returns how many it handed. Of the shards it has not been
+  // handed yet, at most `max_first` are handed whole in this call (the
+  // others wait for the next): a follower that copies what it is handed
+  // need not hold the whole table at once.
   template <typename F>
-  size_t read(Follower& fo, size_t max, F&& fn) const;
+  size_t read(Follower& fo, size_t max, F&& fn, size_t max_first = SIZE_MAX) const;
 
   // ---- memory, for metrics and benchmarks
   struct Memory {
@@ -405,9 +414,10 @@ void Table::walk(F&& fn) const {
 }
 
 template <typename F>
-size_t Table::read(Follower& fo, size_t max, F&& fn) const {
+size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
   size_t handed = 0;
   for (size_t i = 0; i < shards_.size(); ++i) {
+    if (!fo.primed_[i] && max_first == 0) continue;
     const Shard& s = *shards_[i];
     std::lock_guard lock(s.mu);
     auto resync = [&] {
@@ -438,6 +448,7 @@ size_t Table::read(Follower& fo, size_t max, F&& fn) const {
     };
     if (!fo.primed_[i]) {
       resync();
+      --max_first;
       continue;
     }
     auto next = s.journal.read(fo.next_[i], max, [&](uint64_t, const Change& c) {

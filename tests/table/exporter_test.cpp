@@ -97,9 +97,9 @@ struct Fixture {
   Interner out;
   uint16_t a = 0, b = 0;
 
-  // Two external peers, A (router id 2) and B (3); the table has two
+  // Two external peers, A (router id 2) and B (3); the table has `shards`
   // shards and keeps `retention` changes in each journal.
-  explicit Fixture(size_t retention = 8192) : table(TableOptions{2, retention, {}}) {
+  explicit Fixture(size_t retention = 8192, size_t shards = 2) : table(TableOptions{shards, retention, {}}) {
     PeerInfo pa;
     pa.address = ip("198.18.0.2");
     pa.router_id = 2;
@@ -189,6 +189,51 @@ TEST(Exporter, InitialTableThenEndOfRibThenOnlyChanges) {
   EXPECT_EQ(rib.updates, 6);
   EXPECT_EQ(rib.routes.count(nth(1)), 0u);
   EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 4u);
+}
+
+// The table's shards are copied out one per read (Table::read's
+// max_first), yet the initial table goes out packed by set across shards,
+// End-of-RIB only after all of it, whatever the write budget.
+TEST(Exporter, InitialTableReadAShardAtATimeStillPacksAndEndsWithEndOfRib) {
+  Fixture fx(8192, 8);
+  std::vector<net::Prefix> one, two;
+  for (uint32_t i = 0; i < 400; ++i) (i % 2 ? one : two).push_back(nth(i));
+  fx.announce(fx.a, attrs(64496), one);
+  fx.announce(fx.a, attrs(64496, 0, {7}), two);
+  {
+    // Table::read itself: one never-read shard per call, then journals only.
+    Follower fo = fx.table.follow();
+    std::set<size_t> shards;
+    size_t resyncs = 0;
+    for (int call = 0; call < 8; ++call) {
+      EXPECT_FALSE(fo.primed());
+      size_t before = resyncs;
+      (void)fx.table.read(fo, 1024, [&](const FollowEvent& ev) {
+        if (ev.resync) ++resyncs;
+        shards.insert(ev.shard);
+      }, 1);
+      EXPECT_EQ(resyncs, before + 1);
+    }
+    EXPECT_TRUE(fo.primed());
+    EXPECT_EQ(shards.size(), 8u);
+  }
+  for (size_t budget : {size_t{1} << 20, size_t{300}}) {
+    Exporter ex(fx.table, fx.out, fx.setup());
+    PeerRib rib;
+    for (int i = 0; i < 10000; ++i) {
+      std::vector<std::byte> bytes;
+      bool more = ex.pump(bytes, budget);
+      rib.replay(bytes);
+      if (rib.end_of_rib) {
+        EXPECT_EQ(rib.routes.size(), 400u) << "End-of-RIB before the whole table";
+      }
+      if (!more) break;
+    }
+    EXPECT_EQ(rib.end_of_rib, 1);
+    EXPECT_EQ(rib.routes.size(), 400u);
+    // 200 /24s of a set fit in one 4096-octet UPDATE: two UPDATEs in all.
+    EXPECT_EQ(rib.updates, 2) << "budget " << budget;
+  }
 }
 
 TEST(Exporter, ChangesCollapseIntoTheLatestState) {

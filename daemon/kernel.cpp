@@ -31,32 +31,77 @@ const int kV4 = codec::known_index(codec::kIpv4Unicast);
 const int kV6 = codec::known_index(codec::kIpv6Unicast);
 
 // The gateway a route names for a prefix of family f: NEXT_HOP for IPv4,
-// else MP_REACH_NLRI's global next hop (also for IPv4 over an IPv6 next
-// hop, RFC 8950, which the plan counts as unresolved).
-std::optional<net::IpAddress> gateway_of(const table::Attrs& a, int f) {
-  std::optional<net::IpAddress> nh = f == kV4 ? a.next_hop() : a.mp_next_hop();
-  if (!nh && f == kV4) nh = a.mp_next_hop();
-  return nh;
+// else MP_REACH_NLRI's next hop, its global address and RFC 2545's
+// link-local second one (also for IPv4 over an IPv6 next hop, RFC 8950,
+// which the plan counts as unresolved). ifindex() gives the session's
+// interface, asked only when a link-local address needs it.
+template <typename F>
+std::optional<fib::Gateway> gateway_of(const table::Attrs& a, int f, F&& ifindex) {
+  const codec::AttributeSet s = a.decode();
+  fib::Gateway g;
+  if (auto nh = f == kV4 ? s.next_hop() : std::nullopt) {
+    g.address = *nh;
+  } else if (const auto& mp = s.mp_next_hop()) {
+    g.address = mp->global;
+    if (mp->link_local && mp->link_local->is_link_local()) g.link_local = mp->link_local;
+  } else {
+    return std::nullopt;
+  }
+  if (g.address.is_link_local() || g.link_local) g.via_ifindex = ifindex();
+  return g;
 }
 
 }  // namespace
 
-fib::Want KernelSyncer::multipath_want(table::FamilyIndex f, const net::Prefix& p) const {
+fib::Want KernelSyncer::multipath_want(table::FamilyIndex f, const net::Prefix& p, const fib::Interfaces& ifs) {
   fib::Want w;
   std::vector<table::Candidate> c;
   (void)table_.lookup_all(f, p, [&](std::span<const table::RouteView> routes, int best) {
     for (const table::RouteView& v : routes) c.push_back({v.attrs, v.peer, v.path_id, v.slot, table_.eligible(v)});
     for (size_t i : table::multipath_set(c, best, table_.best_path_options()))
-      if (auto nh = gateway_of(*routes[i].attrs, f)) w.gateways.push_back(fib::Gateway{*nh, 0});
+      if (auto g = gateway_of(*routes[i].attrs, f, [&] { return session_ifindex(routes[i], ifs); }))
+        w.gateways.push_back(*g);
   });
   return w;
 }
 
-KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table) : config_(config), table_(table) {
+uint32_t KernelSyncer::session_ifindex(const table::RouteView& v, const fib::Interfaces& ifs) {
+  if (v.slot >= slot_links_.size()) slot_links_.resize(v.slot + 1);
+  SlotLink& l = slot_links_[v.slot];
+  if (l.generation == interfaces_generation_ && l.peer == v.peer->name) return l.ifindex;
+  l = SlotLink{v.peer->name, interfaces_generation_, 0};
+  auto it = links_.find(v.peer->name);
+  if (it == links_.end()) return 0;  // not a configured peer ([[originate]])
+  const SessionLink& s = it->second;
+  std::optional<uint32_t> ifindex;
+  if (!s.interface.empty()) {
+    ifindex = ifs.index_of(s.interface);
+  } else if (s.local_address) {
+    for (const auto& [index, i] : ifs.all())
+      for (const fib::Address& a : i.addresses)
+        if (a.local == *s.local_address) ifindex = index;
+  } else {  // the interface whose network holds the peer's address, up or not
+    int best = -1;
+    for (const auto& [index, i] : ifs.all())
+      for (const fib::Address& a : i.addresses) {
+        auto net = net::Prefix::make(a.address, a.prefix_len);
+        if (net && net->contains(s.address) && a.prefix_len > best) {
+          ifindex = index;
+          best = a.prefix_len;
+        }
+      }
+  }
+  l.ifindex = ifindex.value_or(0);
+  return l.ifindex;
+}
+
+KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table, const std::vector<PeerConfig>& peers)
+    : config_(config), table_(table) {
   status_.enabled = config.enabled;
   status_.table = config.table;
   status_.metric = config.metric;
   status_.multipath = config.multipath;
+  for (const PeerConfig& p : peers) links_[p.name] = SessionLink{p.interface, p.local_address, p.address};
 }
 
 KernelSyncer::~KernelSyncer() { stop(); }
@@ -146,10 +191,11 @@ void KernelSyncer::run() {
     if (resynced[ev.shard]) handed.insert(ev.change.prefix);
     if (ev.change.family != kV4 && ev.change.family != kV6) return;
     const net::Prefix& p = ev.change.prefix;
-    std::optional<net::IpAddress> nh;
-    if (ev.best) nh = gateway_of(*ev.best->attrs, ev.change.family);
-    if (nh && config_.multipath) deferred.emplace_back(ev.change.family, p);
-    else if (nh) d.plan().want(p, fib::Want{{fib::Gateway{*nh, 0}}, false});
+    std::optional<fib::Gateway> g;
+    if (ev.best)
+      g = gateway_of(*ev.best->attrs, ev.change.family, [&] { return session_ifindex(*ev.best, d.interfaces()); });
+    if (g && config_.multipath) deferred.emplace_back(ev.change.family, p);
+    else if (g) d.plan().want(p, fib::Want{{std::move(*g)}, false});
     else d.plan().unwant(p);
   };
 
@@ -158,7 +204,7 @@ void KernelSyncer::run() {
     size_t n = table_.read(follower, kReadPerShard, on_event);
     table_resyncs_ += follower.resyncs() - resyncs;
     for (const auto& [f, p] : deferred) {
-      fib::Want w = multipath_want(f, p);
+      fib::Want w = multipath_want(f, p, d.interfaces());
       if (w.gateways.empty()) d.plan().unwant(p);
       else d.plan().want(p, std::move(w));
     }
@@ -185,6 +231,7 @@ void KernelSyncer::run() {
     }
     auto changed = d.read_notifications();
     if (!changed) last_error_ = changed.error().text();
+    else if (*changed) ++interfaces_generation_;  // sessions' interfaces worked out again
     // Bounded so a full table's installation still reads the journals
     // between rounds (they would overrun and resynchronise otherwise).
     if (auto r = d.sync(kSyncPerRound); !r) last_error_ = r.error().text();

@@ -11,17 +11,24 @@
 // With `multipath`, a prefix's routes that are multipath-equal to the best
 // (table/multipath.h) become one route with a next hop each.
 //
+// An IPv6 link-local next hop (RFC 2545: the only address of a 16-octet
+// MP_REACH_NLRI next hop, or the second of 32 octets when the global one
+// is not directly reachable) is installed on the interface of the session
+// the route came from: the one a peer configured as "fe80::2%veth0"
+// names; for a peer with a global address, the interface that holds its
+// local_address, else the one its address is directly reachable through.
+//
 // What it does not do yet (said in docs/kernel.md): a next hop further than
-// one link is counted as unresolved, never installed; IPv6 link-local next
-// hops are unresolved (the table does not say which interface a route was
-// learnt on).
+// one link is counted as unresolved, never installed.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/config.h"
@@ -53,7 +60,8 @@ struct KernelStatus {
 
 class KernelSyncer {
  public:
-  KernelSyncer(const KernelConfig& config, const table::Table& table);
+  // peers: the configured peers (their interfaces, for link-local next hops).
+  KernelSyncer(const KernelConfig& config, const table::Table& table, const std::vector<PeerConfig>& peers = {});
   ~KernelSyncer();
   KernelSyncer(const KernelSyncer&) = delete;
   KernelSyncer& operator=(const KernelSyncer&) = delete;
@@ -68,7 +76,22 @@ class KernelSyncer {
   void publish(const fib::Driver& d, bool running);
   // The gateways of p's routes that are multipath-equal to its best (none:
   // no best, or none with a gateway).
-  [[nodiscard]] fib::Want multipath_want(table::FamilyIndex f, const net::Prefix& p) const;
+  [[nodiscard]] fib::Want multipath_want(table::FamilyIndex f, const net::Prefix& p, const fib::Interfaces& ifs);
+  // The interface of the session a route came from (0: unknown), by the
+  // peer's table slot; worked out again when the interfaces change.
+  uint32_t session_ifindex(const table::RouteView& v, const fib::Interfaces& ifs);
+
+  // What a link-local next hop needs of a configured peer.
+  struct SessionLink {
+    std::string interface;  // a link-local peer's
+    std::optional<net::IpAddress> local_address;
+    net::IpAddress address;
+  };
+  struct SlotLink {  // session_ifindex()'s answer for a slot
+    std::string peer;  // the slot's peer then (slots are reused)
+    uint64_t generation = 0;
+    uint32_t ifindex = 0;
+  };
 
   KernelConfig config_;
   const table::Table& table_;
@@ -79,6 +102,9 @@ class KernelSyncer {
   std::string last_error_;
   uint64_t table_resyncs_ = 0;
   bool removals_ = false;
+  std::unordered_map<std::string, SessionLink> links_;  // by peer name
+  std::vector<SlotLink> slot_links_;                     // by table slot (the syncer's thread)
+  uint64_t interfaces_generation_ = 1;                   // + 1 at each change of the interfaces
 };
 
 }  // namespace petrel::daemon

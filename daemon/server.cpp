@@ -140,7 +140,7 @@ bool Server::start() {
   }
   originate(config_.originate, {});
   if (config_.kernel.enabled) {
-    kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_);
+    kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers);
     kernel_->start();
   }
   for (auto& w : workers_) w->start();

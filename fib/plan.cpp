@@ -43,6 +43,16 @@ bool same_route(const Route& a, const Route& b) {
   return key(a) == key(b);
 }
 
+std::optional<NextHop> Plan::hop_of(const Gateway& g, const Interfaces& ifs) {
+  // The global address when it is directly reachable, else the link-local
+  // one on the interface the route was learnt on (RFC 2545 section 3).
+  auto ifindex = ifs.resolve(g.address, g.via_ifindex);
+  if (ifindex) return NextHop{true, g.address, *ifindex, 0};
+  if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
+    return NextHop{true, *g.link_local, *ifindex, 0};
+  return std::nullopt;
+}
+
 std::optional<Route> Plan::resolve(const net::Prefix& p, const Want& w, const Interfaces& ifs) const {
   Route r;
   r.dst = p;
@@ -59,13 +69,9 @@ std::optional<Route> Plan::resolve(const net::Prefix& p, const Want& w, const In
     if (g.address.family() != p.family()) continue;  // RFC 8950 next hops: not installed yet
     // Most routes share a few gateways: the last answer is kept (the
     // interfaces do not change within one next()).
-    if (!(memo_.valid && memo_.gateway == g)) memo_ = Memo{true, g, ifs.resolve(g.address, g.via_ifindex)};
-    auto ifindex = memo_.ifindex;
-    if (!ifindex) continue;
-    NextHop nh;
-    nh.has_gateway = true;
-    nh.gateway = g.address;
-    nh.ifindex = *ifindex;
+    if (!(memo_.valid && memo_.gateway == g)) memo_ = Memo{true, g, hop_of(g, ifs)};
+    if (!memo_.hop) continue;
+    const NextHop& nh = *memo_.hop;
     if (std::find(r.nexthops.begin(), r.nexthops.end(), nh) == r.nexthops.end()) r.nexthops.push_back(nh);
   }
   // A multipath route only with every gateway resolved; else the ones
@@ -92,18 +98,19 @@ void Plan::touch(Node& n) {
   }
 }
 
-void Plan::set_kernel(Entry& e, std::optional<Route> r) {
+void Plan::set_kernel(Entry& e, std::optional<Route> r, bool found) {
   installed_ -= e.kernel.has_value();
   installed_ += r.has_value();
-  unwanted_ -= e.kernel && !e.want;
+  unwanted_ -= stale(e);
   e.kernel = std::move(r);
-  unwanted_ += e.kernel && !e.want;
+  e.found = found;
+  unwanted_ += stale(e);
 }
 
 void Plan::set_want(Entry& e, std::optional<Want> w) {
-  unwanted_ -= e.kernel && !e.want;
+  unwanted_ -= stale(e);
   e.want = std::move(w);
-  unwanted_ += e.kernel && !e.want;
+  unwanted_ += stale(e);
 }
 
 void Plan::set_refused(Entry& e, bool v) {
@@ -159,7 +166,7 @@ void Plan::unwant_all() {
 void Plan::kernel_has(const Route& r) {
   if (!ours(r)) return;
   Node& n = *entries_.try_emplace(r.dst).first;
-  set_kernel(n.second, r);
+  set_kernel(n.second, r, true);
   touch(n);
 }
 
@@ -204,11 +211,15 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     set_unresolved(e, e.want && !want);
     Request rq;
     if (want) {
-      if (e.kernel && same_route(*e.kernel, *want)) continue;
+      if (e.kernel && same_route(*e.kernel, *want)) {
+        e.found = false;  // wanted as it is: this run's from now on (not stale(): wanted)
+        continue;
+      }
       rq.op = e.kernel ? Op::kReplace : Op::kAdd;
       rq.route = std::move(*want);
-    } else if (e.kernel && (e.want || removals_allowed_)) {
-      // Not wanted (or no longer reachable): removed, naming it exactly.
+    } else if (e.kernel && (e.want || removals_allowed_ || !e.found)) {
+      // Not wanted (or no longer reachable): removed, naming it exactly;
+      // one found at start-up only once removals are allowed.
       rq.op = Op::kDelete;
       rq.route = *e.kernel;
     } else {
@@ -242,7 +253,7 @@ void Plan::answer(uint32_t seq, int32_t error) {
   bool refused = false;
   if (error == 0) {
     if (done.op == Op::kDelete) set_kernel(e, std::nullopt);
-    else set_kernel(e, std::move(done.route));
+    else set_kernel(e, std::move(done.route));  // ours from this run now
   } else if (done.op == Op::kDelete && error == -ESRCH) {
     set_kernel(e, std::nullopt);  // gone already
   } else {

@@ -17,7 +17,8 @@
 //
 // At start-up the kernel may hold routes of ours from an earlier run
 // (kernel_has()); they stay until allow_removals() says the wanted routes
-// are complete, so a route still right is never removed and re-added.
+// are complete, so a route still right is never removed and re-added. A
+// route this run installed is removed as soon as it is no longer wanted.
 #pragma once
 
 #include <cstddef>
@@ -40,10 +41,13 @@ struct PlanOptions {
 };
 
 // A gateway Petrel learnt a route through; via_ifindex: the interface it
-// was learnt on (0: unknown), for a link-local gateway.
+// was learnt on (0: unknown), for a link-local gateway. link_local: the
+// second address of an MP_REACH_NLRI next hop of 32 octets (RFC 2545),
+// used when `address` (the global one) is not directly reachable.
 struct Gateway {
   net::IpAddress address;
   uint32_t via_ifindex = 0;
+  std::optional<net::IpAddress> link_local;
   friend bool operator==(const Gateway&, const Gateway&) = default;
 };
 
@@ -134,6 +138,7 @@ class Plan {
     bool refused = false;
     bool unresolved = false;
     bool listed = false;  // in refused_nodes_: not erased meanwhile
+    bool found = false;   // kernel: found at start-up, not installed by this run
   };
   // A request in flight; its entry cannot be erased meanwhile, so the
   // answer needs no lookup.
@@ -149,7 +154,9 @@ class Plan {
   }
   std::optional<Route> resolve(const net::Prefix& p, const Want& w, const Interfaces& ifs) const;
   void touch(Node& n);
-  void set_kernel(Entry& e, std::optional<Route> r);
+  // found: the route was found at start-up (not installed by this run).
+  void set_kernel(Entry& e, std::optional<Route> r, bool found = false);
+  [[nodiscard]] static bool stale(const Entry& e) { return e.kernel && !e.want && e.found; }
   void set_refused(Entry& e, bool v);
   void refuse(Node& n);
   void set_want(Entry& e, std::optional<Want> w);
@@ -159,8 +166,10 @@ class Plan {
   struct Memo {
     bool valid = false;
     Gateway gateway;
-    std::optional<uint32_t> ifindex;
+    std::optional<NextHop> hop;
   };
+  // The next hop a gateway gives (nullopt: not directly reachable).
+  static std::optional<NextHop> hop_of(const Gateway& g, const Interfaces& ifs);
   mutable Memo memo_;  // resolve()'s last answer, valid during one next()
 
   PlanOptions o_;
@@ -173,7 +182,7 @@ class Plan {
   size_t in_flight_ = 0;
   bool removals_allowed_ = false;
   uint64_t installed_ = 0, unresolved_ = 0, refused_ = 0, refusals_ = 0;
-  uint64_t unwanted_ = 0;  // ours in the kernel and not wanted (stale until removals are allowed)
+  uint64_t unwanted_ = 0;  // found at start-up and not wanted (stale(), until removals are allowed)
   std::vector<Node*> refused_nodes_;  // may hold nodes refused no longer
   int32_t last_error_ = 0;
 };

@@ -80,7 +80,7 @@ std::vector<std::pair<net::Prefix, fib::Want>> read_routes(const std::string& pa
       if (g == "unreachable") {
         w.unreachable = true;
       } else if (auto a = net::IpAddress::parse(g)) {
-        w.gateways.push_back(fib::Gateway{*a, 0});
+        w.gateways.push_back(fib::Gateway{*a, 0, {}});
       } else {
         prefix.reset();
       }
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
       std::shuffle(synth.begin(), synth.end(), rng);
     }
     if (a.floor) return floor_install(a, synth);
-    for (const auto& p : synth) wanted.emplace_back(p, fib::Want{{fib::Gateway{*a.gateway, 0}}, false});
+    for (const auto& p : synth) wanted.emplace_back(p, fib::Want{{fib::Gateway{*a.gateway, 0, {}}}, false});
   }
 
   auto t0 = std::chrono::steady_clock::now();

@@ -99,7 +99,7 @@ Route ours(const char* dst, const char* gw, uint32_t ifindex) {
 
 Want via(std::initializer_list<const char*> gws) {
   Want w;
-  for (const char* g : gws) w.gateways.push_back(Gateway{addr(g), 0});
+  for (const char* g : gws) w.gateways.push_back(Gateway{addr(g), 0, {}});
   return w;
 }
 
@@ -246,6 +246,34 @@ TEST(Plan, StartUpKeepsRightRoutesAndRemovesStaleOnesWhenAllowed) {
   EXPECT_EQ(plan.counts().installed, 2u);
 }
 
+TEST(Plan, WithdrawnRoutesGoAtOnceOnlyStartUpOnesWait) {
+  // The grace before removals is for routes of an earlier run: a route
+  // this run installed (or found right and kept) goes when it is withdrawn.
+  Interfaces ifs = three_links();
+  Plan plan(kOpts);
+  ModelKernel k;
+  k.add(ours("192.0.2.0/24", "10.0.1.2", 1));     // found, wanted as it is
+  k.add(ours("203.0.113.0/24", "10.0.1.2", 1));   // found, not wanted
+  for (const auto& [key, r] : k.routes) plan.kernel_has(r);
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.1.2"}));
+  plan.want(prefix("198.51.100.0/24"), via({"10.0.2.2"}));
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.routes.size(), 3u);
+  EXPECT_EQ(plan.counts().stale, 1u);
+  plan.unwant(prefix("192.0.2.0/24"));
+  plan.unwant(prefix("198.51.100.0/24"));
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
+  EXPECT_EQ(k.ours(prefix("198.51.100.0/24")), nullptr);
+  ASSERT_NE(k.ours(prefix("203.0.113.0/24")), nullptr);  // still in its grace
+  EXPECT_EQ(plan.counts().stale, 1u);
+  EXPECT_EQ(plan.counts().installed, 1u);
+  plan.allow_removals();
+  pump(plan, ifs, k);
+  EXPECT_TRUE(k.routes.empty());
+  EXPECT_EQ(plan.counts().stale, 0u);
+}
+
 TEST(Plan, RefusedRoutesAreRetriedAndForeignRoutesKept) {
   Interfaces ifs = three_links();
   Plan plan(kOpts);
@@ -295,6 +323,87 @@ TEST(Plan, AnswersInAnyOrderAndChangesWhileInFlight) {
   EXPECT_EQ(again[0].route, ours("192.0.2.0/24", "10.0.2.2", 2));
   plan.answer(again[0].seq, k.apply(to_message(again[0])));
   EXPECT_TRUE(plan.idle());
+}
+
+// Link 4, "veth0", up with only a link-local address (a session over
+// link-local IPv6), beside three_links().
+Interfaces with_veth(Interfaces ifs, uint32_t flags = kUp) {
+  (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{4, flags, "veth0"}});
+  (void)ifs.apply(Message{Header{RTM_NEWADDR, 0, 0, 0}, Address{4, 64, 0, addr("fe80::1"), addr("fe80::1")}});
+  return ifs;
+}
+
+Route ours6(const char* dst, const char* gw, uint32_t ifindex) {
+  Route r = ours("192.0.2.0/24", gw, ifindex);
+  r.dst = prefix(dst);
+  return r;
+}
+
+TEST(Plan, LinkLocalGatewaysGoOnTheSessionsInterface) {
+  Interfaces ifs = with_veth(three_links());
+  ModelKernel k;
+  Plan plan(kOpts);
+  plan.want(prefix("2001:db8:1::/48"), Want{{Gateway{addr("fe80::2"), 4, {}}}, false});
+  plan.want(prefix("2001:db8:2::/48"), Want{{Gateway{addr("fe80::2"), 0, {}}}, false});  // interface unknown
+  plan.want(prefix("2001:db8:3::/48"), Want{{Gateway{addr("fe80::2"), 9, {}}}, false});  // no such interface
+  std::vector<Request> out;
+  ASSERT_EQ(plan.next(ifs, 10, out), 1u);
+  EXPECT_EQ(out[0].op, Op::kAdd);
+  EXPECT_EQ(out[0].route, ours6("2001:db8:1::/48", "fe80::2", 4));
+  plan.answer(out[0].seq, k.apply(to_message(out[0])));
+  EXPECT_EQ(plan.counts().installed, 1u);
+  EXPECT_EQ(plan.counts().unresolved, 2u);
+
+  // The session's interface goes down: the route goes; back up: it returns.
+  ifs = with_veth(three_links(), IFF_UP);
+  plan.interfaces_changed();
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.ours(prefix("2001:db8:1::/48")), nullptr);
+  EXPECT_EQ(plan.counts().unresolved, 3u);
+  ifs = with_veth(three_links());
+  plan.interfaces_changed();
+  pump(plan, ifs, k);
+  ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
+  EXPECT_EQ(*k.ours(prefix("2001:db8:1::/48")), ours6("2001:db8:1::/48", "fe80::2", 4));
+
+  // The interface is removed: unresolved again, and removed from the kernel.
+  (void)ifs.apply(Message{Header{RTM_DELLINK, 0, 0, 0}, Link{4, 0, "veth0"}});
+  plan.interfaces_changed();
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.ours(prefix("2001:db8:1::/48")), nullptr);
+  EXPECT_EQ(plan.counts().installed, 0u);
+  EXPECT_TRUE(plan.idle());
+}
+
+TEST(Plan, GlobalNextHopPreferredToItsLinkLocalOne) {
+  // RFC 2545: a 32-octet next hop, global and link-local. The global one
+  // is used when it is directly reachable, else the link-local one.
+  Interfaces ifs = with_veth(three_links());
+  ModelKernel k;
+  Plan plan(kOpts);
+  const auto p = prefix("2001:db8:7::/48");
+  plan.want(p, Want{{Gateway{addr("2001:db8:ff::2"), 4, addr("fe80::2")}}, false});
+  pump(plan, ifs, k);
+  ASSERT_NE(k.ours(p), nullptr);
+  EXPECT_EQ(*k.ours(p), ours6("2001:db8:7::/48", "fe80::2", 4));
+
+  // The global next hop's network appears on link 2: replaced in place.
+  const auto a = addr("2001:db8:ff::1");
+  (void)ifs.apply(Message{Header{RTM_NEWADDR, 0, 0, 0}, Address{2, 64, 0, a, a}});
+  plan.interfaces_changed();
+  std::vector<Request> out;
+  ASSERT_EQ(plan.next(ifs, 10, out), 1u);
+  EXPECT_EQ(out[0].op, Op::kReplace);
+  EXPECT_EQ(out[0].route, ours6("2001:db8:7::/48", "2001:db8:ff::2", 2));
+  plan.answer(out[0].seq, k.apply(to_message(out[0])));
+  EXPECT_TRUE(plan.idle());
+
+  // A link-local second address without the session's interface: only the
+  // global one counts.
+  plan.want(p, Want{{Gateway{addr("2001:db8:fe::2"), 0, addr("fe80::2")}}, false});
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.ours(p), nullptr);
+  EXPECT_EQ(plan.counts().unresolved, 1u);
 }
 
 // ---- the model kernel property
@@ -356,7 +465,7 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
         auto p = w.prefixes[*rc::gen::inRange<size_t>(0, w.prefixes.size())];
         Want want;
         for (int g = 0, ng = *rc::gen::inRange(1, 3); g < ng; ++g)
-          want.gateways.push_back(Gateway{w.gateways[*rc::gen::inRange<size_t>(0, w.gateways.size())], 0});
+          want.gateways.push_back(Gateway{w.gateways[*rc::gen::inRange<size_t>(0, w.gateways.size())], 0, {}});
         if (want.gateways.size() == 2 && want.gateways[0] == want.gateways[1]) want.gateways.pop_back();
         wanted[p] = want;
         plan.want(p, want);

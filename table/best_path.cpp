@@ -95,11 +95,6 @@ bool keep_lowest_address(std::span<const Candidate> c, Alive& alive) {
 
 }  // namespace
 
-uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o) {
-  if (c.peer->internal && c.attrs->has_local_pref()) return c.attrs->local_pref();
-  return o.default_local_pref;
-}
-
 bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o) {
   return c.eligible && degree_of_preference(c, o) == degree_of_preference(best, o) &&
          c.attrs->as_path_length() == best.attrs->as_path_length() && c.attrs->origin() == best.attrs->origin();

@@ -63,7 +63,10 @@ struct Candidate {
 };
 
 // The degree of preference of step 1.
-uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o);
+inline uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o) {
+  if (c.peer->internal && c.attrs->has_local_pref()) return c.attrs->local_pref();
+  return o.default_local_pref;
+}
 
 // True when `c` reaches step c (MED) beside `best`: it ties with it on
 // steps 1, a and b. Only such a candidate can change the choice by going
@@ -76,6 +79,21 @@ bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathO
 // candidate either beats the best there (and is the new best) or loses
 // (and the best stays), whatever the other candidates are.
 bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
+
+// Steps 1, a and b as one number, where it can be exact: lower wins, and
+// two candidates tie on those steps exactly when their ranks are equal.
+// 0 when it cannot be exact (a degree of preference other than the
+// default, or an AS_PATH length of kMaxRankedPathLength or more): then
+// the sets themselves are compared. Fits 12 bits, so the table keeps it in
+// each route and settles most comparisons before the MED step without
+// reading either route's set (a cache miss each in a full table).
+inline constexpr uint32_t kMaxRankedPathLength = 1023;
+inline uint16_t pre_med_rank(const Candidate& c, const BestPathOptions& o) {
+  const uint32_t len = c.attrs->as_path_length();
+  const uint32_t origin = c.attrs->origin();  // 0-2, 3 absent
+  if (degree_of_preference(c, o) != o.default_local_pref || len >= kMaxRankedPathLength || origin > 3) return 0;
+  return static_cast<uint16_t>(1 + len * 4 + origin);  // at most 4092
+}
 
 // Index into `c` of the best candidate, or -1 when none is eligible.
 int select_best(std::span<const Candidate> c, const BestPathOptions& o);

@@ -46,6 +46,12 @@ struct Route {
   // RFC 6811 validation state in bits 2-3 (table/table.h, Validation).
   static constexpr unsigned kValidationShift = 2;
   static constexpr uint16_t kValidationMask = 3u << kValidationShift;
+  // Bits 4-15: the table's pre_med_rank of the route (best_path.h), 0
+  // when unknown.
+  static constexpr unsigned kRankShift = 4;
+  static constexpr uint16_t kRankMask = 0xFFF0;
+  [[nodiscard]] uint16_t rank() const { return static_cast<uint16_t>(flags >> kRankShift); }
+  void set_rank(uint16_t r) { flags = static_cast<uint16_t>((flags & ~kRankMask) | ((r & 0xFFFu) << kRankShift)); }
 };
 static_assert(sizeof(Route) == 16);
 

@@ -60,12 +60,48 @@ std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
   return std::nullopt;
 }
 
+// The eligible route whose rank (best_path.h, pre_med_rank) is lower than
+// every other eligible route's, routes of peer `skip` left out: the best,
+// decided at steps 1, a and b without reading a set. kNone when a rank is
+// unknown or the lowest is shared (the sets decide), or when no route is
+// eligible.
+template <typename K>
+uint32_t Table::best_by_rank(const Entry<K>& e, int32_t skip) const {
+  uint32_t best = Entry<K>::kNone;
+  uint16_t low = UINT16_MAX;
+  bool shared = false;
+  auto r = e.routes();
+  for (uint32_t i = 0; i < r.size(); ++i) {
+    if (r[i].peer == skip || !eligible(r[i])) continue;
+    const uint16_t k = r[i].rank();
+    if (k == 0) return Entry<K>::kNone;
+    if (k < low) {
+      low = k;
+      best = i;
+      shared = false;
+    } else if (k == low) {
+      shared = true;
+    }
+  }
+  return shared ? Entry<K>::kNone : best;
+}
+
+void Table::set_rank(Route& r) const { r.set_rank(pre_med_rank(candidate(r), options_.best)); }
+
+bool Table::reaches_med_step_of(const Route& x, const Route& best) const {
+  if (!eligible(x)) return false;
+  if (x.rank() && best.rank()) return x.rank() == best.rank();
+  return reaches_med_step(candidate(x), candidate(best), options_.best);
+}
+
 template <typename K>
 void Table::choose_best(Entry<K>& e) const {
   auto r = e.routes();
   uint32_t best = Entry<K>::kNone;
   if (r.size() == 1) {
     if (eligible(r[0])) best = 0;
+  } else if (const uint32_t by_rank = best_by_rank(e); by_rank != Entry<K>::kNone) {
+    best = by_rank;
   } else if (!r.empty()) {
     std::array<Candidate, 8> small;
     std::vector<Candidate> big;
@@ -109,9 +145,11 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       }
       replaced = r.attrs;
       r.attrs = op.attrs;
+      set_rank(r);
       set_validation(r, op.prefix);
     } else {
       Route r{op.attrs, op.path_id, slot, 0};
+      set_rank(r);
       set_validation(r, op.prefix);
       const uint32_t b = e.best();
       e.push(r);
@@ -120,10 +158,16 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       // A route added beside a best that it differs from before the MED
       // step: only the two need comparing (best_path.h, wins_before_med),
       // not every route's set read again.
+      // With both ranks known no set is read (the best's is a cache miss).
       if (b != Entry<K>::kNone) {
-        const Candidate added = candidate(e.routes()[e.size() - 1]);
-        const Candidate best = candidate(e.routes()[b]);
-        if (!added.eligible || !reaches_med_step(added, best, options_.best)) {
+        const Route& a = e.routes()[e.size() - 1];
+        const Route& br = e.routes()[b];
+        const Candidate added = candidate(a);
+        const Candidate best = candidate(br);
+        if (added.eligible && a.rank() && br.rank()) {
+          if (a.rank() < br.rank()) e.set_best(e.size() - 1);
+          chosen = a.rank() != br.rank();
+        } else if (!added.eligible || !reaches_med_step(added, best, options_.best)) {
           if (added.eligible && wins_before_med(added, best, options_.best)) e.set_best(e.size() - 1);
           chosen = true;  // else the best stays
         }
@@ -355,15 +399,15 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     BestId before = best_id(e);
     const size_t heap_before = e.heap_bytes();
     const Route* b = e.best_route();
-    Candidate best_c = b ? candidate(*b) : Candidate{};
+    const Route best_r = b ? *b : Route{};  // removals move the routes
     bool hit = false, recompute = b == nullptr;
     for (uint32_t i = 0; i < e.size();) {
       const Route& x = e.routes()[i];
       if (x.peer == slot && (!only_stale || (x.flags & Route::kStale))) {
         // The choice can move only if the best goes, or a route that
-        // reached the MED step beside it (best_path.h).
-        if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) ||
-                           reaches_med_step(candidate(x), best_c, options_.best)))
+        // reached the MED step beside it (best_path.h): known from the
+        // ranks when both are, without reading the sets.
+        if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) || reaches_med_step_of(x, best_r)))
           recompute = true;
         released.push_back(e.remove(i).attrs);  // the last route moves into i
         hit = true;
@@ -394,11 +438,23 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       if (e.kind == 2) prefetch_line(e.many.routes);
       return;
     }
-    // When the best goes, best path is chosen again among all the rest.
+    // When the best goes, best path is chosen again among all the rest
+    // (from the ranks alone when they decide). The departing routes' sets
+    // are read to release them; the best's only when the ranks do not
+    // tell whether a departing route reached the MED step beside it.
     const Route* b = e.best_route();
     const bool best_goes = b && b->peer == slot;
-    for (const Route& x : e.routes())
-      if (best_goes || x.peer == slot || &x == b) prefetch_line(x.attrs);
+    const bool all_rest = best_goes && best_by_rank(e, slot) == Entry<K>::kNone;
+    bool best_read = false;
+    for (const Route& x : e.routes()) {
+      if (x.peer == slot) {
+        prefetch_line(x.attrs);
+        best_read = best_read || (b && !(x.rank() && b->rank()));
+      } else if (all_rest) {
+        prefetch_line(x.attrs);
+      }
+    }
+    if (best_read && !best_goes) prefetch_line(b->attrs);
   });
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);
   return n;

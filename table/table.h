@@ -364,6 +364,12 @@ class Table {
   void prefetch(const Op& op) const;
   template <typename K>
   void choose_best(Entry<K>& e) const;
+  template <typename K>
+  uint32_t best_by_rank(const Entry<K>& e, int32_t skip = -1) const;
+  // The route's Route::rank from its set and peer.
+  void set_rank(Route& r) const;
+  // reaches_med_step for two routes, from their ranks when both are known.
+  [[nodiscard]] bool reaches_med_step_of(const Route& x, const Route& best) const;
   [[nodiscard]] bool eligible(const Route& r) const {
     return !(r.flags & Route::kIneligible) && !(options_.reject_invalid && validation_of(r) == Validation::kInvalid);
   }

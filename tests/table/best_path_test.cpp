@@ -554,6 +554,76 @@ RC_GTEST_PROP(BestPathProperty, AddingARouteDecidedBeforeMedNeedsOnlyTheBest, ()
   RC_ASSERT(after == (wins_before_med(added, best, opts) ? static_cast<int>(cands.size() - 1) : before));
 }
 
+// The rank the table keeps in each route (pre_med_rank) says what the
+// sets say before the MED step: for two candidates whose ranks are both
+// known, equal ranks exactly when one reaches the MED step beside the
+// other, and the lower rank exactly when it wins there.
+RC_GTEST_PROP(BestPathProperty, RanksCompareAsTheSetsBeforeMed, ()) {
+  auto routes = *rc::gen::container<std::vector<RandomRoute>>(2, gen_route());
+  for (RandomRoute& r : routes) r.eligible = true;
+  const BestPathOptions opts{};
+  const Candidates all(routes);
+  const Candidate& a = all.cands[0];
+  const Candidate& b = all.cands[1];
+  const uint16_t ra = pre_med_rank(a, opts), rb = pre_med_rank(b, opts);
+  // Unknown exactly where the degree of preference is not the default.
+  RC_ASSERT((ra == 0) == (degree_of_preference(a, opts) != opts.default_local_pref));
+  RC_PRE(ra != 0 && rb != 0);
+  RC_ASSERT((ra == rb) == reaches_med_step(a, b, opts));
+  if (ra != rb) RC_ASSERT((ra < rb) == wins_before_med(a, b, opts));
+}
+
+// The table's shortcut from the ranks alone: when every eligible
+// candidate's rank is known and one is lower than all the others,
+// select_best chooses it.
+RC_GTEST_PROP(BestPathProperty, AUniqueLowestRankIsTheBest, ()) {
+  auto routes = *rc::gen::container<std::vector<RandomRoute>>(*rc::gen::inRange<size_t>(2, 9), gen_route());
+  const bool always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+  const BestPathOptions opts{.always_compare_med = always_compare_med};
+  const Candidates all(routes);
+  int lowest = -1;
+  bool shared = false;
+  for (size_t i = 0; i < all.cands.size(); ++i) {
+    const Candidate& c = all.cands[i];
+    if (!c.eligible) continue;
+    const uint16_t r = pre_med_rank(c, opts);
+    RC_PRE(r != 0);
+    if (lowest < 0 || r < pre_med_rank(all.cands[static_cast<size_t>(lowest)], opts)) {
+      lowest = static_cast<int>(i);
+      shared = false;
+    } else if (r == pre_med_rank(all.cands[static_cast<size_t>(lowest)], opts)) {
+      shared = true;
+    }
+  }
+  RC_PRE(lowest >= 0 && !shared);
+  RC_ASSERT(select_best(all.cands, opts) == lowest);
+}
+
+TEST(BestPath, RankIsUnknownForALocalPrefOrALongPath) {
+  const BestPathOptions opts{};
+  const PeerInfo ibgp = peer(true, 1, 0x0A000001, 65000);
+  const PeerInfo ebgp = peer(false, 2, 0x0A000002, 65001);
+  Sets sets;
+  const Attrs* lp200 = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& p) { p.local_pref = 200; }));
+  const Attrs* lp100 = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& p) { p.local_pref = 100; }));
+  EXPECT_EQ(pre_med_rank(Candidate{lp200, &ibgp}, opts), 0);
+  EXPECT_NE(pre_med_rank(Candidate{lp200, &ebgp}, opts), 0);  // ignored from an external peer
+  EXPECT_EQ(pre_med_rank(Candidate{lp100, &ibgp}, opts), pre_med_rank(Candidate{lp200, &ebgp}, opts));
+  // An AS_PATH of kMaxRankedPathLength ASes, in segments of 255.
+  AsPath path;
+  for (uint32_t left = kMaxRankedPathLength; left > 0;) {
+    const uint32_t n = std::min<uint32_t>(left, 255);
+    path.segments.push_back({SegmentType::kAsSequence, std::vector<uint32_t>(n, 65001)});
+    left -= n;
+  }
+  const Attrs* longest = sets(attrs_of(path));
+  ASSERT_EQ(longest->as_path_length(), kMaxRankedPathLength);
+  EXPECT_EQ(pre_med_rank(Candidate{longest, &ebgp}, opts), 0);
+  path.segments.back().asns.pop_back();
+  const Attrs* shorter = sets(attrs_of(path));
+  EXPECT_EQ(pre_med_rank(Candidate{shorter, &ebgp}, opts), 1 + (kMaxRankedPathLength - 1) * 4 + shorter->origin());
+}
+
 // For two routes, compare_pair agrees with select_best: the step it names
 // is one where the winner is better, and swapping them names the same step.
 RC_GTEST_PROP(BestPathProperty, ComparePairIsSymmetricForTwoRoutes, ()) {

@@ -360,6 +360,13 @@ struct ModelRoute {
 RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
   std::vector<codec::AttributeSet> pool;
   for (uint32_t i = 0; i < 6; ++i) pool.push_back(attrs(1 + i % 3, i * 10, 65001 + i % 2));
+  // LOCAL_PREF, which the internal peer's routes are chosen by: 200 leaves
+  // the route's rank unknown (Route::rank; the sets decide), 100 does not.
+  for (uint32_t lp : {200u, 100u}) {
+    codec::PathAttributes a = pool[1].decode();
+    a.local_pref = lp;
+    pool.push_back(codec::AttributeSet::from(a));
+  }
   const std::vector<std::string> texts = {"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.128/25",
                                           "2001:db8::/32", "2001:db8:1::/48", "0.0.0.0/0"};
   Table t(TableOptions{.shards = 3, .journal_retention = *rc::gen::inRange<size_t>(1, 64), .best = {}});

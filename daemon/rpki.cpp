@@ -104,18 +104,37 @@ std::vector<VrpDelta> VrpStore::recent_changes() const {
 
 // ---- RpkiValidator
 
-table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
-  std::optional<uint32_t> origin;
-  if (a.as_path_length() == 0)
-    origin = local_as_;
-  else if (a.origin_as() != 0)  // 0: the path ends in an AS_SET (NONE)
-    origin = a.origin_as();
-  switch (store_.local().table.validate(p, origin)) {
+namespace {
+
+table::Validation state_of(rpki::Validity v) {
+  switch (v) {
     case rpki::Validity::kNotFound: return table::Validation::kNotFound;
     case rpki::Validity::kValid: return table::Validation::kValid;
     case rpki::Validity::kInvalid: return table::Validation::kInvalid;
   }
   return table::Validation::kNotFound;
+}
+
+}  // namespace
+
+std::optional<uint32_t> RpkiValidator::origin_of(const table::Attrs& a) const {
+  if (a.as_path_length() == 0) return local_as_;
+  if (a.origin_as() != 0) return a.origin_as();  // 0: the path ends in an AS_SET (NONE)
+  return std::nullopt;
+}
+
+table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
+  return state_of(store_.local().table.validate(p, origin_of(a)));
+}
+
+void RpkiValidator::validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const {
+  thread_local std::vector<rpki::RouteOrigin> in;
+  thread_local std::vector<rpki::Validity> got;
+  in.resize(routes.size());
+  got.resize(routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) in[i] = {*routes[i].prefix, origin_of(*routes[i].attrs)};
+  store_.local().table.validate_batch(in, got);
+  for (size_t i = 0; i < routes.size(); ++i) out[i] = state_of(got[i]);
 }
 
 // ---- DeltaCover

@@ -35,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,12 @@ class RpkiValidator : public table::Validator {
  public:
   RpkiValidator(const VrpStore& store, uint32_t local_as) : store_(store), local_as_(local_as) {}
   [[nodiscard]] table::Validation validate(const net::Prefix& p, const table::Attrs& a) const override;
+  // One VrpTable::validate_batch call for the routes (their lookups overlap).
+  void validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const override;
 
  private:
+  [[nodiscard]] std::optional<uint32_t> origin_of(const table::Attrs& a) const;
+
   const VrpStore& store_;
   uint32_t local_as_;
 };

@@ -19,6 +19,10 @@
 // (kernel_has()); they stay until allow_removals() says the wanted routes
 // are complete, so a route still right is never removed and re-added. A
 // route this run installed is removed as soon as it is no longer wanted.
+//
+// Memory: a full table is a million prefixes through a few gateways, so
+// each prefix keeps two ids (16 octets with its flags): its wish and the
+// kernel's copy are interned (fib/intern.h), not a vector each.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +34,7 @@
 
 #include "crates/net/ip.h"
 #include "fib/interfaces.h"
+#include "fib/intern.h"
 #include "fib/netlink.h"
 
 namespace petrel::fib {
@@ -57,6 +62,22 @@ struct Want {
   std::vector<Gateway> gateways;
   bool unreachable = false;
   friend bool operator==(const Want&, const Want&) = default;
+};
+
+// A route of ours apart from its prefix (table, metric and protocol are
+// the plan's): what the plan keeps per route, interned (fib/intern.h).
+struct Shape {
+  uint8_t type = 0;   // RTN_*
+  uint8_t scope = 0;  // RT_SCOPE_*
+  std::vector<NextHop> nexthops;
+  friend bool operator==(const Shape&, const Shape&) = default;
+};
+
+struct WantHash {
+  size_t operator()(const Want& w) const;
+};
+struct ShapeHash {
+  size_t operator()(const Shape& s) const;
 };
 
 enum class Op : uint8_t { kAdd, kReplace, kDelete };
@@ -122,16 +143,18 @@ class Plan {
   template <typename F>
   void for_each_wanted(F&& fn) const {
     for (const auto& [p, e] : entries_)
-      if (e.want) fn(p);
+      if (e.want != kNoId) fn(p);
   }
 
   // The route Petrel would install for p now (nullopt: none).
   [[nodiscard]] std::optional<Route> target(const net::Prefix& p, const Interfaces& ifs) const;
 
  private:
+  // 16 octets: a route's wish and the kernel's copy are ids of interned
+  // values (most routes share a few gateways).
   struct Entry {
-    std::optional<Want> want;
-    std::optional<Route> kernel;  // ours, as the kernel holds it
+    uint32_t want = kNoId;    // wants_
+    uint32_t kernel = kNoId;  // shapes_: ours, as the kernel holds it
     bool queued = false;
     bool inflight = false;
     bool recheck = false;  // changed while in flight
@@ -146,33 +169,41 @@ class Plan {
   struct InFlight {
     Node* node = nullptr;  // null: answered
     Op op = Op::kAdd;
-    Route route;
+    uint32_t shape = kNoId;  // the route asked for (a reference held)
   };
 
   [[nodiscard]] bool ours(const Route& r) const {
     return r.protocol == o_.protocol && r.table == o_.table && r.metric == o_.metric;
   }
-  std::optional<Route> resolve(const net::Prefix& p, const Want& w, const Interfaces& ifs) const;
+  // The shape Petrel would install for a wish (a reference taken; kNoId:
+  // none reachable).
+  uint32_t resolve(uint32_t want, const Interfaces& ifs);
+  [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, const Interfaces& ifs);
+  [[nodiscard]] Route route_of(const net::Prefix& p, const Shape& s) const;
   void touch(Node& n);
   // found: the route was found at start-up (not installed by this run).
-  void set_kernel(Entry& e, std::optional<Route> r, bool found = false);
-  [[nodiscard]] static bool stale(const Entry& e) { return e.kernel && !e.want && e.found; }
+  // Takes over the caller's reference to `shape`.
+  void set_kernel(Entry& e, uint32_t shape, bool found = false);
+  [[nodiscard]] static bool stale(const Entry& e) {
+    return e.kernel != kNoId && e.want == kNoId && e.found;
+  }
   void set_refused(Entry& e, bool v);
   void refuse(Node& n);
-  void set_want(Entry& e, std::optional<Want> w);
+  // Takes over the caller's reference to `want`.
+  void set_want(Entry& e, uint32_t want);
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(Node& n);
 
-  struct Memo {
-    bool valid = false;
-    Gateway gateway;
-    std::optional<NextHop> hop;
-  };
   // The next hop a gateway gives (nullopt: not directly reachable).
   static std::optional<NextHop> hop_of(const Gateway& g, const Interfaces& ifs);
-  mutable Memo memo_;  // resolve()'s last answer, valid during one next()
+  // resolve()'s last answer, valid during one next(): the wish and the
+  // shape (a reference held to each).
+  void forget_memo();
+  uint32_t memo_want_ = kNoId, memo_shape_ = kNoId;
 
   PlanOptions o_;
+  Interned<Want, WantHash> wants_;
+  Interned<Shape, ShapeHash> shapes_;
   std::unordered_map<net::Prefix, Entry> entries_;
   std::deque<Node*> queue_;  // entries to work out (Entry::queued); never erased while queued
   // Requests by sequence number: inflight_[i] has seq first_seq_ + i

@@ -7,20 +7,22 @@
 // Per address family, the distinct VRP prefixes nest or are disjoint (they
 // are prefixes). The table is one sorted array of small records, each
 // saying from which address on which VRP prefixes contain the addresses
-// that follow: one at every VRP prefix's start, one where a nested prefix
-// ends inside its parent, and one at the start of every index bucket a
-// prefix runs into. A record names the longest of those prefixes (its
+// that follow: one at every VRP prefix's start and one where a nested
+// prefix ends inside its parent. A record names the longest of those prefixes (its
 // "inner" length; an address past it is contained by none) and, when
 // that prefix and its covering ones hold a single VRP, that VRP itself;
 // else it points at a block of (AS, max length, prefix length) entries.
 // A lookup reads the bucket's two offsets (a direct index on up to 16
-// address bits past the bits every VRP prefix shares), searches that
-// bucket's few records (their cache lines fetched together) and answers
+// address bits past the bits every VRP prefix shares), searches the
+// records from the one before the bucket (in force at its first address)
+// to the bucket's last (their cache lines fetched together) and answers
 // from the record unless the route's origin may be in the block (a
 // 32-bit summary of the block's ASes says): two dependent reads into the
 // table for most routes, three for the rest. A block holding covering
 // prefixes' entries copies them when they are at most 16, else links to
 // the covering prefix's block, so memory stays linear whatever the data.
+// The arrays' whole 2 MiB pages are advised for transparent huge pages
+// (internal/huge_pages.h).
 #pragma once
 
 #include <cstddef>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "crates/net/ip.h"
+#include "rpki/internal/huge_pages.h"
 #include "rpki/vrp.h"
 
 namespace petrel::rpki {
@@ -90,9 +93,11 @@ struct FamilyIndex {
     uint32_t asn;
   };
 
-  std::vector<Record> records;  // ascending keys
-  std::vector<Slot> slots;
-  std::vector<uint32_t> bucket;  // (1 << index_bits) + 1 offsets into records
+  template <typename T>
+  using Array = std::vector<T, HugePageAllocator<T>>;
+  Array<Record> records;    // ascending keys
+  Array<Slot> slots;
+  Array<uint32_t> bucket;  // (1 << index_bits) + 1 offsets into records
   Key low = 0;                   // no VRP prefix contains an address below
   Key high = 0;                  // ... or above
   unsigned shift = 0;            // the bits every such address shares

@@ -146,11 +146,11 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       replaced = r.attrs;
       r.attrs = op.attrs;
       set_rank(r);
-      set_validation(r, op.prefix);
+      set_validation(r, op.prefix, op.validation);
     } else {
       Route r{op.attrs, op.path_id, slot, 0};
       set_rank(r);
-      set_validation(r, op.prefix);
+      set_validation(r, op.prefix, op.validation);
       const uint32_t b = e.best();
       e.push(r);
       ++delta[f];
@@ -235,10 +235,24 @@ void Table::count_best(int32_t from, int32_t to, FamilyIndex f) const {
   if (to >= 0) peers_[to].best[f].fetch_add(1, std::memory_order_relaxed);
 }
 
-void Table::set_validation(Route& r, const net::Prefix& p) const {
+void Table::set_validation(Route& r, const net::Prefix& p, Validation known) const {
   if (!options_.validator) return;
-  auto v = static_cast<uint16_t>(options_.validator->validate(p, *r.attrs));
+  auto v = static_cast<uint16_t>(known != Validation::kUnchecked ? known : options_.validator->validate(p, *r.attrs));
   r.flags = static_cast<uint16_t>((r.flags & ~Route::kValidationMask) | (v << Route::kValidationShift));
+}
+
+void Table::validate_ops(std::span<Op> ops) const {
+  if (!options_.validator) return;
+  thread_local std::vector<Validator::Query> queries;
+  thread_local std::vector<Validation> states;
+  queries.clear();
+  for (const Op& op : ops)
+    if (op.attrs) queries.push_back({&op.prefix, op.attrs});
+  states.resize(queries.size());
+  options_.validator->validate_batch(queries, states);
+  size_t i = 0;
+  for (Op& op : ops)
+    if (op.attrs) op.validation = states[i++];
 }
 
 uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
@@ -303,6 +317,9 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
     if (start[sh] == start[sh + 1]) continue;
     Shard& s = *shards_[sh];
     std::lock_guard lock(s.mu);
+    // Under the lock, as route by route: a VRP publication's revalidation
+    // walk cannot pass between the lookups and the routes' insertion.
+    validate_ops(std::span<Op>(b.sorted_).subspan(start[sh], start[sh + 1] - start[sh]));
     for (size_t i = start[sh]; i < start[sh + 1]; ++i) {
       if (i + kAhead < n) prefetch(b.sorted_[i + kAhead]);
       const Op& op = b.sorted_[i];

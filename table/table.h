@@ -50,6 +50,16 @@ class Validator {
  public:
   virtual ~Validator() = default;
   [[nodiscard]] virtual Validation validate(const net::Prefix& p, const Attrs& a) const = 0;
+  // The same for several routes, out[i] for routes[i]: Table::apply asks
+  // for a shard's announcements of a batch at once, so that a validator
+  // can overlap their lookups. The default asks validate() for each.
+  struct Query {
+    const net::Prefix* prefix;
+    const Attrs* attrs;
+  };
+  virtual void validate_batch(std::span<const Query> routes, std::span<Validation> out) const {
+    for (size_t i = 0; i < routes.size(); ++i) out[i] = validate(*routes[i].prefix, *routes[i].attrs);
+  }
 };
 
 struct TableOptions {
@@ -129,6 +139,7 @@ class Batch {
     uint16_t shard;
     FamilyIndex family;
     Attrs* attrs;  // null: a withdrawal
+    Validation validation = Validation::kUnchecked;  // set by Table::validate_ops
   };
   void push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs);
 
@@ -376,7 +387,9 @@ class Table {
   [[nodiscard]] Candidate candidate(const Route& r) const {
     return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
   }
-  void set_validation(Route& r, const net::Prefix& p) const;
+  // `known`: the state validate_ops found, else the validator is asked.
+  void set_validation(Route& r, const net::Prefix& p, Validation known = Validation::kUnchecked) const;
+  void validate_ops(std::span<Op> ops) const;
   // A prefix's best moved from slot `from` to slot `to` (-1: none).
   void count_best(int32_t from, int32_t to, FamilyIndex f) const;
   template <typename K>

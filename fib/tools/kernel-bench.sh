@@ -4,9 +4,12 @@
 # of a fresh network namespace, by the floor installer (batched
 # RTM_NEWROUTE, 256 per sendmsg), the floor with a nexthop object, and
 # Petrel's installer (fib-sync: plan + driver), each run ROUNDS times,
-# alternated. Needs root. Usage: kernel-bench.sh BUILD_DIR N [ROUNDS]
+# alternated. With BASE_BUILD, its fib-sync runs too (petrel-base), to
+# compare two versions in the same minutes. Petrel's lines end with its
+# peak RSS (max_rss_kib). Needs root.
+# Usage: kernel-bench.sh BUILD_DIR N [ROUNDS [BASE_BUILD]]
 set -euo pipefail
-BUILD=$1; N=$2; ROUNDS=${3:-2}
+BUILD=$1; N=$2; ROUNDS=${3:-2}; BASE=${4:-}
 B=$BUILD/fib/fib-sync
 NS=petrel-kbench$$
 run() {
@@ -21,14 +24,24 @@ run() {
   case $1 in
     floor) args+=(--floor) ;;
     nexthop-object) args+=(--floor --nexthop-object v0) ;;
-    petrel) ;;
+    petrel | petrel-base) ;;
   esac
-  timeout 900 ip netns exec $NS "$B" "${args[@]}"
+  local bin=$B
+  [[ $1 == petrel-base ]] && bin=$BASE/fib/fib-sync
+  if [[ $1 == petrel* ]]; then
+    echo -n "$1 "
+    timeout 900 ip netns exec $NS /usr/bin/time -f "max_rss_kib=%M user_s=%U sys_s=%S" "$bin" "${args[@]}" 2>&1 | tr '\n' ' '
+    echo
+  else
+    timeout 900 ip netns exec $NS "$bin" "${args[@]}"
+  fi
   local n
   n=$(ip -n $NS route show table 100 | wc -l)
   [[ $n -eq $N ]] || echo "WRONG: table 100 holds $n routes, expected $N"
 }
 echo "$(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
-  for mode in floor nexthop-object petrel; do run $mode; done
+  modes=(floor nexthop-object petrel)
+  [[ -n $BASE ]] && modes+=(petrel-base)
+  for mode in "${modes[@]}"; do run $mode; done
 done

@@ -5,7 +5,8 @@
 // by origin or length), half random addresses. Prints one JSON line per
 // measurement, among them the machine's cost of a dependent and of an
 // independent random read over as much memory as the table holds (the
-// floor under a lookup, measured in the same run). Usage: vrp_bench [vrp count] [lookups]
+// floor under a lookup, measured in the same run), and how much of the
+// process is on transparent huge pages. Usage: vrp_bench [vrp count] [lookups]
 #include <time.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "rpki/bench/synth_vrps.h"
 #include "rpki/vrp_table.h"
 
 namespace {
@@ -28,64 +30,13 @@ double cpu_ns() {
   return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-using petrel::net::IpAddress;
 using petrel::net::IpFamily;
 using petrel::net::Prefix;
 using petrel::rpki::Vrp;
+using petrel::rpki::bench::random_prefix;
+using petrel::rpki::bench::synth;
 
-Prefix random_prefix(std::mt19937_64& rng, bool v6, unsigned len) {
-  uint8_t b[16] = {};
-  uint64_t hi = rng();
-  uint64_t lo = rng();
-  for (int i = 0; i < 8; ++i) {
-    b[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
-    b[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
-  }
-  if (v6) {
-    b[0] = static_cast<uint8_t>(0x20 | (b[0] & 0x1f));  // 2000::/3
-  } else {
-    b[0] = static_cast<uint8_t>(1 + b[0] % 223);  // unicast-ish
-  }
-  return *Prefix::make(IpAddress::from_bytes(v6 ? IpFamily::V6 : IpFamily::V4, b), len);
-}
-
-std::vector<Vrp> synth(size_t count, std::mt19937_64& rng) {
-  std::vector<Vrp> out;
-  out.reserve(count);
-  std::uniform_int_distribution<int> pct(0, 99);
-  while (out.size() < count) {
-    bool v6 = pct(rng) < 20;
-    int r = pct(rng);
-    unsigned len;
-    if (v6) {
-      len = r < 55 ? 48 : r < 75 ? 32 : r < 90 ? 44 : 29 + static_cast<unsigned>(rng() % 36);
-    } else {
-      len = r < 60 ? 24 : r < 75 ? 22 : r < 85 ? 23 : 12 + static_cast<unsigned>(rng() % 13);
-    }
-    Prefix p = random_prefix(rng, v6, len);
-    uint32_t asn = 1 + static_cast<uint32_t>(rng() % 400000);
-    unsigned maxbits = v6 ? 128u : 32u;
-    unsigned max_len = pct(rng) < 80 ? len : std::min(maxbits, len + static_cast<unsigned>(rng() % 9));
-    out.push_back({p, static_cast<uint8_t>(max_len), asn});
-    // Some nesting: more specifics of the same block, other origins.
-    if (pct(rng) < 15 && len + 4 <= (v6 ? 64u : 32u)) {
-      for (int k = 0; k < 3 && out.size() < count; ++k) {
-        IpAddress a = p.addr();
-        auto bytes = a.bytes();
-        unsigned bit = len + static_cast<unsigned>(rng() % 4);
-        bytes[bit / 8] = static_cast<uint8_t>(bytes[bit / 8] | (0x80u >> (bit % 8)));
-        Prefix sub = *Prefix::make(IpAddress::from_bytes(p.family(), bytes.data()), len + 4);
-        out.push_back({sub, static_cast<uint8_t>(len + 4), 1 + static_cast<uint32_t>(rng() % 400000)});
-      }
-    }
-  }
-  return out;
-}
-
-struct Query {
-  Prefix route;
-  uint32_t origin;
-};
+using Query = petrel::rpki::bench::Route;
 
 // One JSON line for a lookup run: wall and thread-CPU ns per lookup.
 void report(const char* run, size_t vrps, size_t lookups, double cpu_ns_spent,
@@ -95,6 +46,20 @@ void report(const char* run, size_t vrps, size_t lookups, double cpu_ns_spent,
   std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
               "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
               run, vrps, lookups, ns, cpu, counts[0], counts[1], counts[2]);
+}
+
+// The process's memory on transparent huge pages (AnonHugePages of
+// /proc/self/smaps_rollup, kB; -1 when unknown): whether the table got them.
+long anon_huge_kb() {
+  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (kb < 0 && std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "AnonHugePages: %ld", &kb) != 1) kb = -1;
+  }
+  std::fclose(f);
+  return kb;
 }
 
 // The floor under a lookup on this machine, in the same run: thread-CPU
@@ -142,27 +107,14 @@ int main(int argc, char** argv) {
     best_build_cpu_ms = std::min(best_build_cpu_ms, (cpu_ns() - c0) / 1e6);
     best_build_ms = std::min(best_build_ms, std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
-  std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,\"memory_bytes\":%zu}\n",
-              vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes());
+  std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,\"memory_bytes\":%zu,"
+              "\"anon_huge_kb\":%ld}\n",
+              vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes(), anon_huge_kb());
 
   std::mt19937_64 floor_rng(7);  // not rng: the routes stay those of earlier versions
   memory_floor(table.memory_bytes(), floor_rng);
 
-  std::vector<Query> queries;
-  queries.reserve(1 << 20);
-  std::uniform_int_distribution<int> pct(0, 99);
-  while (queries.size() < (1u << 20)) {
-    if (pct(rng) < 50) {
-      const Vrp& v = vrps[rng() % vrps.size()];
-      unsigned maxbits = v.prefix.family() == IpFamily::V4 ? 32u : 128u;
-      unsigned len = std::min(maxbits, v.prefix.len() + static_cast<unsigned>(rng() % 3));
-      uint32_t origin = pct(rng) < 70 ? v.asn : 1 + static_cast<uint32_t>(rng() % 400000);
-      queries.push_back({*Prefix::make(v.prefix.addr(), len), origin});
-    } else {
-      bool v6 = pct(rng) < 20;
-      queries.push_back({random_prefix(rng, v6, v6 ? 48 : 24), 1 + static_cast<uint32_t>(rng() % 400000)});
-    }
-  }
+  std::vector<Query> queries = petrel::rpki::bench::synth_routes(vrps, size_t{1} << 20, rng);
   // Shuffle so consecutive lookups touch unrelated parts of the table.
   std::shuffle(queries.begin(), queries.end(), rng);
 

@@ -3,18 +3,23 @@
 // thread-local reference following publications from another thread),
 // DeltaCover (which routes a VRP change covers, against a scan) and
 // RpkiValidator (the origin AS of RFC 6811: last AS of the final
-// AS_SEQUENCE, NONE for a trailing AS_SET, our AS for an empty path).
+// AS_SEQUENCE, NONE for a trailing AS_SET, our AS for an empty path),
+// its batched form and the table asking for a batch at once.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include "codec/attribute_set.h"
 #include "daemon/rpki.h"
 #include "table/table.h"
+#include "tests/rpki/table_testing.h"
 
 namespace petrel::daemon {
 namespace {
@@ -185,6 +190,82 @@ TEST(RpkiValidator, OriginAsByRfc6811) {
   // A publication is seen by the next call.
   (void)store.publish({}, "", std::nullopt, 2);
   EXPECT_EQ(check("192.0.2.0/24", attrs({seq({65002, 64500})})), table::Validation::kNotFound);
+}
+
+// validate_batch answers as validate() route by route, with the same
+// origin rules (the batch mixes families, NONE and an empty path).
+TEST(RpkiValidator, BatchAgreesWithSingleLookups) {
+  VrpStore store;
+  (void)store.publish({V("192.0.2.0/24", 25, 64500), V("198.51.100.0/24", 24, 65001), V("2001:db8::/32", 48, 64500)},
+                      "c", 1, 1);
+  RpkiValidator v(store, 65001);
+  table::Interner interner;
+  const codec::AttributeSet sets[] = {attrs({seq({65002, 64500})}), attrs({seq({64500, 65002})}),
+                                      attrs({seq({65002}), set({64500})}), attrs({})};
+  std::vector<table::Attrs*> in;
+  for (const auto& a : sets) in.push_back(interner.intern(a));
+  const net::Prefix prefixes[] = {P("192.0.2.0/24"),    P("192.0.2.128/25"), P("192.0.2.0/26"),  P("198.51.100.0/24"),
+                                  P("203.0.113.0/24"), P("2001:db8::/32"),   P("2001:db8::/64"), P("2001:db9::/32")};
+  std::vector<table::Validator::Query> queries;
+  for (const auto& p : prefixes)
+    for (const auto* a : in) queries.push_back({&p, a});
+  std::vector<table::Validation> out(queries.size(), table::Validation::kUnchecked);
+  v.validate_batch(queries, out);
+  std::array<size_t, 4> seen{};
+  for (size_t i = 0; i < queries.size(); ++i) {
+    EXPECT_EQ(out[i], v.validate(*queries[i].prefix, *queries[i].attrs)) << i;
+    ++seen[static_cast<size_t>(out[i])];
+  }
+  EXPECT_EQ(seen[0], 0u);
+  EXPECT_GT(seen[1], 0u);
+  EXPECT_GT(seen[2], 0u);
+  EXPECT_GT(seen[3], 0u);
+  for (auto* a : in) interner.release(a);
+}
+
+// The table asks for a batch's announcements through validate_batch (not
+// validate(), not for withdrawals) and stores what it answers.
+class BatchOnly : public table::Validator {
+ public:
+  mutable size_t singles = 0, calls = 0, routes = 0;
+  table::Validation validate(const net::Prefix&, const table::Attrs&) const override {
+    ++singles;
+    return table::Validation::kNotFound;
+  }
+  void validate_batch(std::span<const Query> q, std::span<table::Validation> out) const override {
+    ++calls;
+    routes += q.size();
+    for (size_t i = 0; i < q.size(); ++i)
+      out[i] = q[i].prefix->len() == 24 ? table::Validation::kValid : table::Validation::kInvalid;
+  }
+};
+
+TEST(RpkiValidator, TheTableAsksABatchAtOnce) {
+  BatchOnly v;
+  table::TableOptions o;
+  o.validator = &v;
+  o.shards = 2;
+  table::Table t(o);
+  const uint16_t slot = rpki::testing::add_peer(t);
+  const auto a = attrs({seq({64999, 64500})});
+  std::vector<codec::NlriPrefix> announce, withdraw = {{P("10.9.0.0/16"), 0}};
+  for (uint32_t i = 0; i < 40; ++i)
+    announce.push_back({*net::Prefix::make(net::IpAddress::v4(0x0A000000 + (i << 8)), i % 2 ? 24 : 23), 0});
+  table::Batch b(t);
+  b.add(0, &a, announce, withdraw);
+  (void)t.apply(slot, b);
+  EXPECT_EQ(v.singles, 0u);
+  EXPECT_EQ(v.routes, announce.size());
+  EXPECT_GE(v.calls, 1u);
+  EXPECT_LE(v.calls, o.shards);
+  for (const auto& n : announce) {
+    std::vector<table::Validation> got;
+    t.lookup_all(0, n.prefix, [&](std::span<const table::RouteView> rs, int) {
+      for (const auto& r : rs) got.push_back(r.validation);
+    });
+    const auto want = n.prefix.len() == 24 ? table::Validation::kValid : table::Validation::kInvalid;
+    EXPECT_EQ(got, std::vector<table::Validation>{want}) << n.prefix.to_string();
+  }
 }
 
 }  // namespace

@@ -8,7 +8,11 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <optional>
+#include <random>
 #include <vector>
+
+#include "rpki/bench/synth_vrps.h"
 
 namespace petrel::rpki {
 namespace {
@@ -24,6 +28,19 @@ Validity plain(const std::vector<Vrp>& vrps, const net::Prefix& route, std::opti
     if (origin && *origin != 0 && v.asn == *origin && route.len() <= v.max_len) return Validity::kValid;
   }
   return covered ? Validity::kInvalid : Validity::kNotFound;
+}
+
+// The first route for which validate() or validate_batch() does not answer
+// as the plain definition does; nullopt when they all agree.
+std::optional<size_t> first_disagreement(const VrpTable& table, const std::vector<Vrp>& vrps,
+                                         const std::vector<RouteOrigin>& routes) {
+  std::vector<Validity> out(routes.size());
+  table.validate_batch(routes, out);
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const Validity want = plain(vrps, routes[i].route, routes[i].origin);
+    if (table.validate(routes[i].route, routes[i].origin) != want || out[i] != want) return i;
+  }
+  return std::nullopt;
 }
 
 TEST(VrpTable, EmptyIsNotFound) {
@@ -241,13 +258,7 @@ RC_GTEST_PROP(VrpTable, WholeAddressSpaceAgreesWithThePlainDefinition, ()) {
   auto table = VrpTable::build(vrps);
   std::vector<RouteOrigin> routes;
   for (int i = 0; i < 60; ++i) routes.push_back(gen_wide_route(vrps, v6));
-  std::vector<Validity> out(routes.size());
-  table.validate_batch(routes, out);
-  for (size_t i = 0; i < routes.size(); ++i) {
-    const Validity want = plain(vrps, routes[i].route, routes[i].origin);
-    RC_ASSERT(table.validate(routes[i].route, routes[i].origin) == want);
-    RC_ASSERT(out[i] == want);
-  }
+  RC_ASSERT(!first_disagreement(table, vrps, routes));
 }
 
 // Many VRPs for one prefix and for prefixes nested in it (past the 16
@@ -275,6 +286,65 @@ RC_GTEST_PROP(VrpTable, ManyVrpsPerPrefixAgreeWithThePlainDefinition, ()) {
     if (origin && *rc::gen::arbitrary<bool>()) origin = *rc::gen::inRange<uint32_t>(0, 100);
     RC_ASSERT(table.validate(route, origin) == plain(vrps, route, origin));
   }
+}
+
+// The record in force at an address can lie many index buckets back: a
+// short covering prefix, a dense cluster of longer ones under it (which
+// makes the buckets many and small) and ends of nested prefixes far from
+// their parent's start. Routes anywhere under the short prefix, and
+// before, between and after the VRPs.
+RC_GTEST_PROP(VrpTable, RecordInForceFromAnEarlierBucket, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  const unsigned max = v6 ? 128u : 32u;
+  std::vector<Vrp> vrps;
+  const net::Prefix outer = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                        *rc::gen::inRange(1u, 9u));
+  vrps.push_back({outer, static_cast<uint8_t>(outer.len() + 2), *rc::gen::inRange<uint32_t>(0, 4)});
+  const net::Prefix cluster = under(outer, *rc::gen::inRange(6u, 14u), *rc::gen::arbitrary<uint64_t>());
+  const size_t n = *rc::gen::inRange<size_t>(1, 300);
+  for (size_t i = 0; i < n; ++i) {
+    const net::Prefix p = under(cluster, *rc::gen::inRange(0u, 12u), *rc::gen::arbitrary<uint64_t>());
+    vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + *rc::gen::inRange(0u, 3u))),
+                    *rc::gen::inRange<uint32_t>(0, 4)});
+  }
+  if (*rc::gen::arbitrary<bool>()) {  // a nested prefix ending far from its parent's start
+    const net::Prefix mid = under(outer, 1, *rc::gen::arbitrary<uint64_t>());
+    vrps.push_back({mid, static_cast<uint8_t>(max), 2});
+  }
+  auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
+  for (int i = 0; i < 80; ++i) {
+    const net::Prefix& base = *rc::gen::inRange(0, 3) == 0 ? outer : cluster;
+    net::Prefix route = *rc::gen::inRange(0, 5) == 0
+                            ? wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                          *rc::gen::inRange(0u, max + 1))
+                            : under(base, *rc::gen::inRange(0u, 30u), *rc::gen::arbitrary<uint64_t>());
+    std::optional<uint32_t> origin;
+    if (*rc::gen::inRange(0, 8) != 0) origin = *rc::gen::inRange<uint32_t>(0, 4);
+    routes.push_back({route, origin});
+  }
+  RC_ASSERT(!first_disagreement(table, vrps, routes));
+}
+
+// A table large enough for its arrays to hold whole huge pages
+// (internal/huge_pages.h), the benchmark's VRPs and routes, against the
+// plain definition for a sample of routes.
+TEST(VrpTable, LargeTableAgreesWithThePlainDefinition) {
+  std::mt19937_64 rng(42);
+  const auto vrps = bench::synth(200000, rng);
+  const auto routes = bench::synth_routes(vrps, 300, rng);
+  const auto table = VrpTable::build(vrps);
+  EXPECT_GE(table.memory_bytes(), 2 * internal::kHugePage);
+  std::vector<RouteOrigin> in;
+  for (const auto& r : routes) in.push_back({r.route, r.origin});
+  const auto bad = first_disagreement(table, vrps, in);
+  ASSERT_FALSE(bad) << in[*bad].route.to_string();
+  size_t counts[3] = {};
+  for (const auto& r : in) ++counts[static_cast<size_t>(plain(vrps, r.route, r.origin))];
+  // The sample has routes of each state.
+  EXPECT_GT(counts[0], 0u);
+  EXPECT_GT(counts[1], 0u);
+  EXPECT_GT(counts[2], 0u);
 }
 
 TEST(VrpTable, FullLengthMaxLengthAndSlashZero) {

@@ -1,0 +1,48 @@
+// An allocator for the VRP table's large arrays: the whole 2 MiB pages
+// inside an array are advised for transparent huge pages (madvise
+// MADV_HUGEPAGE), so that a random lookup into the table seldom misses
+// the TLB (37.6 MB of 4 KiB pages is 9,200 pages; of 2 MiB pages, 19).
+// The array itself comes from operator new as usual, so no memory is
+// added: only its ends, short of a 2 MiB boundary, stay on small pages.
+// The advice is a hint: where the kernel gives no huge pages (THP
+// "never") the array is used as it is. No I/O: madvise only marks the
+// process's own memory.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace petrel::rpki::internal {
+
+inline constexpr size_t kHugePage = size_t{2} << 20;
+
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+
+  HugePageAllocator() = default;
+  template <typename U>
+  explicit HugePageAllocator(const HugePageAllocator<U>& /*other*/) {}
+
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / 2 / sizeof(T)) throw std::bad_array_new_length();
+    void* p = ::operator new(n * sizeof(T));
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t from = (at + kHugePage - 1) & ~(kHugePage - 1);
+    const uintptr_t to = (at + n * sizeof(T)) & ~(kHugePage - 1);
+    if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);  // a hint
+    return static_cast<T*>(p);
+  }
+
+  void deallocate(T* p, size_t /*n*/) { ::operator delete(p); }
+
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>& /*other*/) const {
+    return true;
+  }
+};
+
+}  // namespace petrel::rpki::internal

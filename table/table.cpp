@@ -145,11 +145,14 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       }
       replaced = r.attrs;
       r.attrs = op.attrs;
-      set_rank(r);
+      // A prefix's only route goes without a rank (0, unknown): nothing is
+      // compared with it until a second route comes, which fills it in.
+      if (e.size() > 1) set_rank(r);
+      else r.set_rank(0);
       set_validation(r, op.prefix, op.validation);
     } else {
       Route r{op.attrs, op.path_id, slot, 0};
-      set_rank(r);
+      if (!e.empty()) set_rank(r);
       set_validation(r, op.prefix, op.validation);
       const uint32_t b = e.best();
       e.push(r);
@@ -161,7 +164,8 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       // With both ranks known no set is read (the best's is a cache miss).
       if (b != Entry<K>::kNone) {
         const Route& a = e.routes()[e.size() - 1];
-        const Route& br = e.routes()[b];
+        Route& br = e.routes()[b];
+        if (br.rank() == 0) set_rank(br);  // reads its set, as the comparison would
         const Candidate added = candidate(a);
         const Candidate best = candidate(br);
         if (added.eligible && a.rank() && br.rank()) {

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "codec/types.h"
+#include "crates/bytes/bytes.h"
 #include "daemon/log.h"
 #include "table/multipath.h"
 
@@ -50,6 +51,24 @@ std::optional<fib::Gateway> gateway_of(const table::Attrs& a, int f, F&& ifindex
   if (g.address.is_link_local() || g.link_local) g.via_ifindex = ifindex();
   return g;
 }
+
+// gateway_of()'s last answer: consecutive routes of a full table often
+// share their attribute set. Keyed by the set's bytes (a set may be freed
+// and its address reused; its bytes say what it is), the family, and the
+// peer's slot and the interfaces (for a link-local next hop).
+struct GatewayMemo {
+  bool valid = false;
+  int family = 0;
+  uint16_t slot = 0;
+  uint64_t generation = 0;
+  std::vector<std::byte> wire;
+  std::optional<fib::Gateway> gateway;
+
+  [[nodiscard]] bool holds(bytes::Span w, int f, uint16_t s, uint64_t gen) const {
+    return valid && family == f && slot == s && generation == gen &&
+           std::equal(w.begin(), w.end(), wire.begin(), wire.end());
+  }
+};
 
 }  // namespace
 
@@ -181,6 +200,7 @@ void KernelSyncer::run() {
   const auto t0 = Clock::now();
   auto last_retry = t0, last_publish = t0;
   std::string reported;  // the last error logged, to log each once
+  GatewayMemo memo;
 
   auto on_event = [&](const table::FollowEvent& ev) {
     if (ev.resync) {
@@ -191,9 +211,18 @@ void KernelSyncer::run() {
     if (resynced[ev.shard]) handed.insert(ev.change.prefix);
     if (ev.change.family != kV4 && ev.change.family != kV6) return;
     const net::Prefix& p = ev.change.prefix;
+    const int f = ev.change.family;
+    if (ev.best && !memo.holds(ev.best->attrs->wire(), f, ev.best->slot, interfaces_generation_)) {
+      memo.gateway = gateway_of(*ev.best->attrs, f, [&] { return session_ifindex(*ev.best, d.interfaces()); });
+      const bytes::Span w = ev.best->attrs->wire();
+      memo.wire.assign(w.begin(), w.end());
+      memo.family = f;
+      memo.slot = ev.best->slot;
+      memo.generation = interfaces_generation_;
+      memo.valid = true;
+    }
     std::optional<fib::Gateway> g;
-    if (ev.best)
-      g = gateway_of(*ev.best->attrs, ev.change.family, [&] { return session_ifindex(*ev.best, d.interfaces()); });
+    if (ev.best) g = memo.gateway;
     if (g && config_.multipath) deferred.emplace_back(ev.change.family, p);
     else if (g) d.plan().want(p, fib::Want{{std::move(*g)}, false});
     else d.plan().unwant(p);

@@ -12,7 +12,7 @@ namespace petrel::rpki {
 namespace internal {
 namespace {
 
-// At most 2^16 buckets (256 KiB of offsets: they stay in the L2 cache).
+// At most 2^16 buckets, about four records each for smaller tables.
 constexpr unsigned kMaxIndexBits = 16;
 // A block holding at most this many entries is copied into the blocks of
 // the prefixes nested in it; a larger one is linked.
@@ -203,34 +203,43 @@ uint32_t FamilyIndex<Key>::bucket_of(Key addr) const {
 
 template <typename Key>
 void FamilyIndex<Key>::index() {
-  // Index the bits after those every contained address shares, as many
-  // buckets as records up to 2^kMaxIndexBits. bucket[b] is the first
-  // record at or past bucket b's first address, so the record in force
-  // there is the one before it: a lookup searches from that one to the
-  // bucket's end (no record is copied to a bucket's start).
-  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(records.size())), 1, kMaxIndexBits);
+  // Index the bits after those every contained address shares (about
+  // four records a bucket, at most 2^16 buckets), and start each bucket
+  // with the record in force at its first address, so that a lookup never
+  // looks into an earlier bucket.
+  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(records.size())), 3, kMaxIndexBits + 2) - 2;
   shift = std::min(common_bits(low, high), kKeyBits<Key> - index_bits);
   const size_t buckets = size_t{1} << index_bits;
+  const Key top = static_cast<Key>(low & ~host_mask<Key>(shift));
+  Array<Record> out;
+  out.reserve(records.size() + buckets);
   bucket.assign(buckets + 1, 0);
   size_t j = 0;
   for (size_t b = 0; b < buckets; ++b) {
-    while (j < records.size() && bucket_of(records[j].key.get()) < b) ++j;
-    bucket[b] = static_cast<uint32_t>(j);
+    while (j < records.size() && bucket_of(records[j].key.get()) < b) out.push_back(records[j++]);
+    bucket[b] = static_cast<uint32_t>(out.size());
+    const Key base = static_cast<Key>(top | (static_cast<Key>(b) << (kKeyBits<Key> - index_bits - shift)));
+    if (out.empty() || (j < records.size() && records[j].key.get() == base)) continue;
+    Record in_force = out.back();
+    const Key mask = static_cast<Key>(~host_mask<Key>(in_force.inner));
+    if (((in_force.key.get() ^ base) & mask) != 0) continue;
+    in_force.key = StoredKey<Key>::of(base);
+    out.push_back(in_force);
   }
-  bucket[buckets] = static_cast<uint32_t>(records.size());
-  records.shrink_to_fit();
+  while (j < records.size()) out.push_back(records[j++]);
+  bucket[buckets] = static_cast<uint32_t>(out.size());
+  records = std::move(out);
   slots.shrink_to_fit();
 }
 
 template <typename Key>
 void FamilyIndex<Key>::prefetch_records(uint32_t b) const {
-  // The lines from the record before the bucket to the bucket's last
-  // (at most kPrefetchRecords records) are read together rather than one
-  // per step of the search: the search then runs from cache.
-  const uint32_t from = bucket[b] - (bucket[b] > 0);
-  const char* p = reinterpret_cast<const char*>(records.data() + from);
-  const char* end = reinterpret_cast<const char*>(records.data() + from +
-                                                  std::min<size_t>(bucket[b + 1] - from, kPrefetchRecords));
+  // The bucket's lines are fetched together rather than one per step of
+  // the search: the search then runs from cache. Steps of 64 bytes from an
+  // address inside a line can pass over the last line: it is read too.
+  const char* p = reinterpret_cast<const char*>(records.data() + bucket[b]);
+  const char* end = reinterpret_cast<const char*>(records.data() + bucket[b] +
+                                                  std::min<size_t>(bucket[b + 1] - bucket[b], kPrefetchRecords));
   const char* last = end - 1;
   for (; p < end; p += 64) touch(p);
   if (reinterpret_cast<uintptr_t>(p) / 64 <= reinterpret_cast<uintptr_t>(last) / 64) touch(last);
@@ -239,12 +248,10 @@ void FamilyIndex<Key>::prefetch_records(uint32_t b) const {
 template <typename Key>
 const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::find(Key addr) const {
   const uint32_t b = bucket_of(addr);
-  // Branch-free binary search, from the record before the bucket (the
-  // one in force at its first address) to the bucket's last, for the
-  // last record at or before addr; none when there is none.
-  const uint32_t from = bucket[b] - (bucket[b] > 0);
-  const Record* lo = records.data() + from;
-  size_t n = bucket[b + 1] - from;
+  // Branch-free binary search for the bucket's last record at or before
+  // addr; none when the bucket is empty or starts after addr.
+  const Record* lo = records.data() + bucket[b];
+  size_t n = bucket[b + 1] - bucket[b];
   if (n == 0) return nullptr;
   while (n > 1) {
     const size_t half = n / 2;
@@ -337,8 +344,7 @@ namespace {
 // Up to internal::kBatch routes of one family, one step of the lookup for
 // all of them before the next: each step starts every route's next read
 // before any waits for one, so the misses of the routes overlap instead
-// of following each other. The first step's address (the bucket's
-// offsets) comes from the route alone.
+// of following each other.
 template <typename Key>
 struct Batch {
   Key key[internal::kBatch];

@@ -7,15 +7,15 @@
 // Per address family, the distinct VRP prefixes nest or are disjoint (they
 // are prefixes). The table is one sorted array of small records, each
 // saying from which address on which VRP prefixes contain the addresses
-// that follow: one at every VRP prefix's start and one where a nested
-// prefix ends inside its parent. A record names the longest of those prefixes (its
+// that follow: one at every VRP prefix's start, one where a nested prefix
+// ends inside its parent, and one at the start of every index bucket a
+// prefix runs into. A record names the longest of those prefixes (its
 // "inner" length; an address past it is contained by none) and, when
 // that prefix and its covering ones hold a single VRP, that VRP itself;
 // else it points at a block of (AS, max length, prefix length) entries.
 // A lookup reads the bucket's two offsets (a direct index on up to 16
-// address bits past the bits every VRP prefix shares), searches the
-// records from the one before the bucket (in force at its first address)
-// to the bucket's last (their cache lines fetched together) and answers
+// address bits past the bits every VRP prefix shares), searches that
+// bucket's few records (their cache lines fetched together) and answers
 // from the record unless the route's origin may be in the block (a
 // 32-bit summary of the block's ASes says): two dependent reads into the
 // table for most routes, three for the rest. A block holding covering

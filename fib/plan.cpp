@@ -88,7 +88,7 @@ std::optional<NextHop> Plan::hop_of(const Gateway& g, const Interfaces& ifs) {
   return std::nullopt;
 }
 
-std::optional<Shape> Plan::shape_for(const Want& w, const Interfaces& ifs) {
+std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) {
   Shape s;
   s.scope = RT_SCOPE_UNIVERSE;
   if (w.unreachable) {
@@ -97,6 +97,7 @@ std::optional<Shape> Plan::shape_for(const Want& w, const Interfaces& ifs) {
   }
   s.type = RTN_UNICAST;
   for (const Gateway& g : w.gateways) {
+    if (g.address.family() != family) continue;  // RFC 8950 next hops: not installed yet
     auto nh = hop_of(g, ifs);
     if (!nh) continue;
     if (std::find(s.nexthops.begin(), s.nexthops.end(), *nh) == s.nexthops.end()) s.nexthops.push_back(*nh);
@@ -108,13 +109,14 @@ std::optional<Shape> Plan::shape_for(const Want& w, const Interfaces& ifs) {
   return s;
 }
 
-uint32_t Plan::resolve(uint32_t want, const Interfaces& ifs) {
+uint32_t Plan::resolve(uint32_t want, net::IpFamily family, const Interfaces& ifs) {
   // Most routes share a few wishes: the last answer is kept (the
   // interfaces do not change within one next()).
-  if (want != memo_want_) {
+  if (want != memo_want_ || family != memo_family_) {
     forget_memo();
     memo_want_ = wants_.acquire(want);
-    if (auto s = shape_for(wants_[want], ifs)) memo_shape_ = shapes_.acquire(*s);
+    memo_family_ = family;
+    if (auto s = shape_for(wants_[want], family, ifs)) memo_shape_ = shapes_.acquire(*s);
   }
   return shapes_.acquire(memo_shape_);
 }
@@ -140,7 +142,7 @@ Route Plan::route_of(const net::Prefix& p, const Shape& s) const {
 std::optional<Route> Plan::target(const net::Prefix& p, const Interfaces& ifs) const {
   auto it = entries_.find(p);
   if (it == entries_.end() || it->second.want == kNoId) return std::nullopt;
-  auto s = shape_for(wants_[it->second.want], ifs);
+  auto s = shape_for(wants_[it->second.want], p.family(), ifs);
   if (!s) return std::nullopt;
   return route_of(p, *s);
 }
@@ -268,7 +270,7 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     const net::Prefix& p = n.first;
     Entry& e = n.second;
     e.queued = false;
-    uint32_t want = e.want != kNoId ? resolve(e.want, ifs) : kNoId;  // a reference taken
+    uint32_t want = e.want != kNoId ? resolve(e.want, p.family(), ifs) : kNoId;  // a reference taken
     set_unresolved(e, e.want != kNoId && want == kNoId);
     Request rq;
     uint32_t shape = kNoId;

@@ -177,8 +177,10 @@ class Plan {
   }
   // The shape Petrel would install for a wish (a reference taken; kNoId:
   // none reachable).
-  uint32_t resolve(uint32_t want, const Interfaces& ifs);
-  [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, const Interfaces& ifs);
+  uint32_t resolve(uint32_t want, net::IpFamily family, const Interfaces& ifs);
+  // Only gateways of the prefix's family count (an IPv4 prefix over an
+  // IPv6 next hop, RFC 8950, is not installed yet: unresolved).
+  [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs);
   [[nodiscard]] Route route_of(const net::Prefix& p, const Shape& s) const;
   void touch(Node& n);
   // found: the route was found at start-up (not installed by this run).
@@ -200,6 +202,7 @@ class Plan {
   // shape (a reference held to each).
   void forget_memo();
   uint32_t memo_want_ = kNoId, memo_shape_ = kNoId;
+  net::IpFamily memo_family_ = net::IpFamily::V4;
 
   PlanOptions o_;
   Interned<Want, WantHash> wants_;

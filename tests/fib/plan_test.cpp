@@ -406,6 +406,24 @@ TEST(Plan, GlobalNextHopPreferredToItsLinkLocalOne) {
   EXPECT_EQ(plan.counts().unresolved, 1u);
 }
 
+TEST(Plan, Rfc8950NextHopsAreUnresolvedNotInstalled) {
+  // An IPv4 prefix over an IPv6 next hop would need RTA_VIA: counted as
+  // unresolved, never installed (docs/kernel.md); the same wish for an
+  // IPv6 prefix is installed.
+  Interfaces ifs = with_veth(three_links());
+  ModelKernel k;
+  Plan plan(kOpts);
+  const Want ll{{Gateway{addr("fe80::2"), 4, {}}}, false};
+  plan.want(prefix("192.0.2.0/24"), ll);
+  plan.want(prefix("2001:db8:1::/48"), ll);
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
+  ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
+  EXPECT_EQ(plan.counts().unresolved, 1u);
+  EXPECT_EQ(plan.counts().installed, 1u);
+  EXPECT_EQ(plan.counts().refusals, 0u);
+}
+
 // ---- the model kernel property
 
 struct World {

@@ -8,7 +8,9 @@
 // the daemon reads it, then End-of-RIB, then holds the session with
 // KEEPALIVEs. The observer is one more neighbour that sends nothing: it
 // decodes every UPDATE the daemon sends and records when it holds every
-// prefix of the table.
+// prefix of the table. With --observer-late 1 it dials only once the
+// daemon's table is full (a new neighbour of a router that holds a full
+// table; `observer_dialled_s` says when).
 //
 // Optional watchers: the daemon's Prometheus metrics (Petrel: when
 // petrel_table_routes reaches every neighbour's routes) and the kernel's
@@ -70,6 +72,7 @@ struct Options {
   uint32_t feeder_as = 65001;          // neighbour i has feeder_as + i
   std::string observer;                // local address of the observer ("" = none)
   uint32_t observer_as = 65100;
+  bool observer_late = false;          // the observer dials once the daemon's table is full
   synth::Params table;
   std::string metrics;                 // host:port of the daemon's /metrics ("" = none)
   std::string kernel_netns;            // namespace whose kernel to watch ("" = none)
@@ -83,7 +86,7 @@ struct Options {
                "petrel-load: %s\n"
                "usage: petrel-load --daemon ADDR [--port N] [--daemon-as N]\n"
                "         --feeder ADDR [--feeder ADDR ...] [--feeder-as N]\n"
-               "         [--observer ADDR] [--observer-as N]\n"
+               "         [--observer ADDR] [--observer-as N] [--observer-late 0|1]\n"
                "         [--v4 N] [--v6 N] [--attr-sets N] [--seed N]\n"
                "         [--metrics HOST:PORT] [--kernel-netns NAME] [--kernel-table N]\n"
                "         [--timeout S] [--hold S] [--settle S] [--json FILE]\n",
@@ -121,6 +124,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--feeder-as") o.feeder_as = static_cast<uint32_t>(number(v, "bad --feeder-as"));
     else if (a == "--observer") o.observer = v;
     else if (a == "--observer-as") o.observer_as = static_cast<uint32_t>(number(v, "bad --observer-as"));
+    else if (a == "--observer-late") o.observer_late = number(v, "bad --observer-late") != 0;
     else if (a == "--v4") o.table.v4_prefixes = static_cast<uint32_t>(number(v, "bad --v4"));
     else if (a == "--v6") o.table.v6_prefixes = static_cast<uint32_t>(number(v, "bad --v6"));
     else if (a == "--attr-sets") {
@@ -681,18 +685,23 @@ int main(int argc, char** argv) {
       s.run();
     });
   const bool observing = !o.observer.empty();
-  if (observing)
+  auto start_observer = [&] {
     threads.emplace_back([&] {
       Session s(sh, o, Role::kObserver, o.observer, o.observer_as, nullptr, &observed);
       s.run();
     });
+  };
+  // A late observer is a new neighbour of a router that holds the whole
+  // table already: it is sent the table from the table, not as it arrives.
+  int64_t observer_ns = -1;
+  if (observing && !o.observer_late) start_observer();
   std::optional<KernelWatch> kernel;
   if (!o.kernel_netns.empty()) {
     kernel.emplace(sh, o, *expected);
     threads.emplace_back([&] { kernel->run(); });
   }
 
-  const int sessions = static_cast<int>(o.feeders.size()) + (observing ? 1 : 0);
+  const int sessions = static_cast<int>(o.feeders.size()) + (observing && !o.observer_late ? 1 : 0);
   int64_t up_ns = -1, table_ns = -1;
   bool timed_out = false;
   // Poll every 10 ms: at most timeout / 10 ms rounds.
@@ -706,6 +715,14 @@ int main(int argc, char** argv) {
     if (up_ns >= 0 && !sh.go && sh.now_ns() - up_ns >= static_cast<int64_t>(o.settle * 1e9)) sh.go = true;
     if (sh.go && !o.metrics.empty() && table_ns < 0 && round % 2 == 0) {
       if (table_routes(o.metrics, sh) >= static_cast<int64_t>(per_feed * feeds.size())) table_ns = sh.now_ns();
+    }
+    // Late: once the table is full (by the metrics; without them, once
+    // every feeder wrote its last UPDATE).
+    if (observing && o.observer_late && observer_ns < 0 &&
+        (o.metrics.empty() ? sh.feeders_done == static_cast<int>(feeds.size()) : table_ns >= 0)) {
+      observer_ns = sh.now_ns();
+      sh.log("table full: the observer dials now");
+      start_observer();
     }
     bool done = sh.feeders_done == static_cast<int>(feeds.size()) && (!observing || observed.complete_ns() >= 0) &&
                 (o.metrics.empty() || table_ns >= 0) && (!kernel || kernel->complete_ns() >= 0);
@@ -724,6 +741,7 @@ int main(int argc, char** argv) {
                      ",\"bytes\":" + std::to_string(total_bytes) + ",\"sessions_up_s\":" + secs(up_ns, 0) +
                      ",\"last_update_written_s\":" + secs(sh.last_write_ns.load(), t0) +
                      ",\"table_complete_s\":" + secs(table_ns, t0) +
+                     ",\"observer_dialled_s\":" + secs(o.observer_late ? observer_ns : -1, t0) +
                      ",\"observer_complete_s\":" + secs(observing ? observed.complete_ns() : -1, t0) +
                      ",\"observer_prefixes\":" + (observing ? std::to_string(observed.count()) : "null") +
                      ",\"observer_unexpected\":" + (observing ? std::to_string(observed.unexpected()) : "null") +

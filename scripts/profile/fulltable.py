@@ -15,6 +15,7 @@ into the main table of the daemon's namespace.
 
 Environment: PETREL (the petrel binary), LOAD (petrel-load), FIBSYNC
 (fib-sync, for the floor), PEERS (1), PREFIXES (1000000), KERNEL (0),
+OBSERVER_LATE (0; 1: the observer dials once the table is full),
 HOLD_SECS (30: how long the sessions stay up after the load, for the
 second memory sample), TIMEOUT (600), PERF_FREQ (sample the daemon with
 `perf record -g` at this frequency from its start until the load is
@@ -50,6 +51,7 @@ def env_int(name: str, default: int) -> int:
 PEERS = env_int("PEERS", 1)
 PREFIXES = env_int("PREFIXES", 1_000_000)
 KERNEL = env_int("KERNEL", 0) == 1
+OBSERVER_LATE = env_int("OBSERVER_LATE", 0) == 1
 HOLD = env_int("HOLD_SECS", 30)
 TIMEOUT = env_int("TIMEOUT", 600)
 
@@ -286,6 +288,8 @@ def run_one(name: str) -> dict:
             args += ["--feeder", a]
         if d.metrics():
             args += ["--metrics", d.metrics()]
+        if OBSERVER_LATE:
+            args += ["--observer-late", "1"]
         if KERNEL:
             args += ["--kernel-netns", dut.ns, "--kernel-table", "254"]
         perf = None

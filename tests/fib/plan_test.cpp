@@ -11,6 +11,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <string>
@@ -429,6 +430,11 @@ TEST(Plan, Rfc8950NextHopsAreUnresolvedNotInstalled) {
 struct World {
   std::vector<net::Prefix> prefixes;
   std::vector<net::IpAddress> gateways;
+  // IPv6 wishes: link-local gateways on link 4 (which comes and goes) or
+  // on no known interface, and 32-octet next hops whose global address
+  // is on no link (RFC 2545: the link-local one is used).
+  std::vector<net::Prefix> prefixes6;
+  std::vector<Gateway> gateways6;
 };
 
 World world() {
@@ -436,6 +442,10 @@ World world() {
   for (uint32_t i = 0; i < 12; ++i) w.prefixes.push_back(*net::Prefix::make(net::IpAddress::v4(0xc0a80000u | (i << 8)), 24));
   for (uint32_t i = 1; i <= 4; ++i)  // 10.0.4.x: on no link until one gets it
     for (uint32_t h = 2; h <= 3; ++h) w.gateways.push_back(net::IpAddress::v4(0x0a000000u | (i << 8) | h));
+  for (const char* p : {"2001:db8:1::/48", "2001:db8:2::/48", "2001:db8:3::/48"}) w.prefixes6.push_back(prefix(p));
+  w.gateways6 = {Gateway{addr("fe80::2"), 4, {}}, Gateway{addr("fe80::3"), 0, {}},
+                 Gateway{addr("2001:db8:ff::2"), 4, addr("fe80::2")},
+                 Gateway{addr("2001:db8:ff::3"), 4, addr("fe80::3")}};
   return w;
 }
 
@@ -480,10 +490,13 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
       case 0:
       case 1:
       case 2: {  // a wish: one or two gateways (ECMP)
-        auto p = w.prefixes[*rc::gen::inRange<size_t>(0, w.prefixes.size())];
+        const bool v6 = *rc::gen::inRange(0, 3) == 0;
+        auto p = v6 ? w.prefixes6[*rc::gen::inRange<size_t>(0, w.prefixes6.size())]
+                    : w.prefixes[*rc::gen::inRange<size_t>(0, w.prefixes.size())];
         Want want;
         for (int g = 0, ng = *rc::gen::inRange(1, 3); g < ng; ++g)
-          want.gateways.push_back(Gateway{w.gateways[*rc::gen::inRange<size_t>(0, w.gateways.size())], 0, {}});
+          want.gateways.push_back(v6 ? w.gateways6[*rc::gen::inRange<size_t>(0, w.gateways6.size())]
+                                     : Gateway{w.gateways[*rc::gen::inRange<size_t>(0, w.gateways.size())], 0, {}});
         if (want.gateways.size() == 2 && want.gateways[0] == want.gateways[1]) want.gateways.pop_back();
         wanted[p] = want;
         plan.want(p, want);
@@ -527,14 +540,21 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
   RC_ASSERT(k.foreign() == foreign);
 
   uint64_t unresolved = 0, blocked = 0, installed = 0;
-  for (const net::Prefix& p : w.prefixes) {
+  std::vector<net::Prefix> all = w.prefixes;
+  all.insert(all.end(), w.prefixes6.begin(), w.prefixes6.end());
+  for (const net::Prefix& p : all) {
     std::vector<NextHop> expect;
     if (auto it = wanted.find(p); it != wanted.end()) {
-      for (const Gateway& g : it->second.gateways)
-        if (auto ifindex = ifs.resolve(g.address)) expect.push_back(NextHop{true, g.address, *ifindex, 0});
+      for (const Gateway& g : it->second.gateways) {
+        if (auto ifindex = ifs.resolve(g.address, g.via_ifindex))
+          expect.push_back(NextHop{true, g.address, *ifindex, 0});
+        else if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
+          expect.push_back(NextHop{true, *g.link_local, *ifindex, 0});
+      }
       if (expect.empty()) ++unresolved;
     }
     std::sort(expect.begin(), expect.end());
+    expect.erase(std::unique(expect.begin(), expect.end()), expect.end());
     const Route* have = k.ours(p);
     bool foreign_here = foreign.count({kOpts.table, p, kOpts.metric}) != 0;
     if (expect.empty() || foreign_here) {

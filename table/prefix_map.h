@@ -225,6 +225,14 @@ class PrefixMap {
       if (e.key == k) return &e;
     }
   }
+  // Room for n entries without growing. Keys that come in hash order (a
+  // walk of another map) must go into a map sized for all of them: while
+  // it grows they crowd the front of its slots in one long probe run.
+  void reserve(size_t n) {
+    size_t cap = cap_ ? cap_ : 16;
+    while (n * 5 > cap * 4) cap *= 2;
+    if (cap != cap_) rehash(cap);
+  }
   // The entry of k, made (with no routes) if absent.
   Entry<K>& find_or_insert(const K& k) {
     if ((size_ + 1) * 5 > cap_ * 4) rehash(cap_ ? cap_ * 2 : 16);

@@ -451,6 +451,34 @@ TEST(PrefixMapGrowth, FiftyThousandIpv4Keys) {
   grow_and_shrink<Key4>(keys);
 }
 
+// reserve(): room made once, entries kept, and keys walked out of another
+// map (in hash order, as an exporter copies a table shard) go in with no
+// further growth.
+TEST(PrefixMapGrowth, ReserveMakesRoomOnceAndKeepsEntries) {
+  PrefixMap<Key4> source;
+  for (uint32_t i = 0; i < 50000; ++i) source.find_or_insert(Key4::of(v4(0x0A000000u + (i << 8), 24))).push(route(1, i));
+  PrefixMap<Key4> m;
+  m.find_or_insert(Key4::of(v4(0xC0000200u, 24))).push(route(2, 7));
+  m.reserve(50001);
+  const size_t cap = m.capacity();
+  EXPECT_GE(cap * 4, 50001u * 5);
+  EXPECT_EQ(cap & (cap - 1), 0u);
+  const Entry<Key4>* kept = m.find(Key4::of(v4(0xC0000200u, 24)));
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->routes()[0].path_id, 7u);
+  source.for_each([&](Entry<Key4>& e) { m.find_or_insert(e.key).push(e.routes()[0]); });
+  EXPECT_EQ(m.capacity(), cap);
+  EXPECT_EQ(m.size(), 50001u);
+  size_t wrong = 0;
+  source.for_each([&](Entry<Key4>& e) {
+    const Entry<Key4>* got = m.find(e.key);
+    wrong += !got || got->routes()[0].path_id != e.routes()[0].path_id;
+  });
+  EXPECT_EQ(wrong, 0u);
+  m.reserve(10);  // never shrinks
+  EXPECT_EQ(m.capacity(), cap);
+}
+
 TEST(PrefixMapGrowth, FiveThousandIpv6Keys) {
   std::vector<net::Prefix> keys;
   for (uint32_t i = 0; i < 5000; ++i) {

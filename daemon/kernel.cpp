@@ -92,24 +92,11 @@ uint32_t KernelSyncer::session_ifindex(const table::RouteView& v, const fib::Int
   auto it = links_.find(v.peer->name);
   if (it == links_.end()) return 0;  // not a configured peer ([[originate]])
   const SessionLink& s = it->second;
-  std::optional<uint32_t> ifindex;
-  if (!s.interface.empty()) {
-    ifindex = ifs.index_of(s.interface);
-  } else if (s.local_address) {
-    for (const auto& [index, i] : ifs.all())
-      for (const fib::Address& a : i.addresses)
-        if (a.local == *s.local_address) ifindex = index;
-  } else {  // the interface whose network holds the peer's address, up or not
-    int best = -1;
-    for (const auto& [index, i] : ifs.all())
-      for (const fib::Address& a : i.addresses) {
-        auto net = net::Prefix::make(a.address, a.prefix_len);
-        if (net && net->contains(s.address) && a.prefix_len > best) {
-          ifindex = index;
-          best = a.prefix_len;
-        }
-      }
-  }
+  // The interface named, else the one holding the local address, else the
+  // one whose network holds the peer's address (up or not).
+  std::optional<uint32_t> ifindex = !s.interface.empty() ? ifs.index_of(s.interface)
+                                    : s.local_address   ? ifs.holding(*s.local_address)
+                                                        : ifs.network_of(s.address);
   l.ifindex = ifindex.value_or(0);
   return l.ifindex;
 }

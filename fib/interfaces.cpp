@@ -45,20 +45,36 @@ std::optional<uint32_t> Interfaces::resolve(const net::IpAddress& nh, uint32_t v
     if (it == links_.end() || !it->second.up()) return std::nullopt;
     return via_ifindex;
   }
+  return longest_network(nh, true, true);  // our own address is no gateway
+}
+
+std::optional<uint32_t> Interfaces::longest_network(const net::IpAddress& x, bool up_only, bool own_is_none) const {
   std::optional<uint32_t> best;
   int best_len = -1;
   for (const auto& [index, i] : links_) {
-    if (!i.up()) continue;
+    if (up_only && !i.up()) continue;
     for (const Address& a : i.addresses) {
-      if (a.local.family() != nh.family()) continue;
-      if (a.local == nh) return std::nullopt;  // our own address is no gateway
+      if (a.local.family() != x.family()) continue;
+      if (own_is_none && a.local == x) return std::nullopt;
       auto net = net::Prefix::make(a.address, a.prefix_len);
-      if (!net || !net->contains(nh) || a.prefix_len <= best_len) continue;
+      if (!net || !net->contains(x) || a.prefix_len <= best_len) continue;
       best = index;
       best_len = a.prefix_len;
     }
   }
   return best;
+}
+
+std::optional<uint32_t> Interfaces::network_of(const net::IpAddress& a) const {
+  return longest_network(a, false, false);
+}
+
+std::optional<uint32_t> Interfaces::holding(const net::IpAddress& local) const {
+  std::optional<uint32_t> found;
+  for (const auto& [index, i] : links_)
+    for (const Address& a : i.addresses)
+      if (a.local == local) found = index;
+  return found;
 }
 
 std::optional<uint32_t> Interfaces::index_of(std::string_view name) const {

@@ -44,8 +44,18 @@ class Interfaces {
 
   [[nodiscard]] const std::map<uint32_t, Interface>& all() const { return links_; }
   [[nodiscard]] std::optional<uint32_t> index_of(std::string_view name) const;
+  // The interface that holds `local` as one of its own addresses.
+  [[nodiscard]] std::optional<uint32_t> holding(const net::IpAddress& local) const;
+  // The interface of the longest connected network that contains `a`,
+  // whether the interface is up or not.
+  [[nodiscard]] std::optional<uint32_t> network_of(const net::IpAddress& a) const;
 
  private:
+  // The longest network containing `a` among the interfaces' (only those
+  // up, with up_only); nullopt as soon as `a` is one of our own addresses
+  // when own_is_none.
+  [[nodiscard]] std::optional<uint32_t> longest_network(const net::IpAddress& a, bool up_only, bool own_is_none) const;
+
   std::map<uint32_t, Interface> links_;
 };
 

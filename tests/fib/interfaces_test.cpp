@@ -70,5 +70,23 @@ TEST(Interfaces, LinkLocalNeedsTheSessionsInterface) {
   EXPECT_EQ(ifs.resolve(addr("fe80::2"), 9), std::nullopt);  // unknown interface
 }
 
+// What the kernel syncer asks to find a session's interface: the one
+// holding a local address, or the longest network holding the peer's
+// address, up or not.
+TEST(Interfaces, HoldingAndNetworkOfUpOrNot) {
+  Interfaces ifs;
+  (void)ifs.apply(link(RTM_NEWLINK, 2, kUp, "eth0"));
+  (void)ifs.apply(address(RTM_NEWADDR, 2, "10.0.0.1", 16));
+  (void)ifs.apply(link(RTM_NEWLINK, 3, IFF_UP, "eth1"));  // no carrier
+  (void)ifs.apply(address(RTM_NEWADDR, 3, "10.0.1.1", 24));
+  EXPECT_EQ(ifs.holding(addr("10.0.1.1")), 3u);
+  EXPECT_EQ(ifs.holding(addr("10.0.1.2")), std::nullopt);
+  EXPECT_EQ(ifs.network_of(addr("10.0.1.9")), 3u);  // the longer network, though down
+  EXPECT_EQ(ifs.resolve(addr("10.0.1.9")), 2u);     // resolve() takes only links up
+  EXPECT_EQ(ifs.network_of(addr("10.0.9.9")), 2u);
+  EXPECT_EQ(ifs.network_of(addr("10.1.0.1")), std::nullopt);
+  EXPECT_EQ(ifs.network_of(addr("2001:db8::1")), std::nullopt);
+}
+
 }  // namespace
 }  // namespace petrel::fib

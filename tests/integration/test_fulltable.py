@@ -54,3 +54,14 @@ def test_bird_in_the_same_lab(tmp_path):
     assert not ld["failed"] and not ld["timed_out"], ld
     assert ld["observer_prefixes"] == 20000 and ld["observer_unexpected"] == 0, ld
     assert ld["table_complete_s"] is None  # only Petrel's table is watched
+
+
+def test_petrel_sends_its_full_table_to_a_late_neighbour(tmp_path):
+    """The observer dials once the table is full (OBSERVER_LATE=1): the
+    exporter sends it the table read from the shards, not as it came."""
+    r = run("petrel", tmp_path, PEERS=1, PREFIXES=20000, OBSERVER_LATE=1)
+    ld = r["load"]
+    assert not ld["failed"] and not ld["timed_out"], ld
+    assert ld["observer_prefixes"] == 20000 and ld["observer_unexpected"] == 0, ld
+    assert ld["table_complete_s"] is not None and ld["observer_dialled_s"] is not None, ld
+    assert ld["table_complete_s"] <= ld["observer_dialled_s"] < ld["observer_complete_s"], ld

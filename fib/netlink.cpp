@@ -1,6 +1,7 @@
 // rtnetlink messages as bytes and back (see netlink.h). Layouts from
-// <linux/netlink.h> and <linux/rtnetlink.h>: a nlmsghdr, the type's fixed
-// struct (rtmsg, ifinfomsg, ifaddrmsg, nlmsgerr), then rtattr TLVs, each
+// <linux/netlink.h>, <linux/rtnetlink.h> and <linux/nexthop.h>: a nlmsghdr,
+// the type's fixed struct (rtmsg, ifinfomsg, ifaddrmsg, nhmsg, nlmsgerr),
+// then rtattr TLVs (NHA_GROUP: an array of nexthop_grp), each
 // padded to 4 octets; RTA_MULTIPATH holds rtnexthop records, each followed
 // by its own attributes.
 #include "fib/netlink.h"
@@ -8,6 +9,7 @@
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 
 #include <cstring>
@@ -103,6 +105,29 @@ void encode_route(const Route& r, std::vector<std::byte>& out) {
     }
     end_nested(out, mp);
   }
+  if (r.nhid != 0) attr_u32(out, RTA_NH_ID, r.nhid);
+}
+
+void encode_nexthop(const NexthopObject& o, std::vector<std::byte>& out) {
+  nhmsg m{};
+  m.nh_family = o.family;
+  m.nh_scope = o.scope;
+  m.nh_protocol = o.protocol;
+  m.nh_flags = o.flags;
+  bytes::Writer(out).raw(&m, sizeof m);
+  if (o.id != 0) attr_u32(out, NHA_ID, o.id);
+  if (!o.group.empty()) {
+    std::vector<nexthop_grp> g(o.group.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      g[i] = nexthop_grp{};
+      g[i].id = o.group[i].id;
+      g[i].weight = o.group[i].weight;
+    }
+    attr(out, NHA_GROUP, g.data(), g.size() * sizeof g[0]);
+  }
+  if (o.blackhole) attr(out, NHA_BLACKHOLE, nullptr, 0);
+  if (o.ifindex != 0) attr_u32(out, NHA_OIF, o.ifindex);
+  if (o.has_gateway) attr_addr(out, NHA_GATEWAY, o.gateway);
 }
 
 void encode_link(const Link& l, std::vector<std::byte>& out) {
@@ -204,6 +229,7 @@ Result<Message, DecodeError> decode_route(Header h, bytes::Reader r) {
       case RTA_OIF:
         has_single = true;
         return read_u32(p, single.ifindex);
+      case RTA_NH_ID: return read_u32(p, route.nhid);
       case RTA_MULTIPATH: {
         auto hops = decode_multipath(bytes::Reader(p), f);
         if (!hops) {
@@ -223,6 +249,42 @@ Result<Message, DecodeError> decode_route(Header h, bytes::Reader r) {
   if (!multi.empty()) route.nexthops = std::move(multi);
   else if (has_single) route.nexthops.push_back(single);
   return Message{h, std::move(route)};
+}
+
+Result<Message, DecodeError> decode_nexthop(Header h, bytes::Reader r) {
+  nhmsg m{};
+  if (!r.copy_to(&m, sizeof m)) return fail(DecodeError::kShortBody);
+  NexthopObject o;
+  o.family = m.nh_family;
+  o.scope = m.nh_scope;
+  o.protocol = m.nh_protocol;
+  o.flags = m.nh_flags;
+  auto ok = for_each_attr(r, [&](uint16_t type, bytes::Span p) {
+    switch (type) {
+      case NHA_ID: return read_u32(p, o.id);
+      case NHA_BLACKHOLE: return o.blackhole = true;
+      case NHA_OIF: return read_u32(p, o.ifindex);
+      case NHA_GATEWAY:
+        // The gateway's family is the object's (an AF_UNSPEC object has none).
+        if (o.family != kAfInet && o.family != kAfInet6) return false;
+        o.has_gateway = true;
+        return read_addr(p, o.family == kAfInet ? net::IpFamily::V4 : net::IpFamily::V6, o.gateway);
+      case NHA_GROUP: {
+        if (p.size() % sizeof(nexthop_grp) != 0) return false;
+        bytes::Reader g(p);
+        o.group.clear();
+        while (!g.empty()) {
+          nexthop_grp e{};
+          (void)g.copy_to(&e, sizeof e);
+          o.group.push_back(GroupMember{e.id, e.weight});
+        }
+        return true;
+      }
+      default: return true;
+    }
+  });
+  if (!ok) return fail(ok.error());
+  return Message{h, std::move(o)};
 }
 
 Result<Message, DecodeError> decode_link(Header h, bytes::Reader r) {
@@ -290,6 +352,8 @@ void encode(const Message& m, std::vector<std::byte>& out) {
           encode_link(b, out);
         } else if constexpr (std::is_same_v<T, Address>) {
           encode_address(b, out);
+        } else if constexpr (std::is_same_v<T, NexthopObject>) {
+          encode_nexthop(b, out);
         } else if constexpr (std::is_same_v<T, Ack>) {
           int32_t e = b.error;
           bytes::Writer(out).raw(&e, sizeof e);
@@ -310,6 +374,12 @@ void encode(const Header& h, const Route& r, std::vector<std::byte>& out) {
   end_message(at, out);
 }
 
+void encode(const Header& h, const NexthopObject& o, std::vector<std::byte>& out) {
+  size_t at = begin_message(h, out);
+  encode_nexthop(o, out);
+  end_message(at, out);
+}
+
 void encode_dump(uint16_t type, uint8_t family, uint32_t seq, std::vector<std::byte>& out) {
   size_t at = begin_message(Header{type, NLM_F_REQUEST | NLM_F_DUMP, seq, 0}, out);
   bytes::Writer w(out);
@@ -320,6 +390,10 @@ void encode_dump(uint16_t type, uint8_t family, uint32_t seq, std::vector<std::b
   } else if (type == RTM_GETADDR) {
     ifaddrmsg m{};
     m.ifa_family = family;
+    w.raw(&m, sizeof m);
+  } else if (type == RTM_GETNEXTHOP) {
+    nhmsg m{};
+    m.nh_family = family;
     w.raw(&m, sizeof m);
   } else {
     rtmsg m{};
@@ -352,6 +426,8 @@ Result<Message, DecodeError> decode(bytes::Span one) {
     case RTM_DELLINK: return decode_link(h, r);
     case RTM_NEWADDR:
     case RTM_DELADDR: return decode_address(h, r);
+    case RTM_NEWNEXTHOP:
+    case RTM_DELNEXTHOP: return decode_nexthop(h, r);
     case NLMSG_ERROR: {
       int32_t e = 0;
       nlmsghdr req{};

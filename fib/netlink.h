@@ -3,7 +3,8 @@
 // The messages Petrel exchanges with the kernel (man 7 rtnetlink,
 // <linux/rtnetlink.h>): routes (RTM_NEWROUTE, RTM_DELROUTE, their dumps,
 // RTA_MULTIPATH for ECMP), addresses (RTM_NEWADDR, RTM_DELADDR), links
-// (RTM_NEWLINK, RTM_DELLINK), and the kernel's answers (NLMSG_ERROR, an
+// (RTM_NEWLINK, RTM_DELLINK), nexthop objects (RTM_NEWNEXTHOP,
+// RTM_DELNEXTHOP, their dumps; <linux/nexthop.h>), and the kernel's answers (NLMSG_ERROR, an
 // ack when its error is 0; NLMSG_DONE ending a dump). Netlink is in host
 // byte order: structs are copied in and out through the bounded reader
 // and writer (crates/bytes), never read in place.
@@ -60,7 +61,38 @@ struct Route {
   uint8_t type = 0;       // RTN_*
   // One: RTA_GATEWAY and RTA_OIF. More: RTA_MULTIPATH.
   std::vector<NextHop> nexthops;
+  // RTA_NH_ID: the route refers to a nexthop object (0: none). A request
+  // carries the id alone (the kernel refuses it beside next hops); the
+  // kernel reports the object's next hops beside it (nexthop_compat_mode).
+  uint32_t nhid = 0;
   friend bool operator==(const Route&, const Route&) = default;
+};
+
+// One member of a nexthop group (struct nexthop_grp): weight is the
+// kernel's weight - 1, as on the wire.
+struct GroupMember {
+  uint32_t id = 0;
+  uint8_t weight = 0;
+  friend bool operator==(const GroupMember&, const GroupMember&) = default;
+  friend auto operator<=>(const GroupMember&, const GroupMember&) = default;
+};
+
+// A nexthop object (struct nhmsg and NHA_* attributes): a gateway on a
+// link (family AF_INET or AF_INET6), or a group of other objects (family
+// 0, NHA_GROUP: a multipath next hop), or a blackhole. Routes refer to it
+// by id (Route::nhid).
+struct NexthopObject {
+  uint32_t id = 0;        // NHA_ID
+  uint8_t family = 0;     // nh_family
+  uint8_t scope = 0;      // nh_scope (the kernel's answer only)
+  uint8_t protocol = 0;   // nh_protocol: RTPROT_*
+  uint32_t flags = 0;     // nh_flags: RTNH_F_*
+  bool blackhole = false; // NHA_BLACKHOLE
+  bool has_gateway = false;
+  net::IpAddress gateway;  // NHA_GATEWAY, of the family
+  uint32_t ifindex = 0;    // NHA_OIF
+  std::vector<GroupMember> group;  // NHA_GROUP
+  friend bool operator==(const NexthopObject&, const NexthopObject&) = default;
 };
 
 struct Link {
@@ -95,7 +127,7 @@ struct Other {
   friend bool operator==(const Other&, const Other&) = default;
 };
 
-using Body = std::variant<Route, Link, Address, Ack, Done, Other>;
+using Body = std::variant<Route, Link, Address, NexthopObject, Ack, Done, Other>;
 
 struct Message {
   Header header;
@@ -114,14 +146,17 @@ enum class DecodeError : uint8_t {
 const char* to_string(DecodeError e);
 
 // Appends one message (padded to NLMSG_ALIGNTO). Route bodies go out as
-// RTM_NEWROUTE/RTM_DELROUTE (header.type says which), links and addresses
-// as their RTM_ types; Ack as NLMSG_ERROR, Done as NLMSG_DONE.
+// RTM_NEWROUTE/RTM_DELROUTE (header.type says which), nexthop objects as
+// RTM_NEWNEXTHOP/RTM_DELNEXTHOP, links and addresses as their RTM_ types;
+// Ack as NLMSG_ERROR, Done as NLMSG_DONE.
 void encode(const Message& m, std::vector<std::byte>& out);
 // The same for a route, without building a Message.
 void encode(const Header& h, const Route& r, std::vector<std::byte>& out);
+// The same for a nexthop object.
+void encode(const Header& h, const NexthopObject& o, std::vector<std::byte>& out);
 
 // Appends a dump request (NLM_F_REQUEST | NLM_F_DUMP) for RTM_GETROUTE,
-// RTM_GETLINK or RTM_GETADDR of one address family (0: all).
+// RTM_GETLINK, RTM_GETADDR or RTM_GETNEXTHOP of one address family (0: all).
 void encode_dump(uint16_t type, uint8_t family, uint32_t seq, std::vector<std::byte>& out);
 
 // Decodes one message (exactly its nlmsg_len bytes).

@@ -45,7 +45,7 @@ inline rc::Gen<Route> gen_route() {
   return rc::gen::mapcat(rc::gen::arbitrary<bool>(), [](bool v6) {
     return rc::gen::apply(
         [v6](uint64_t bits, unsigned len, uint32_t table, uint32_t metric, uint8_t proto, uint8_t scope,
-             uint8_t type, std::vector<NextHop> hops) {
+             uint8_t type, std::vector<NextHop> hops, uint32_t nhid) {
           Route r;
           r.dst = *net::Prefix::make(make_addr(v6, bits), len % (v6 ? 129 : 33));
           r.table = table;
@@ -54,12 +54,46 @@ inline rc::Gen<Route> gen_route() {
           r.scope = scope;
           r.type = type;
           r.nexthops = std::move(hops);  // one with a weight or neither part: RTA_MULTIPATH
+          r.nhid = nhid % 3 == 0 ? 0 : nhid;  // RTA_NH_ID, beside next hops as the kernel reports them
           return r;
         },
         rc::gen::arbitrary<uint64_t>(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>(),
         rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint8_t>(),
-        rc::gen::arbitrary<uint8_t>(), rc::gen::container<std::vector<NextHop>>(gen_nexthop(v6)));
+        rc::gen::arbitrary<uint8_t>(), rc::gen::container<std::vector<NextHop>>(gen_nexthop(v6)),
+        rc::gen::arbitrary<uint32_t>());
   });
+}
+
+// A nexthop object: a gateway (or a link, or a blackhole) of a family, or
+// a group of ids (family 0).
+inline rc::Gen<NexthopObject> gen_nexthop_object() {
+  return rc::gen::apply(
+      [](int kind, bool v6, uint32_t id, uint8_t scope, uint8_t protocol, uint32_t flags, bool gw, uint64_t bits,
+         uint32_t ifindex, std::vector<std::pair<uint32_t, uint8_t>> members) {
+        NexthopObject o;
+        o.id = id;
+        o.scope = scope;
+        o.protocol = protocol;
+        o.flags = flags;
+        if (kind == 0) {  // a group
+          for (auto [m, w] : members) o.group.push_back(GroupMember{m, w});
+        } else {
+          o.family = v6 ? 10 : 2;
+          if (kind == 1) {
+            o.blackhole = true;
+          } else {
+            o.has_gateway = gw;
+            if (gw) o.gateway = make_addr(v6, bits);
+            o.ifindex = ifindex;
+          }
+        }
+        return o;
+      },
+      rc::gen::inRange(0, 3), rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint32_t>(),
+      rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<uint32_t>(),
+      rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint64_t>(), rc::gen::arbitrary<uint32_t>(),
+      rc::gen::container<std::vector<std::pair<uint32_t, uint8_t>>>(
+          rc::gen::pair(rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint8_t>())));
 }
 
 }  // namespace petrel::fib::testing

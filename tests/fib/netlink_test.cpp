@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <linux/if.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -68,6 +69,69 @@ TEST(Netlink, MultipathOnTheWire) {
   auto m = decode(out);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(std::get<Route>(m->body), r);
+}
+
+TEST(Netlink, NexthopObjectsOnTheWire) {
+  NexthopObject gw;
+  gw.id = 7;
+  gw.family = kAfInet;
+  gw.protocol = RTPROT_BGP;
+  gw.has_gateway = true;
+  gw.gateway = addr("10.0.0.2");
+  gw.ifindex = 3;
+  std::vector<std::byte> out;
+  encode(Header{RTM_NEWNEXTHOP, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, 7, 0}, gw, out);
+  EXPECT_EQ(bytes::to_hex(out), bytes::to_hex(hex(
+      "30000000 6800 0506 07000000 00000000"  // nlmsghdr: len 48, RTM_NEWNEXTHOP, flags, seq 7
+      "02 00 ba 00 00000000"                  // nhmsg: AF_INET, scope 0, proto bgp, flags 0
+      "0800 0100 07000000"                    // NHA_ID 7
+      "0800 0500 03000000"                    // NHA_OIF 3
+      "0800 0600 0a000002")));                // NHA_GATEWAY 10.0.0.2
+  auto m = decode(out);
+  ASSERT_TRUE(m.ok()) << to_string(m.error());
+  EXPECT_EQ(std::get<NexthopObject>(m->body), gw);
+
+  NexthopObject group;
+  group.id = 9;
+  group.protocol = RTPROT_BGP;
+  group.group = {GroupMember{7, 0}, GroupMember{8, 1}};
+  out.clear();
+  encode(Header{RTM_NEWNEXTHOP, NLM_F_REQUEST, 1, 0}, group, out);
+  EXPECT_NE(bytes::to_hex(out).find(bytes::to_hex(hex(
+                "1400 0200"              // NHA_GROUP, 4 + 2 * 8
+                "07000000 00 00 0000"    // id 7, weight 0
+                "08000000 01 00 0000"))),  // id 8, weight 1
+            std::string::npos);
+  m = decode(out);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(std::get<NexthopObject>(m->body), group);
+
+  // A route referring to object 7: RTA_NH_ID (30) alone, no gateway.
+  Route r = gateway_route();
+  r.nexthops.clear();
+  r.nhid = 7;
+  out.clear();
+  encode(Header{RTM_NEWROUTE, NLM_F_REQUEST, 2, 0}, r, out);
+  EXPECT_NE(bytes::to_hex(out).find(bytes::to_hex(hex("0800 1e00 07000000"))), std::string::npos);
+  EXPECT_EQ(bytes::to_hex(out).find(bytes::to_hex(hex("0800 0500"))), std::string::npos);  // no RTA_GATEWAY
+  m = decode(out);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(std::get<Route>(m->body), r);
+
+  std::vector<std::byte> dump;
+  encode_dump(RTM_GETNEXTHOP, 0, 4, dump);
+  EXPECT_EQ(bytes::to_hex(dump), bytes::to_hex(hex("18000000 6a00 0103 04000000 00000000 00 00 00 00 00000000")));
+}
+
+TEST(Netlink, BadNexthopObjects) {
+  // A gateway on an object of no family (AF_UNSPEC): no width to read it by.
+  EXPECT_EQ(decode(hex("20000000 6800 0000 00000000 00000000 00 00 ba 00 00000000 0800 0600 0a000002")).error(),
+            DecodeError::kBadAddress);
+  // NHA_GROUP not a whole number of nexthop_grp (8 octets).
+  EXPECT_EQ(decode(hex("24000000 6800 0000 00000000 00000000 00 00 ba 00 00000000 0a00 0200 07000000 0000 0000"))
+                .error(),
+            DecodeError::kBadAddress);
+  EXPECT_EQ(decode(hex("14000000 6800 0000 00000000 00000000 0000 0000")).error(), DecodeError::kShortBody);
 }
 
 TEST(Netlink, AckAndDone) {
@@ -155,7 +219,7 @@ RC_GTEST_PROP(Netlink, OtherMessagesRoundTrip, ()) {
   bool v6 = *rc::gen::arbitrary<bool>();
   Message m;
   m.header.seq = *rc::gen::arbitrary<uint32_t>();
-  switch (*rc::gen::inRange(0, 4)) {
+  switch (*rc::gen::inRange(0, 5)) {
     case 0: {
       m.header.type = *rc::gen::element<uint16_t>(RTM_NEWLINK, RTM_DELLINK);
       auto name = *rc::gen::container<std::string>(rc::gen::inRange('a', 'z'));
@@ -171,6 +235,11 @@ RC_GTEST_PROP(Netlink, OtherMessagesRoundTrip, ()) {
                        local, peer};
       break;
     }
+    case 3:
+      m.header.type = *rc::gen::element<uint16_t>(RTM_NEWNEXTHOP, RTM_DELNEXTHOP);
+      m.header.flags = *rc::gen::arbitrary<uint16_t>();
+      m.body = *testing::gen_nexthop_object();
+      break;
     case 2:
       m.header.type = NLMSG_ERROR;
       m.body = Ack{*rc::gen::arbitrary<int32_t>(),
@@ -264,6 +333,43 @@ TEST(NetlinkReal, RouteDumps) {
   ASSERT_NE(mp6, nullptr);
   ASSERT_EQ(mp6->nexthops.size(), 2u);
   EXPECT_EQ(mp6->nexthops[1].gateway, testing::addr("2001:db8:9::3"));
+}
+
+// Captured from `ip nexthop add id 5 via 10.9.0.2 dev d0 proto bgp`, 6 via
+// 10.8.0.2 dev d1, 7 group 5/6,2, 8 via 2001:db8:9::2 dev d0, and routes
+// in table 100 with nhid 5, 7 and 8 (metric 32, proto bgp).
+TEST(NetlinkReal, NexthopObjectsAndRoutesThatReferToThem) {
+  auto nh = read_corpus("nexthop_dump");
+  ASSERT_FALSE(nh.empty());
+  EXPECT_TRUE(std::holds_alternative<Done>(nh.back().body));
+  std::vector<NexthopObject> objects;
+  for (const Message& m : nh)
+    if (const auto* o = std::get_if<NexthopObject>(&m.body)) objects.push_back(*o);
+  ASSERT_EQ(objects.size(), 4u);
+  EXPECT_EQ(objects[0].id, 5u);
+  EXPECT_EQ(objects[0].family, kAfInet);
+  EXPECT_EQ(objects[0].protocol, RTPROT_BGP);
+  EXPECT_EQ(objects[0].gateway, testing::addr("10.9.0.2"));
+  EXPECT_NE(objects[0].ifindex, 0u);
+  EXPECT_EQ(objects[2].id, 7u);
+  EXPECT_EQ(objects[2].family, 0);
+  EXPECT_EQ(objects[2].group, (std::vector<GroupMember>{{5, 0}, {6, 1}}));  // weights 1 and 2
+  EXPECT_EQ(objects[3].gateway, testing::addr("2001:db8:9::2"));
+
+  auto v4 = read_corpus("route_dump_nhid_v4");
+  const Route* r = find_route(v4, testing::prefix("192.0.2.0/24"));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->nhid, 5u);
+  ASSERT_EQ(r->nexthops.size(), 1u);  // the object's next hop beside its id (nexthop_compat_mode)
+  EXPECT_EQ(r->nexthops[0].gateway, testing::addr("10.9.0.2"));
+  const Route* mp = find_route(v4, testing::prefix("198.51.100.0/24"));
+  ASSERT_NE(mp, nullptr);
+  EXPECT_EQ(mp->nhid, 7u);
+  EXPECT_EQ(mp->nexthops.size(), 2u);
+  auto v6 = read_corpus("route_dump_nhid_v6");
+  const Route* r6 = find_route(v6, testing::prefix("2001:db8:100::/48"));
+  ASSERT_NE(r6, nullptr);
+  EXPECT_EQ(r6->nhid, 8u);
 }
 
 TEST(NetlinkReal, LinksAddressesAndErrors) {

@@ -28,6 +28,9 @@ namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr int kReadsPerWakeup = 16;           // fairness between sessions on one worker
+constexpr auto kReadBudget = std::chrono::milliseconds(20);  // and at most this long a wakeup: the
+                                              // loop's timers (KEEPALIVEs to every session of the
+                                              // worker) go between
 constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
@@ -990,6 +993,15 @@ void Peer::on_timer(struct ev_loop*, ev_timer* w, int) {
   auto* c = static_cast<Connection*>(w->data);
   Peer* p = c->peer;
   try {
+    // What the peer sent and we have not read yet counts: after a busy
+    // spell the loop may run this timer before the socket's read watcher,
+    // and the hold timer must not expire on messages waiting in our own
+    // receive buffer.
+    if (c->fd >= 0 && ev_is_active(&c->rio)) p->handle_read(*c);
+    if (c->dead || c->fd < 0) {
+      p->reap();
+      return;
+    }
     p->step(*c, fsm::Tick{});
   } catch (const std::exception& e) {
     p->session_failed(*c, e.what());
@@ -1023,7 +1035,9 @@ void Peer::handle_write(Connection& c) {
 }
 
 void Peer::handle_read(Connection& c) {
+  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kReadsPerWakeup && !c.dead && c.fd >= 0; ++i) {
+    if (i > 0 && std::chrono::steady_clock::now() - start > kReadBudget) return;  // the rest next turn
     ssize_t n = ::read(c.fd, read_buf_.data(), read_buf_.size());
     if (n > 0) {
       c.framer.feed(bytes::Span(read_buf_.data(), static_cast<size_t>(n)));

@@ -60,10 +60,42 @@ def require(kind: str) -> None:
                     f"see scripts/install-deps.sh)")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+LOG_TAIL_LINES = 80
+
+
+def print_log_tails(root: str) -> None:
+    """Prints the last lines of every log under `root` (a failed test's
+    daemons: Petrel, BIRD, FRR, StayRTR ...), so that a failure in CI,
+    whose machine is gone afterwards, can still be explained."""
+    for dirpath, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if not name.endswith(".log"):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                with open(path, errors="replace") as f:
+                    lines = f.readlines()
+            except OSError:
+                continue
+            print(f"===== {os.path.relpath(path, root)}: last {min(len(lines), LOG_TAIL_LINES)} "
+                  f"of {len(lines)} lines =====")
+            print("".join(lines[-LOG_TAIL_LINES:]), end="")
+
+
 @pytest.fixture
-def lab():
+def lab(request):
     with L.Lab() as the_lab:
         yield the_lab
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            print_log_tails(the_lab.tmp)
 
 
 def pytest_sessionfinish(session, exitstatus):

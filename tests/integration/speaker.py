@@ -537,12 +537,29 @@ class Speaker:
         self._threads.append(t)
         return self
 
+    SEND_TIMEOUT = 120.0   # seconds a send may wait for the peer to read
+
     def send(self, data: bytes) -> None:
-        """Sends raw bytes: one message, several, or a fragment of one."""
+        """Sends raw bytes: one message, several, or a fragment of one.
+
+        The reader thread sets the socket's timeout for its own waits (a
+        second or less), and a socket has one timeout for both directions:
+        so this sends piece by piece and waits up to SEND_TIMEOUT in all,
+        rather than failing when the peer is busy for longer than the
+        reader's current wait."""
         if self.sock is None:
             raise OSError("not connected")
+        view = memoryview(data)
+        deadline = time.monotonic() + self.SEND_TIMEOUT
         with self._wlock:
-            self.sock.sendall(data)
+            while view:
+                try:
+                    n = self.sock.send(view)
+                except socket.timeout:
+                    if time.monotonic() > deadline:
+                        raise
+                    continue
+                view = view[n:]
         self.sent.append(data)
 
     def send_update(self, prefixes: list[str], next_hop: str, **kw) -> None:

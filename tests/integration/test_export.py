@@ -282,9 +282,10 @@ def test_a_peer_that_stops_reading_holds_back_no_other(lab):
     me, feed_n, good_n, stall_n = lab.node("petrel"), lab.node("feeder"), lab.node("good"), lab.node("stalled")
     send_hold = 45   # longer than the sanitizer build takes to pass the feed on
     petrel = L.Petrel(me, [
-        L.PetrelPeer("feeder", feed_n.v4, 65010, me.v4, passive=True, families=("ipv4-unicast",)),
+        L.PetrelPeer("feeder", feed_n.v4, 65010, me.v4, passive=True, families=("ipv4-unicast",),
+                     hold_time=30),
         L.PetrelPeer("good", good_n.v4, 65011, me.v4, passive=True, families=("ipv4-unicast",),
-                     export_policy="all"),
+                     export_policy="all", hold_time=30),
         L.PetrelPeer("stalled", stall_n.v4, 65012, me.v4, passive=True, families=("ipv4-unicast",),
                      export_policy="all", hold_time=30, extra=(f"send_hold_time = {send_hold}",)),
     ], PETREL_ASN).start()
@@ -304,11 +305,14 @@ def test_a_peer_that_stops_reading_holds_back_no_other(lab):
     ka.start()
     lab.on_close(stop.set)
 
-    good = L.speaker(good_n, 65011, hold_time=9, families=("ipv4-unicast",))
+    # The feeding and reading sessions are not what is tested: hold times
+    # long enough for the Python speakers and a sanitizer build sharing a
+    # loaded machine with other tests.
+    good = L.speaker(good_n, 65011, hold_time=30, families=("ipv4-unicast",))
     good.connect(me.v4, local=good_n.v4, netns=good_n.ns, timeout=15, attempts=30)
     good.start()
     good.wait_established()
-    feeder = L.speaker(feed_n, 65010, hold_time=9, families=("ipv4-unicast",))
+    feeder = L.speaker(feed_n, 65010, hold_time=30, families=("ipv4-unicast",))
     feeder.connect(me.v4, local=feed_n.v4, netns=feed_n.ns, timeout=15, attempts=30)
     feeder.start()
     feeder.wait_established()

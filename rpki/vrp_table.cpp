@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 
@@ -12,21 +13,25 @@ namespace petrel::rpki {
 namespace internal {
 namespace {
 
-// At most 2^16 buckets, about four records each for smaller tables.
-constexpr unsigned kMaxIndexBits = 16;
+// At most 2^22 buckets (64 bytes each for IPv4: 256 MiB would hold
+// 2^22 to 2^23 records, past any RPKI in sight).
+constexpr unsigned kMaxIndexBits = 22;
 // A block holding at most this many entries is copied into the blocks of
 // the prefixes nested in it; a larger one is linked.
 constexpr uint32_t kCopyLimit = 16;
-// A bucket's records whose lines a lookup fetches before its search.
-constexpr size_t kPrefetchRecords = 16;
+// validate_batch: routes taken together, and how many routes ahead of the
+// one decided a bucket's line is fetched.
+constexpr size_t kChunk = 256;
+constexpr size_t kAhead = 16;
 
 template <typename Key>
 constexpr unsigned kKeyBits = sizeof(Key) * 8;
 
+// The host bits of a prefix of length len (0 to the key's bits): two
+// shifts, each shorter than the key, so no branch and no overlong shift.
 template <typename Key>
 Key host_mask(unsigned len) {
-  if (len >= kKeyBits<Key>) return Key{0};
-  return static_cast<Key>(static_cast<Key>(~Key{0}) >> len);
+  return static_cast<Key>(static_cast<Key>(static_cast<Key>(~Key{0}) >> (len >> 1)) >> ((len + 1) >> 1));
 }
 
 // Leading bits a and b share.
@@ -49,20 +54,18 @@ uint32_t as_bits(uint32_t as) {
   return (uint32_t{1} << (h >> 27)) | (uint32_t{1} << ((h >> 22) & 31));
 }
 
-// A read whose value is not used: unlike a prefetch, it is not dropped
-// when the address misses the TLB, and the core overlaps such reads as it
-// does any independent loads.
-inline void touch(const void* p) {
-  const char c = *static_cast<const volatile char*>(p);
-  asm volatile("" : : "r"(c));
-}
-
 uint32_t key_of_v4(const net::IpAddress& a) { return a.v4_value(); }
 
 U128 key_of_v6(const net::IpAddress& a) {
-  U128 k = 0;
-  for (uint8_t b : a.bytes()) k = (k << 8) | b;
-  return k;
+  uint64_t hi = 0;
+  uint64_t lo = 0;
+  std::memcpy(&hi, a.data(), 8);
+  std::memcpy(&lo, a.data() + 8, 8);
+  if constexpr (std::endian::native == std::endian::little) {
+    hi = __builtin_bswap64(hi);
+    lo = __builtin_bswap64(lo);
+  }
+  return (static_cast<U128>(hi) << 64) | lo;
 }
 
 template <typename Key>
@@ -117,16 +120,14 @@ void FamilyIndex<Key>::build(std::vector<Raw>& raw) {
   raw.erase(std::unique(raw.begin(), raw.end(),
                         [](const Raw& a, const Raw& b) { return !raw_less<Key>(a, b) && !raw_less<Key>(b, a); }),
             raw.end());
-  records.clear();
   slots.clear();
-  bucket.clear();
-  if (raw.empty()) return;
-  sweep(raw);
-  index();
+  std::vector<Record> flat;
+  const Key high = raw.empty() ? Key{0} : sweep(raw, flat);
+  index(flat, flat.empty() ? Key{0} : flat.front().key.get(), high);
 }
 
 template <typename Key>
-void FamilyIndex<Key>::sweep(const std::vector<Raw>& raw) {
+Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Record>& records) {
   // The open prefixes, each nested in the one below it, with the record
   // that describes an address inside it and no deeper prefix.
   struct Open {
@@ -150,7 +151,7 @@ void FamilyIndex<Key>::sweep(const std::vector<Raw>& raw) {
     // The parent goes on past its child: its chain again from e + 1.
     if (!stack.empty() && stack.back().end > e) emit(static_cast<Key>(e + 1), stack.back().rec);
   };
-  high = 0;
+  Key high = 0;
   for (size_t i = 0; i < raw.size();) {
     size_t j = i + 1;
     while (j < raw.size() && raw[j].start == raw[i].start && raw[j].len == raw[i].len) ++j;
@@ -193,7 +194,7 @@ void FamilyIndex<Key>::sweep(const std::vector<Raw>& raw) {
     i = j;
   }
   while (!stack.empty()) close_top();
-  low = records.front().key.get();
+  return high;
 }
 
 template <typename Key>
@@ -202,119 +203,118 @@ uint32_t FamilyIndex<Key>::bucket_of(Key addr) const {
 }
 
 template <typename Key>
-void FamilyIndex<Key>::index() {
-  // Index the bits after those every contained address shares (about
-  // four records a bucket, at most 2^16 buckets), and start each bucket
-  // with the record in force at its first address, so that a lookup never
-  // looks into an earlier bucket.
-  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(records.size())), 3, kMaxIndexBits + 2) - 2;
+void FamilyIndex<Key>::index(const std::vector<Record>& flat, Key low, Key high) {
+  // Index the bits after those every contained address shares, with
+  // about one record a bucket (1 to 2 on average), so that nearly every
+  // bucket fits in a line. A bucket starts with the record in force at
+  // its first address (a kNone one if none is), so that a lookup never
+  // looks into an earlier bucket and always finds a record.
+  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(flat.size())), 2, kMaxIndexBits + 1) - 1;
   shift = std::min(common_bits(low, high), kKeyBits<Key> - index_bits);
+  top_mask = static_cast<Key>(~host_mask<Key>(shift));
+  top = static_cast<Key>(low & top_mask);
   const size_t buckets = size_t{1} << index_bits;
-  const Key top = static_cast<Key>(low & ~host_mask<Key>(shift));
-  Array<Record> out;
-  out.reserve(records.size() + buckets);
-  bucket.assign(buckets + 1, 0);
+  const Record none{StoredKey<Key>::of(Key{0}), 0, 0, 255, 0, 0, kNone};
+  lines.assign(buckets + 1, Line{{none, none, none, none}});
+  spill.clear();
+  std::vector<Record> in;  // the bucket's records
   size_t j = 0;
   for (size_t b = 0; b < buckets; ++b) {
-    while (j < records.size() && bucket_of(records[j].key.get()) < b) out.push_back(records[j++]);
-    bucket[b] = static_cast<uint32_t>(out.size());
     const Key base = static_cast<Key>(top | (static_cast<Key>(b) << (kKeyBits<Key> - index_bits - shift)));
-    if (out.empty() || (j < records.size() && records[j].key.get() == base)) continue;
-    Record in_force = out.back();
-    const Key mask = static_cast<Key>(~host_mask<Key>(in_force.inner));
-    if (((in_force.key.get() ^ base) & mask) != 0) continue;
-    in_force.key = StoredKey<Key>::of(base);
-    out.push_back(in_force);
+    in.clear();
+    if (j == flat.size() || flat[j].key.get() != base) {
+      Record first = none;
+      if (j > 0) {
+        const Record& before = flat[j - 1];
+        if (((before.key.get() ^ base) & static_cast<Key>(~host_mask<Key>(before.inner))) == 0) first = before;
+      }
+      first.key = StoredKey<Key>::of(base);
+      in.push_back(first);
+    }
+    while (j < flat.size() && bucket_of(flat[j].key.get()) == b) in.push_back(flat[j++]);
+    Line& line = lines[b];
+    if (in.size() <= kPerLine) {
+      for (unsigned k = 0; k < kPerLine; ++k) line.r[k] = in[std::min<size_t>(k, in.size() - 1)];
+      continue;
+    }
+    // The first three in the line, the rest spilt: the line's last
+    // record, keyed as the first of them, says where they are.
+    for (unsigned k = 0; k + 1 < kPerLine; ++k) line.r[k] = in[k];
+    const auto rest = in.begin() + (kPerLine - 1);
+    line.r[kPerLine - 1] = {rest->key, static_cast<uint32_t>(spill.size()),
+                            static_cast<uint32_t>(in.end() - rest), 255, 0, 0, kSpill};
+    spill.insert(spill.end(), rest, in.end());
   }
-  while (j < records.size()) out.push_back(records[j++]);
-  bucket[buckets] = static_cast<uint32_t>(out.size());
-  records = std::move(out);
   slots.shrink_to_fit();
 }
 
 template <typename Key>
-void FamilyIndex<Key>::prefetch_records(uint32_t b) const {
-  // The bucket's lines are fetched together rather than one per step of
-  // the search: the search then runs from cache. Steps of 64 bytes from an
-  // address inside a line can pass over the last line: it is read too.
-  const char* p = reinterpret_cast<const char*>(records.data() + bucket[b]);
-  const char* end = reinterpret_cast<const char*>(records.data() + bucket[b] +
-                                                  std::min<size_t>(bucket[b + 1] - bucket[b], kPrefetchRecords));
-  const char* last = end - 1;
-  for (; p < end; p += 64) touch(p);
-  if (reinterpret_cast<uintptr_t>(p) / 64 <= reinterpret_cast<uintptr_t>(last) / 64) touch(last);
+[[gnu::always_inline]] inline const typename FamilyIndex<Key>::Line* FamilyIndex<Key>::line_of(Key addr) const {
+  if (lines.empty()) return nullptr;  // never built
+  // Outside the shared bits: the last line, of kNone records keyed 0.
+  const size_t b = (addr & top_mask) == top ? bucket_of(addr) : lines.size() - 1;
+  return lines.data() + b;
 }
 
 template <typename Key>
-const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::find(Key addr) const {
-  const uint32_t b = bucket_of(addr);
-  // Branch-free binary search for the bucket's last record at or before
-  // addr; none when the bucket is empty or starts after addr.
-  const Record* lo = records.data() + bucket[b];
-  size_t n = bucket[b + 1] - bucket[b];
-  if (n == 0) return nullptr;
-  while (n > 1) {
+const typename FamilyIndex<Key>::Record& FamilyIndex<Key>::search_spill(const Record& s, Key addr) const {
+  // Branch-free binary search for the last record at or before addr; the
+  // first is at the spill record's key, at or before addr.
+  const Record* lo = spill.data() + s.a;
+  for (size_t n = s.ases; n > 1;) {
     const size_t half = n / 2;
     lo = (lo[half].key.get() <= addr) ? lo + half : lo;
     n -= half;
   }
-  return lo->key.get() <= addr ? lo : nullptr;
+  return *lo;
 }
 
 template <typename Key>
-Validity FamilyIndex<Key>::decide(const Record* r, Key addr, unsigned len, uint32_t as) const {
-  if (!r || ((r->key.get() ^ addr) & static_cast<Key>(~host_mask<Key>(r->inner))) != 0 || r->len > len)
-    return Validity::kNotFound;
-  // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
-  // than the route's and contains it (every VRP of the chain contains it);
-  // it matches when it also allows the route's length and names the
-  // route's origin, which is not NONE (as 0 here) and a VRP for AS 0
-  // never names.
-  if (as == 0) return Validity::kInvalid;
-  if (r->kind == kOne) return r->a == as && len <= r->max_len ? Validity::kValid : Validity::kInvalid;
-  const uint32_t bits = as_bits(as);
-  if ((r->ases & bits) != bits) return Validity::kInvalid;
-  for (uint32_t h = r->a;;) {
+bool FamilyIndex<Key>::in_block(uint32_t header, uint32_t as, unsigned len) const {
+  for (uint32_t h = header;;) {
     const Slot* e = slots.data() + h;
     const Slot* end = e + 1 + e->a;
     const uint32_t link = e->b;
     for (++e; e != end; ++e) {
-      if (e->a == as && (e->b & 0xff) <= len && (e->b >> 8) >= len) return Validity::kValid;
+      if (e->a == as && (e->b & 0xff) <= len && (e->b >> 8) >= len) return true;
     }
-    if (link == 0) return Validity::kInvalid;
+    if (link == 0) return false;
     h = link - 1;
   }
 }
 
 template <typename Key>
-Validity FamilyIndex<Key>::lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const {
-  if (outside(addr)) return Validity::kNotFound;
-  prefetch_records(bucket_of(addr));
-  return decide(find(addr), addr, len, origin.value_or(0));
-}
-
-template <typename Key>
-void FamilyIndex<Key>::fetch_bucket(Key addr) const {
-  if (!outside(addr)) touch(&bucket[bucket_of(addr)]);
-}
-
-template <typename Key>
-void FamilyIndex<Key>::fetch_records(Key addr) const {
-  if (!outside(addr)) prefetch_records(bucket_of(addr));
-}
-
-template <typename Key>
-const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::find_fetching(Key addr, uint32_t as) const {
-  if (outside(addr)) return nullptr;
-  const Record* r = find(addr);
-  if (r && r->kind == kBlock && (r->ases & as_bits(as)) == as_bits(as)) __builtin_prefetch(slots.data() + r->a);
-  return r;
+[[gnu::always_inline]] inline Validity FamilyIndex<Key>::decide(const Line* l, Key addr, unsigned len, uint32_t as) const {
+  if (!l) return Validity::kNotFound;
+  // The line's last record at or before addr: its first is, and the
+  // others are ascending (padding repeats the last), so the count of the
+  // other three at or before addr is its index. No branch.
+  const unsigned at = unsigned{l->r[1].key.get() <= addr} + unsigned{l->r[2].key.get() <= addr} +
+                      unsigned{l->r[3].key.get() <= addr};
+  const Record* r = &l->r[at];
+  if (r->kind == kSpill) [[unlikely]] r = &search_spill(*r, addr);
+  // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
+  // than the route's and contains it (every VRP of the chain contains it);
+  // it matches when it also allows the route's length and names the
+  // route's origin, which is not NONE (as 0 here) and a VRP for AS 0
+  // never names. Straight-line but for a block's entries, read only when
+  // the block's summary holds the origin's bits.
+  // Bitwise & on purpose: each condition is a flag, not a branch.
+  const uint32_t covered = static_cast<uint32_t>(((r->key.get() ^ addr) & ~host_mask<Key>(r->inner)) == 0) &
+                           static_cast<uint32_t>(r->len <= len);
+  uint32_t valid = static_cast<uint32_t>(r->kind == kOne) & static_cast<uint32_t>(r->a == as) &
+                   static_cast<uint32_t>(len <= r->max_len);
+  const uint32_t bits = as_bits(as);
+  if ((static_cast<uint32_t>(r->kind == kBlock) & static_cast<uint32_t>((r->ases & bits) == bits) & covered) != 0)
+    valid = static_cast<uint32_t>(in_block(r->a, as, len));
+  valid &= static_cast<uint32_t>(as != 0);
+  // kNotFound 0, kValid 1, kInvalid 2.
+  return static_cast<Validity>(covered * (2 - valid));
 }
 
 template <typename Key>
 size_t FamilyIndex<Key>::memory_bytes() const {
-  return records.capacity() * sizeof(Record) + slots.capacity() * sizeof(Slot) +
-         bucket.capacity() * sizeof(uint32_t);
+  return lines.capacity() * sizeof(Line) + spill.capacity() * sizeof(Record) + slots.capacity() * sizeof(Slot);
 }
 
 template struct FamilyIndex<uint32_t>;
@@ -341,39 +341,49 @@ VrpTable VrpTable::build(std::span<const Vrp> vrps) {
 
 namespace {
 
-// Up to internal::kBatch routes of one family, one step of the lookup for
-// all of them before the next: each step starts every route's next read
-// before any waits for one, so the misses of the routes overlap instead
-// of following each other.
+using internal::kAhead;
+using internal::kChunk;
+
+// A batch's routes of one family: the bucket lines of all are computed
+// first (no memory read), then each route is decided while the line of
+// the route kAhead places on is fetched, so that about kAhead misses are
+// in flight at any time and the decisions run from cache.
 template <typename Key>
-struct Batch {
-  Key key[internal::kBatch];
-  uint32_t as[internal::kBatch];
-  uint8_t len[internal::kBatch];
-  uint8_t at[internal::kBatch];
+struct Lane {
+  Key key[kChunk];
+  uint32_t as[kChunk];
+  uint8_t len[kChunk];
+  uint16_t at[kChunk];
   size_t n = 0;
 
   void run(const internal::FamilyIndex<Key>& f, Validity* out) const {
-    const typename internal::FamilyIndex<Key>::Record* found[internal::kBatch];
-    for (size_t i = 0; i < n; ++i) f.fetch_bucket(key[i]);
-    for (size_t i = 0; i < n; ++i) f.fetch_records(key[i]);
-    for (size_t i = 0; i < n; ++i) found[i] = f.find_fetching(key[i], as[i]);
-    for (size_t i = 0; i < n; ++i) out[at[i]] = f.decide(found[i], key[i], len[i], as[i]);
+    using Line = typename internal::FamilyIndex<Key>::Line;
+    const Line* line[kChunk];
+    for (size_t i = 0; i < n; ++i) line[i] = f.line_of(key[i]);
+    auto fetch = [&](size_t i) {
+      if (!line[i]) return;
+      __builtin_prefetch(line[i]);
+      if constexpr (sizeof(Line) > 64) __builtin_prefetch(reinterpret_cast<const char*>(line[i]) + 64);
+    };
+    for (size_t i = 0; i < std::min(n, kAhead); ++i) fetch(i);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) fetch(i + kAhead);
+      out[at[i]] = f.decide(line[i], key[i], len[i], as[i]);
+    }
   }
 };
 
 }  // namespace
 
 void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out) const {
-  using internal::kBatch;
-  Batch<uint32_t> b4;
-  Batch<internal::U128> b6;
-  for (size_t at = 0; at < routes.size(); at += kBatch) {
-    const size_t n = std::min(kBatch, routes.size() - at);
+  Lane<uint32_t> b4;
+  Lane<internal::U128> b6;
+  for (size_t at = 0; at < routes.size(); at += kChunk) {
+    const size_t n = std::min(kChunk, routes.size() - at);
     b4.n = b6.n = 0;
     for (size_t i = 0; i < n; ++i) {
       const RouteOrigin& r = routes[at + i];
-      const auto place = static_cast<uint8_t>(i);
+      const auto place = static_cast<uint16_t>(i);
       const uint32_t as = r.origin.value_or(0);
       if (r.route.family() == net::IpFamily::V4) {
         b4.key[b4.n] = internal::key_of_v4(r.route.addr());
@@ -389,10 +399,13 @@ void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Val
 }
 
 Validity VrpTable::validate(const net::Prefix& route, std::optional<uint32_t> origin) const {
+  const uint32_t as = origin.value_or(0);
   if (route.family() == net::IpFamily::V4) {
-    return v4_.lookup(internal::key_of_v4(route.addr()), route.len(), origin);
+    const uint32_t k = internal::key_of_v4(route.addr());
+    return v4_.decide(v4_.line_of(k), k, route.len(), as);
   }
-  return v6_.lookup(internal::key_of_v6(route.addr()), route.len(), origin);
+  const internal::U128 k = internal::key_of_v6(route.addr());
+  return v6_.decide(v6_.line_of(k), k, route.len(), as);
 }
 
 size_t VrpTable::memory_bytes() const { return v4_.memory_bytes() + v6_.memory_bytes(); }

@@ -62,14 +62,18 @@ struct StoredKey<U128> {
 // One family's index; Key is uint32_t (IPv4) or U128 (IPv6).
 template <typename Key>
 struct FamilyIndex {
-  enum Kind : uint8_t { kOne = 1, kBlock = 2 };
+  // kNone: no VRP prefix contains the addresses from `key` on. kSpill:
+  // only in a line's last place, when the bucket has more records than a
+  // line holds: those from `key` on are spill[a, a + ases).
+  enum Kind : uint8_t { kNone = 0, kOne = 1, kBlock = 2, kSpill = 3 };
   // From `key` on (to the next record), the addresses inside the prefix
   // of length `inner` around `key` are contained by a chain of VRP
-  // prefixes, the shortest of length `len`. kOne: the chain holds one
-  // VRP, (a = AS, len, max_len). kBlock: its entries are in the block
-  // whose header is slots[a], and `ases` has as_bits(AS) set for each
-  // of them: an origin whose bits are not all set is in none, and the
-  // route is Invalid without a read of the block.
+  // prefixes, the shortest of length `len` (kNone: 255, longer than any
+  // route). kOne: the chain holds one VRP, (a = AS, len, max_len).
+  // kBlock: its entries are in the block whose header is slots[a], and
+  // `ases` has as_bits(AS) set for each of them: an origin whose bits
+  // are not all set is in none, and the route is Invalid without a read
+  // of the block.
   struct Record {
     StoredKey<Key> key;
     uint32_t a;
@@ -78,6 +82,13 @@ struct FamilyIndex {
     uint8_t max_len;
     uint8_t inner;
     uint8_t kind;
+  };
+  // A bucket: the records in force in one slice of the addresses, the
+  // first at the slice's first address, padded with copies of the last;
+  // one cache line for IPv4 (16-byte records), two for IPv6.
+  static constexpr unsigned kPerLine = 4;
+  struct alignas(64) Line {
+    Record r[kPerLine];
   };
   // A block is a header slot (a = entry count, b = 1 + the slot of the
   // block it continues in, 0 for none) and then its entries (a = AS,
@@ -95,38 +106,33 @@ struct FamilyIndex {
 
   template <typename T>
   using Array = std::vector<T, HugePageAllocator<T>>;
-  Array<Record> records;    // ascending keys
+  // (1 << index_bits) buckets and then one of kNone records for the
+  // addresses outside them; empty until build().
+  Array<Line> lines;
+  Array<Record> spill;  // the records of buckets past kPerLine, ascending
   Array<Slot> slots;
-  Array<uint32_t> bucket;  // (1 << index_bits) + 1 offsets into records
-  Key low = 0;                   // no VRP prefix contains an address below
-  Key high = 0;                  // ... or above
-  unsigned shift = 0;            // the bits every such address shares
-  unsigned index_bits = 1;       // the bits after those that pick a bucket
+  Key top = 0;          // the bits every contained address shares ...
+  Key top_mask = 0;     // ... are these
+  unsigned shift = 0;   // their count
+  unsigned index_bits = 1;  // the bits after those that pick a bucket
 
   void build(std::vector<Raw>& raw);
-  [[nodiscard]] Validity lookup(Key addr, unsigned len, std::optional<uint32_t> origin) const;
   [[nodiscard]] size_t memory_bytes() const;
 
-  // The steps of a lookup, for VrpTable::validate_batch to run for several
-  // routes at once: each starts the memory reads of the next.
-  void fetch_bucket(Key addr) const;
-  void fetch_records(Key addr) const;
-  // The record in force at addr (null: none) and a fetch of its block
-  // when origin `as` may be in it.
-  [[nodiscard]] const Record* find_fetching(Key addr, uint32_t as) const;
-  [[nodiscard]] Validity decide(const Record* r, Key addr, unsigned len, uint32_t as) const;
+  // A lookup in two steps, so that VrpTable::validate_batch can fetch the
+  // lines of routes ahead while it decides the route in hand: the bucket
+  // of addr (no memory read; null for an empty index), then the answer.
+  [[nodiscard]] const Line* line_of(Key addr) const;
+  [[nodiscard]] Validity decide(const Line* l, Key addr, unsigned len, uint32_t as) const;
 
  private:
   [[nodiscard]] uint32_t bucket_of(Key addr) const;
-  [[nodiscard]] bool outside(Key addr) const { return records.empty() || addr < low || addr > high; }
-  void prefetch_records(uint32_t b) const;
-  [[nodiscard]] const Record* find(Key addr) const;  // null: no record in force
-  void sweep(const std::vector<Raw>& raw);
-  void index();
+  [[nodiscard]] const Record& search_spill(const Record& s, Key addr) const;
+  [[nodiscard]] bool in_block(uint32_t header, uint32_t as, unsigned len) const;
+  // The records in address order, none per bucket yet; the highest address contained.
+  Key sweep(const std::vector<Raw>& raw, std::vector<Record>& flat);
+  void index(const std::vector<Record>& flat, Key low, Key high);
 };
-
-// Routes a batched lookup works on together.
-inline constexpr size_t kBatch = 16;
 
 }  // namespace internal
 

@@ -2,8 +2,10 @@
 // inside an array are advised for transparent huge pages (madvise
 // MADV_HUGEPAGE), so that a random lookup into the table seldom misses
 // the TLB (37.6 MB of 4 KiB pages is 9,200 pages; of 2 MiB pages, 19).
-// The array itself comes from operator new as usual, so no memory is
-// added: only its ends, short of a 2 MiB boundary, stay on small pages.
+// The array itself comes from operator new as usual (aligned new for a
+// T aligned past the default, such as the VRP table's 64-byte lines), so
+// no memory is added: only its ends, short of a 2 MiB boundary, stay on
+// small pages.
 // The advice is a hint: where the kernel gives no huge pages (THP
 // "never") the array is used as it is. No I/O: madvise only marks the
 // process's own memory.
@@ -22,6 +24,7 @@ inline constexpr size_t kHugePage = size_t{2} << 20;
 template <typename T>
 struct HugePageAllocator {
   using value_type = T;
+  static constexpr bool kOverAligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   HugePageAllocator() = default;
   template <typename U>
@@ -29,7 +32,8 @@ struct HugePageAllocator {
 
   T* allocate(size_t n) {
     if (n > static_cast<size_t>(-1) / 2 / sizeof(T)) throw std::bad_array_new_length();
-    void* p = ::operator new(n * sizeof(T));
+    void* p = kOverAligned ? ::operator new(n * sizeof(T), std::align_val_t{alignof(T)})
+                           : ::operator new(n * sizeof(T));
     const auto at = reinterpret_cast<uintptr_t>(p);
     const uintptr_t from = (at + kHugePage - 1) & ~(kHugePage - 1);
     const uintptr_t to = (at + n * sizeof(T)) & ~(kHugePage - 1);
@@ -37,7 +41,13 @@ struct HugePageAllocator {
     return static_cast<T*>(p);
   }
 
-  void deallocate(T* p, size_t /*n*/) { ::operator delete(p); }
+  void deallocate(T* p, size_t /*n*/) {
+    if constexpr (kOverAligned) {
+      ::operator delete(p, std::align_val_t{alignof(T)});
+    } else {
+      ::operator delete(p);
+    }
+  }
 
   template <typename U>
   bool operator==(const HugePageAllocator<U>& /*other*/) const {

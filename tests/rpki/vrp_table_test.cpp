@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "rpki/bench/synth_vrps.h"
@@ -324,6 +325,72 @@ RC_GTEST_PROP(VrpTable, RecordInForceFromAnEarlierBucket, ()) {
     routes.push_back({route, origin});
   }
   RC_ASSERT(!first_disagreement(table, vrps, routes));
+}
+
+// validate_batch over any number of routes (none, fewer than the lines it
+// fetches ahead, past one and two chunks of 256, counts that are not
+// multiples of either), both families mixed in one call, against the
+// plain definition route by route.
+RC_GTEST_PROP(VrpTable, BatchesOfAnySizeAgreeWithThePlainDefinition, ()) {
+  auto vrps = *gen_vrps();
+  auto more = gen_wide_vrps(!vrps.empty() && vrps.front().prefix.family() == net::IpFamily::V4);
+  vrps.insert(vrps.end(), more.begin(), more.end());
+  auto table = VrpTable::build(vrps);
+  const size_t n = *rc::gen::element<size_t>(0, 1, 15, 16, 17, 33, 255, 256, 257, 513, 600);
+  std::vector<RouteOrigin> routes;
+  for (size_t i = 0; i < n; ++i)
+    routes.push_back(*rc::gen::arbitrary<bool>() ? gen_route(vrps) : gen_wide_route(vrps, *rc::gen::arbitrary<bool>()));
+  std::vector<Validity> out(n + 1, Validity::kValid);  // one more than asked: left alone
+  table.validate_batch(routes, out);
+  for (size_t i = 0; i < n; ++i) RC_ASSERT(out[i] == plain(vrps, routes[i].route, routes[i].origin));
+  RC_ASSERT(out[n] == Validity::kValid);
+}
+
+// The last address of p and the one after it (nullopt past the end).
+std::pair<net::IpAddress, std::optional<net::IpAddress>> end_and_next(const net::Prefix& p) {
+  const unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
+  auto bytes = under(p, max - p.len(), ~uint64_t{0}).addr().bytes();
+  for (unsigned bit = p.len(); bit < max; ++bit) bytes[bit / 8] = static_cast<uint8_t>(bytes[bit / 8] | (0x80u >> (bit % 8)));
+  const net::IpAddress last = net::IpAddress::from_bytes(p.family(), bytes.data());
+  for (int i = static_cast<int>(max / 8) - 1; i >= 0; --i) {
+    if (++bytes[static_cast<size_t>(i)] != 0) return {last, net::IpAddress::from_bytes(p.family(), bytes.data())};
+  }
+  return {last, std::nullopt};
+}
+
+// More records in one index bucket than its line holds (the rest spilt
+// to a searched array): a dense cluster of nested and adjacent prefixes,
+// looked up at each prefix's first and last address and the one after,
+// host routes and the prefix's own length, single and batched.
+RC_GTEST_PROP(VrpTable, DenseBucketsAgreeAtEveryEdge, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  const unsigned max = v6 ? 128u : 32u;
+  const net::Prefix cluster = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                          *rc::gen::inRange(0u, max - 10));
+  std::vector<Vrp> vrps;
+  // A far VRP, so that the index spans far more than the cluster.
+  vrps.push_back({wide_prefix(v6, ~uint64_t{0}, ~uint64_t{0}, max), static_cast<uint8_t>(max), 1});
+  const size_t n = *rc::gen::inRange<size_t>(1, 120);
+  for (size_t i = 0; i < n; ++i) {
+    const net::Prefix p = under(cluster, *rc::gen::inRange(0u, 10u), *rc::gen::arbitrary<uint64_t>());
+    vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + *rc::gen::inRange(0u, 2u))),
+                    *rc::gen::inRange<uint32_t>(0, 3)});
+  }
+  auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
+  for (const Vrp& v : vrps) {
+    const auto [last, next] = end_and_next(v.prefix);
+    std::vector<net::IpAddress> at = {v.prefix.addr(), last};
+    if (next) at.push_back(*next);
+    for (const net::IpAddress& a : at) {
+      for (unsigned len : {max, static_cast<unsigned>(v.prefix.len())}) {
+        const std::optional<uint32_t> origin = *rc::gen::inRange<uint32_t>(0, 3);
+        routes.push_back({*net::Prefix::make(a, len), origin});
+      }
+    }
+  }
+  const auto bad = first_disagreement(table, vrps, routes);
+  RC_ASSERT(!bad);
 }
 
 // A table large enough for its arrays to hold whole huge pages

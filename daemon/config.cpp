@@ -442,7 +442,7 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   const toml::table* t = ck.table(root, "", "kernel");
   if (!t) return;
   constexpr std::string_view p = "kernel";
-  ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath"});
+  ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath", "nexthop_objects"});
   if (auto v = ck.boolean(*t, p, "enabled")) out.enabled = *v;
   if (auto v = ck.integer(*t, p, "table", 1, kMaxU32, "a routing table id 1..4294967295 other than 255")) {
     if (*v == kRtTableLocal)
@@ -452,6 +452,7 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   }
   if (auto v = ck.integer(*t, p, "metric", 0, kMaxU32, "a metric 0..4294967295")) out.metric = static_cast<uint32_t>(*v);
   if (auto v = ck.boolean(*t, p, "multipath")) out.multipath = *v;
+  if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
 }
 
 void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {

@@ -74,6 +74,7 @@ struct KernelConfig {
   uint32_t table = 254;  // RT_TABLE_MAIN
   uint32_t metric = 32;
   bool multipath = false;
+  bool nexthop_objects = true;  // routes refer to kernel nexthop objects, when supported
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };

@@ -164,6 +164,7 @@ std::string dump(const Config& c) {
   line("table", std::to_string(c.kernel.table));
   line("metric", std::to_string(c.kernel.metric));
   line("multipath", bool_text(c.kernel.multipath));
+  if (!c.kernel.nexthop_objects) line("nexthop_objects", "false");  // only when not the default
 
   if (c.rpki.reject_invalid) {
     o += "\n[rpki]\n";

@@ -134,6 +134,7 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   s.table = config_.table;
   s.metric = config_.metric;
   s.multipath = config_.multipath;
+  s.nexthop_objects = d.nexthop_objects();
   s.counts = d.plan().counts();
   s.removals_allowed = removals_;
   s.stats = d.stats();
@@ -152,6 +153,7 @@ void KernelSyncer::run() {
   fib::DriverOptions o;
   o.plan.table = config_.table;
   o.plan.metric = config_.metric;
+  o.nexthop_objects = config_.nexthop_objects;
   auto opened = fib::Driver::open(o);
   if (!opened) {
     last_error_ = opened.error().text();
@@ -170,7 +172,11 @@ void KernelSyncer::run() {
   }
   log(LogLevel::kInfo, "kernel-started",
       {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
-       {"interfaces", d.interfaces().all().size()}});
+       {"interfaces", d.interfaces().all().size()}, {"nexthop_objects", d.nexthop_objects()},
+       {"nexthop_objects_found", d.plan().counts().nexthop_objects}});
+  if (config_.nexthop_objects && !d.nexthop_objects_supported())
+    log(LogLevel::kWarn, "kernel-no-nexthop-objects", {},
+        "the kernel refused a nexthop object dump (RTM_GETNEXTHOP): routes carry their gateways");
   publish(d, true);
 
   // A shard handed again from the start (the first read, or a journal

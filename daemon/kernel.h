@@ -50,6 +50,7 @@ struct KernelStatus {
   bool running = false;
   uint32_t table = 0, metric = 0;
   bool multipath = false;
+  bool nexthop_objects = false;   // routes refer to kernel nexthop objects
   bool removals_allowed = false;  // stale routes of an earlier run go
   std::string last_error;         // the driver's last error, or the last refusal
   fib::PlanCounts counts;

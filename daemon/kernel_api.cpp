@@ -17,6 +17,7 @@ std::string kernel_json(const KernelStatus& s) {
   w.member("table", s.table);
   w.member("metric", s.metric);
   w.key("multipath").boolean(s.multipath);
+  w.key("nexthop_objects").boolean(s.nexthop_objects);
   w.key("stale_removal").boolean(s.removals_allowed);
   w.key("routes").begin_object();
   w.member("installed", s.counts.installed);
@@ -25,6 +26,7 @@ std::string kernel_json(const KernelStatus& s) {
   w.member("refused", s.counts.refused);
   w.member("stale", s.counts.stale);
   w.end_object();
+  w.member("nexthop_object_count", s.counts.nexthop_objects);
   w.member("refusals", s.counts.refusals);
   w.member("requests", s.stats.requests);
   w.member("batches", s.stats.batches);
@@ -63,6 +65,12 @@ std::string kernel_metrics(const KernelStatus& s) {
   m.sample({{"state", "unresolved"}}, s.counts.unresolved);
   m.sample({{"state", "refused"}}, s.counts.refused);
   m.sample({{"state", "stale"}}, s.counts.stale);
+  m.family("petrel_kernel_nexthop_objects", "gauge",
+           "Kernel nexthop objects of the installer (one per gateway and interface, one per multipath set).");
+  m.sample({}, s.counts.nexthop_objects);
+  m.family("petrel_kernel_nexthop_objects_enabled", "gauge",
+           "1 when routes refer to kernel nexthop objects, 0 when they carry their gateways.");
+  m.sample({}, s.nexthop_objects ? 1 : 0);
   m.family("petrel_kernel_refusals_total", "counter", "Route requests the kernel refused.");
   m.sample({}, s.counts.refusals);
   m.family("petrel_kernel_requests_total", "counter", "Route requests sent to the kernel.");

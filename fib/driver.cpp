@@ -63,6 +63,8 @@ Result<std::unique_ptr<Driver>, DriverError> Driver::open(DriverOptions o) {
   for (int group : {RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR})
     if (mnl_socket_setsockopt(d->notify_, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
       return fail(sys("joining the link and address notification groups"));
+  int nexthops = RTNLGRP_NEXTHOP;  // a kernel without nexthop objects refuses: not needed then
+  (void)mnl_socket_setsockopt(d->notify_, NETLINK_ADD_MEMBERSHIP, &nexthops, sizeof nexthops);
   int nfd = mnl_socket_get_fd(d->notify_);
   set_buffer(nfd, SO_RCVBUFFORCE, SO_RCVBUF, 1 << 20);
   if (fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) | O_NONBLOCK) != 0) return fail(sys("making the socket non-blocking"));
@@ -101,6 +103,8 @@ Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family) {
           done = true;
         } else if (const auto* rt = std::get_if<Route>(&m.body)) {
           plan_.kernel_has(*rt);
+        } else if (const auto* nh = std::get_if<NexthopObject>(&m.body)) {
+          plan_.kernel_has(*nh);
         } else {
           (void)ifs_.apply(m);
         }
@@ -120,6 +124,11 @@ Result<void, DriverError> Driver::dump_interfaces() {
 
 Result<void, DriverError> Driver::start() {
   if (auto r = dump_interfaces(); !r) return r;
+  // Objects before routes (the plan counts the routes that refer to each).
+  // Objects of ours are dumped even when not used: left by an earlier
+  // run, they go once no route refers to them.
+  nh_supported_ = dump(RTM_GETNEXTHOP, 0).ok();
+  plan_.set_nexthop_objects(o_.nexthop_objects && nh_supported_);
   if (auto r = dump(RTM_GETROUTE, kAfInet); !r) return r;
   return dump(RTM_GETROUTE, kAfInet6);
 }
@@ -135,7 +144,8 @@ Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) 
   for (size_t i = 0; i < batch.size(); ++i) {
     Header h = header_of(batch[i]);
     if (i + 1 < batch.size()) h.flags &= static_cast<uint16_t>(~NLM_F_ACK);
-    encode(h, batch[i].route, out_);
+    if (batch[i].object) encode(h, *batch[i].object, out_);
+    else encode(h, batch[i].route, out_);
   }
   ++stats_.batches;
   stats_.requests += batch.size();
@@ -200,14 +210,20 @@ Result<bool, DriverError> Driver::read_notifications() {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       if (errno != ENOBUFS) return fail(sys("reading link and address notifications"));
-      // Notifications were lost: read the interfaces again.
+      // Notifications were lost: read the interfaces again; no nexthop
+      // object is trusted any longer.
       ++stats_.resyncs;
       if (auto r = dump_interfaces(); !r) return fail(r.error());
+      plan_.nexthops_unknown();
       changed = true;
       continue;
     }
     for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
       ++stats_.notifications;
+      if (const auto* nh = std::get_if<NexthopObject>(&m.body)) {
+        if (m.header.type == RTM_DELNEXTHOP) plan_.nexthop_gone(nh->id);
+        return;
+      }
       changed |= ifs_.apply(m);
     });
   }

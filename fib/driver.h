@@ -6,8 +6,13 @@
 // (NLMSG_ERROR acks, one per request, matched to requests by sequence
 // number) come back in the sendmsg call's wake (rtnetlink handles a
 // request in the sender's context), and one subscribed to RTNLGRP_LINK,
-// RTNLGRP_IPV4_IFADDR and RTNLGRP_IPV6_IFADDR. Requests go out in batches
-// (several messages in one sendmsg).
+// RTNLGRP_IPV4_IFADDR and RTNLGRP_IPV6_IFADDR (and RTNLGRP_NEXTHOP: the
+// kernel removes nexthop objects whose link goes). Requests go out in
+// batches (several messages in one sendmsg).
+//
+// Nexthop objects (fib/plan.h) are used when DriverOptions asks for them
+// and the kernel supports them: start() dumps them (RTM_GETNEXTHOP); a
+// failing dump means routes carry their gateways, as without.
 //
 // Opening the sockets needs no privilege; changing routes needs
 // CAP_NET_ADMIN, and its absence is reported in plain words (EPERM).
@@ -31,6 +36,7 @@ struct DriverOptions {
   PlanOptions plan;
   size_t batch = 256;         // requests per sendmsg
   int answer_timeout_ms = 5000;  // waiting for the kernel's acks
+  bool nexthop_objects = true;   // when the kernel supports them
 };
 
 // An error of the driver itself (not a refused route): errno and what was
@@ -72,6 +78,10 @@ class Driver {
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const Interfaces& interfaces() const { return ifs_; }
   [[nodiscard]] const DriverStats& stats() const { return stats_; }
+  // After start(): whether the kernel answered a nexthop object dump, and
+  // whether routes refer to objects (asked for and supported).
+  [[nodiscard]] bool nexthop_objects_supported() const { return nh_supported_; }
+  [[nodiscard]] bool nexthop_objects() const { return plan_.options().nexthop_objects; }
 
  private:
   explicit Driver(DriverOptions o) : o_(o), plan_(o.plan) {}
@@ -87,6 +97,7 @@ class Driver {
   mnl_socket* notify_ = nullptr;
   uint32_t portid_ = 0;
   uint32_t dump_seq_ = 0x80000000u;
+  bool nh_supported_ = false;
   std::vector<std::byte> out_;
   std::vector<std::byte> in_;
 };

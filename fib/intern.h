@@ -51,6 +51,9 @@ class Interned {
     free_.push_back(id);
   }
   [[nodiscard]] const T& operator[](uint32_t id) const { return slots_[id].value; }
+  // The references held to an id (1 after acquire(): the value is new;
+  // 1 before release(): it goes).
+  [[nodiscard]] uint32_t refs(uint32_t id) const { return slots_[id].refs; }
   [[nodiscard]] size_t size() const { return ids_.size(); }
 
  private:

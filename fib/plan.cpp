@@ -14,6 +14,11 @@ Header header_of(const Request& r, uint32_t pid) {
   h.seq = r.seq;
   h.pid = pid;
   h.flags = NLM_F_REQUEST | NLM_F_ACK;
+  if (r.object) {  // nexthop objects are only created (never replaced) and deleted
+    h.type = r.op == Op::kDelete ? RTM_DELNEXTHOP : RTM_NEWNEXTHOP;
+    if (r.op != Op::kDelete) h.flags |= NLM_F_CREATE | NLM_F_EXCL;
+    return h;
+  }
   switch (r.op) {
     case Op::kAdd:
       h.type = RTM_NEWROUTE;
@@ -28,7 +33,10 @@ Header header_of(const Request& r, uint32_t pid) {
   return h;
 }
 
-Message to_message(const Request& r, uint32_t pid) { return Message{header_of(r, pid), r.route}; }
+Message to_message(const Request& r, uint32_t pid) {
+  if (r.object) return Message{header_of(r, pid), *r.object};
+  return Message{header_of(r, pid), r.route};
+}
 
 namespace {
 
@@ -69,7 +77,7 @@ size_t WantHash::operator()(const Want& w) const {
 }
 
 size_t ShapeHash::operator()(const Shape& s) const {
-  size_t h = mix(s.type, s.scope);
+  size_t h = mix(mix(s.type, s.scope), s.nhid);
   for (const NextHop& nh : s.nexthops) {
     h = mix(h, nh.has_gateway ? net::hash_value(nh.gateway) : 0);
     h = mix(h, nh.ifindex);
@@ -116,15 +124,256 @@ uint32_t Plan::resolve(uint32_t want, net::IpFamily family, const Interfaces& if
     forget_memo();
     memo_want_ = wants_.acquire(want);
     memo_family_ = family;
-    if (auto s = shape_for(wants_[want], family, ifs)) memo_shape_ = shapes_.acquire(*s);
+    if (auto s = shape_for(wants_[want], family, ifs)) {
+      if (o_.nexthop_objects && s->type == RTN_UNICAST) s->nhid = object_for(s->nexthops);
+      memo_shape_ = intern(*s);
+    }
   }
   return shapes_.acquire(memo_shape_);
 }
 
 void Plan::forget_memo() {
   wants_.release(memo_want_);
-  shapes_.release(memo_shape_);
+  release_shape(memo_shape_);
   memo_want_ = memo_shape_ = kNoId;
+}
+
+uint32_t Plan::intern(const Shape& s) {
+  uint32_t id = shapes_.acquire(s);
+  if (shapes_.refs(id) == 1 && s.nhid != 0) ref_object(s.nhid);
+  return id;
+}
+
+void Plan::release_shape(uint32_t id) {
+  if (id == kNoId) return;
+  uint32_t nhid = shapes_.refs(id) == 1 ? shapes_[id].nhid : 0;
+  shapes_.release(id);
+  if (nhid != 0) unref_object(nhid);
+}
+
+// ---- nexthop objects
+
+uint32_t Plan::object_for(const std::vector<NextHop>& hops) {
+  if (auto it = nh_ids_.find(hops); it != nh_ids_.end()) return it->second;
+  uint32_t id = 0;
+  for (uint32_t tries = 0; tries < o_.nhid_count; ++tries) {  // the first free id of the range
+    uint32_t c = o_.first_nhid + nh_next_;
+    nh_next_ = (nh_next_ + 1) % o_.nhid_count;
+    if (c != 0 && !nh_.count(c) && !nh_taken_.count(c)) {
+      id = c;
+      break;
+    }
+  }
+  if (id == 0) return 0;  // the range is full: gateways in the route instead
+  NhRecord& rec = nh_[id];
+  rec.hops = hops;
+  rec.attached = true;
+  nh_ids_.emplace(hops, id);
+  if (hops.size() > 1) {
+    for (const NextHop& h : hops) {
+      uint32_t m = object_for({NextHop{h.has_gateway, h.gateway, h.ifindex, 0}});
+      if (m == 0) {  // no id for a member: no group either
+        drop_object(id);
+        return 0;
+      }
+      ref_object(m);
+      nh_[id].members.push_back(m);
+    }
+  }
+  return id;
+}
+
+void Plan::ref_object(uint32_t id) {
+  if (auto it = nh_.find(id); it != nh_.end()) ++it->second.refs;
+}
+
+void Plan::unref_object(uint32_t id) {
+  auto it = nh_.find(id);
+  if (it == nh_.end() || it->second.refs == 0) return;
+  NhRecord& rec = it->second;
+  if (--rec.refs != 0) return;
+  detach(id);
+  if (rec.state == NhState::kAbsent) drop_object(id);
+  else if (rec.state == NhState::kPresent) queue_delete(id);
+  // kCreating: the creation's answer queues its deletion; kDeleting: on its way
+}
+
+void Plan::detach(uint32_t id) {
+  auto it = nh_.find(id);
+  if (it == nh_.end() || !it->second.attached) return;
+  it->second.attached = false;
+  nh_ids_.erase(it->second.hops);
+}
+
+void Plan::drop_object(uint32_t id) {
+  auto it = nh_.find(id);
+  if (it == nh_.end()) return;
+  detach(id);
+  std::vector<uint32_t> members = std::move(it->second.members);
+  nh_.erase(it);
+  for (uint32_t m : members) unref_object(m);
+}
+
+void Plan::queue_delete(uint32_t id) {
+  NhRecord& rec = nh_[id];
+  if (rec.delete_queued) return;
+  rec.delete_queued = true;
+  nh_deletes_.push_back(id);
+}
+
+void Plan::kernel_has(const NexthopObject& o) {
+  if (o.protocol != o_.protocol || !our_nhid(o.id) || o.id == 0) {
+    nh_taken_.insert(o.id);  // another's: never used, never asked about
+    return;
+  }
+  NhRecord& rec = nh_[o.id];
+  if (rec.state != NhState::kPresent) ++nh_present_;
+  rec.state = NhState::kPresent;
+  if (!o.group.empty()) {
+    rec.found_group = true;
+    rec.found_members = o.group;
+  } else if (o.has_gateway && o.ifindex != 0 && !o.blackhole) {
+    rec.hops = {NextHop{true, o.gateway, o.ifindex, 0}};
+    if (!nh_ids_.count(rec.hops)) {
+      rec.attached = true;
+      nh_ids_.emplace(rec.hops, o.id);
+    }
+  }
+  nh_settle_ = true;
+}
+
+// After the start-up dump: found groups take references on their members
+// (and are reused when all are gateways of ours with equal weights);
+// objects no found route refers to are deleted.
+void Plan::settle_found() {
+  nh_settle_ = false;
+  for (auto& [id, rec] : nh_) {
+    if (!rec.found_group) continue;
+    rec.found_group = false;
+    bool reusable = true;
+    std::vector<NextHop> hops;
+    for (const GroupMember& m : rec.found_members) {
+      auto it = nh_.find(m.id);
+      if (it == nh_.end() || it->second.hops.size() != 1 || m.weight != 0) {
+        reusable = false;
+        continue;
+      }
+      ++it->second.refs;
+      rec.members.push_back(m.id);
+      hops.push_back(it->second.hops[0]);
+    }
+    rec.found_members.clear();
+    std::sort(hops.begin(), hops.end());
+    if (reusable && hops.size() > 1 && !nh_ids_.count(hops)) {
+      rec.hops = hops;
+      rec.attached = true;
+      nh_ids_.emplace(hops, id);
+    }
+  }
+  std::vector<uint32_t> unused;
+  for (const auto& [id, rec] : nh_)
+    if (rec.refs == 0 && rec.state == NhState::kPresent) unused.push_back(id);
+  for (uint32_t id : unused) {
+    detach(id);
+    queue_delete(id);
+  }
+}
+
+void Plan::nexthop_gone(uint32_t id) {
+  auto it = nh_.find(id);
+  // Absent: not in the kernel anyway; deleting: our own deletion's notice.
+  if (it == nh_.end() || it->second.state == NhState::kAbsent || it->second.state == NhState::kDeleting) return;
+  NhRecord& rec = it->second;
+  nh_present_ -= rec.state == NhState::kPresent;
+  rec.state = NhState::kAbsent;
+  detach(id);
+  // Groups of it lost a member in the kernel: not to be referred to again.
+  for (auto& [gid, g] : nh_)
+    if (std::find(g.members.begin(), g.members.end(), id) != g.members.end()) detach(gid);
+  if (rec.refs == 0) drop_object(id);
+  // The kernel removed the routes that referred to it.
+  for (Node& n : entries_) touch(n);
+}
+
+void Plan::nexthops_unknown() {
+  std::vector<uint32_t> ids;
+  for (const auto& [id, rec] : nh_) ids.push_back(id);
+  for (uint32_t id : ids) detach(id);
+  for (Node& n : entries_) touch(n);
+}
+
+NexthopObject Plan::object_message(uint32_t id) const {
+  const NhRecord& rec = nh_.at(id);
+  NexthopObject o;
+  o.id = id;
+  o.protocol = o_.protocol;
+  if (!rec.members.empty()) {
+    for (uint32_t m : rec.members) o.group.push_back(GroupMember{m, 0});
+  } else if (rec.hops.size() == 1) {
+    o.family = af_of(rec.hops[0].gateway.family());
+    o.has_gateway = rec.hops[0].has_gateway;
+    o.gateway = rec.hops[0].gateway;
+    o.ifindex = rec.hops[0].ifindex;
+  }
+  return o;
+}
+
+void Plan::send_object(uint32_t id, Op op, std::vector<Request>& out) {
+  Request rq;
+  rq.op = op;
+  rq.object = object_message(id);
+  if (op == Op::kDelete) {  // the id alone names it (the kernel refuses a delete with a protocol: EINVAL)
+    rq.object = NexthopObject{};
+    rq.object->id = id;
+  }
+  if (inflight_.empty()) first_seq_ = next_seq_;
+  rq.seq = next_seq_++;
+  ++in_flight_;
+  InFlight f;
+  f.op = op;
+  f.object = id;
+  inflight_.push_back(f);
+  out.push_back(std::move(rq));
+}
+
+void Plan::ensure_object(uint32_t id, std::vector<Request>& out, size_t& made) {
+  auto it = nh_.find(id);
+  if (it == nh_.end() || it->second.state != NhState::kAbsent) return;
+  for (uint32_t m : it->second.members) ensure_object(m, out, made);
+  it->second.state = NhState::kCreating;
+  send_object(id, Op::kAdd, out);
+  ++made;
+}
+
+void Plan::answer_object(uint32_t id, Op op, int32_t error) {
+  auto it = nh_.find(id);
+  if (it == nh_.end()) return;
+  NhRecord& rec = it->second;
+  if (op == Op::kAdd) {
+    if (rec.state != NhState::kCreating) return;  // gone meanwhile (nexthop_gone)
+    if (error == 0) {
+      rec.state = NhState::kPresent;
+      ++nh_present_;
+      if (rec.refs == 0) queue_delete(id);
+      return;
+    }
+    // Refused: never referred to again; the routes sent with it are
+    // refused too and go onto a new object when tried again.
+    refuse_counted(error);
+    if (error == -EEXIST) nh_taken_.insert(id);
+    rec.state = NhState::kAbsent;
+    detach(id);
+    if (rec.refs == 0) drop_object(id);
+    return;
+  }
+  if (rec.state != NhState::kDeleting) return;
+  if (error == 0 || error == -ENOENT) {
+    --nh_present_;
+    drop_object(id);
+  } else {
+    refuse_counted(error);
+    rec.state = NhState::kPresent;  // deleted again by retry_refused()
+  }
 }
 
 Route Plan::route_of(const net::Prefix& p, const Shape& s) const {
@@ -135,7 +384,8 @@ Route Plan::route_of(const net::Prefix& p, const Shape& s) const {
   r.protocol = o_.protocol;
   r.scope = s.scope;
   r.type = s.type;
-  r.nexthops = s.nexthops;
+  if (s.nhid != 0) r.nhid = s.nhid;  // the id alone: the kernel refuses it beside next hops
+  else r.nexthops = s.nexthops;
   return r;
 }
 
@@ -161,7 +411,7 @@ void Plan::set_kernel(Entry& e, uint32_t shape, bool found) {
   installed_ -= e.kernel != kNoId;
   installed_ += shape != kNoId;
   unwanted_ -= stale(e);
-  shapes_.release(e.kernel);
+  release_shape(e.kernel);
   e.kernel = shape;
   e.found = found;
   unwanted_ += stale(e);
@@ -231,7 +481,7 @@ void Plan::unwant_all() {
 void Plan::kernel_has(const Route& r) {
   if (!ours(r)) return;
   Node& n = *entries_.try_emplace(r.dst).first;
-  set_kernel(n.second, shapes_.acquire(Shape{r.type, r.scope, r.nexthops}), true);
+  set_kernel(n.second, intern(Shape{r.type, r.scope, r.nexthops, r.nhid}), true);
   touch(n);
 }
 
@@ -247,6 +497,12 @@ void Plan::allow_removals() {
 }
 
 void Plan::retry_refused() {
+  // Objects whose deletion was refused: deleted again.
+  for (auto& [id, rec] : nh_)
+    if (rec.refs == 0 && rec.state == NhState::kPresent) {
+      detach(id);
+      queue_delete(id);
+    }
   // Listed entries are never erased (forget_if_empty), so the nodes are
   // alive; one no longer refused (wished otherwise since) is only unlisted.
   std::vector<Node*> nodes;
@@ -264,6 +520,19 @@ void Plan::retry_refused() {
 
 size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) {
   size_t made = 0;
+  if (nh_settle_) settle_found();
+  // Unused objects go first: no route of ours refers to them any longer.
+  while (!nh_deletes_.empty() && made < max) {
+    uint32_t id = nh_deletes_.front();
+    nh_deletes_.pop_front();
+    auto it = nh_.find(id);
+    if (it == nh_.end()) continue;
+    it->second.delete_queued = false;
+    if (it->second.refs != 0 || it->second.state != NhState::kPresent) continue;
+    it->second.state = NhState::kDeleting;
+    send_object(id, Op::kDelete, out);
+    ++made;
+  }
   while (!queue_.empty() && made < max) {
     Node& n = *queue_.front();
     queue_.pop_front();
@@ -277,8 +546,8 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     if (want != kNoId) {
       if (e.kernel != kNoId) {
         const Shape &a = shapes_[e.kernel], &b = shapes_[want];
-        if (e.kernel == want || same_hops(a.type, a.nexthops, b.type, b.nexthops)) {
-          shapes_.release(want);
+        if (e.kernel == want || (a.nhid == b.nhid && same_hops(a.type, a.nexthops, b.type, b.nexthops))) {
+          release_shape(want);
           e.found = false;  // wanted as it is: this run's from now on (not stale(): wanted)
           continue;
         }
@@ -294,6 +563,7 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
       forget_if_empty(n);
       continue;
     }
+    if (rq.op != Op::kDelete && shapes_[shape].nhid != 0) ensure_object(shapes_[shape].nhid, out, made);
     rq.route = route_of(p, shapes_[shape]);
     if (inflight_.empty()) first_seq_ = next_seq_;
     rq.seq = next_seq_++;
@@ -309,13 +579,17 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
 
 void Plan::answer(uint32_t seq, int32_t error) {
   uint32_t i = seq - first_seq_;
-  if (i >= inflight_.size() || !inflight_[i].node) return;  // not ours (or answered already)
+  if (i >= inflight_.size() || !inflight_[i].live()) return;  // not ours (or answered already)
   InFlight done = inflight_[i];
-  inflight_[i].node = nullptr;
+  inflight_[i] = InFlight{};
   --in_flight_;
-  while (!inflight_.empty() && !inflight_.front().node) {
+  while (!inflight_.empty() && !inflight_.front().live()) {
     inflight_.pop_front();
     ++first_seq_;
+  }
+  if (!done.node) {
+    answer_object(done.object, done.op, error);
+    return;
   }
   Node& n = *done.node;
   Entry& e = n.second;
@@ -324,27 +598,33 @@ void Plan::answer(uint32_t seq, int32_t error) {
   if (error == 0) {
     if (done.op == Op::kDelete) {
       set_kernel(e, kNoId);
-      shapes_.release(done.shape);
+      release_shape(done.shape);
     } else {
       set_kernel(e, done.shape);  // ours from this run now
     }
   } else if (done.op == Op::kDelete && error == -ESRCH) {
     set_kernel(e, kNoId);  // gone already
-    shapes_.release(done.shape);
+    release_shape(done.shape);
   } else {
-    shapes_.release(done.shape);
+    // A route refused for want of its object (EINVAL: the kernel removed
+    // it, its notification not read yet): the object is not trusted again.
+    uint32_t nhid = shapes_[done.shape].nhid;
+    if (nhid != 0 && error == -EINVAL) {
+      auto it = nh_.find(nhid);
+      if (it != nh_.end() && it->second.state == NhState::kPresent) nexthop_gone(nhid);
+    }
+    release_shape(done.shape);
     refused = true;
-    ++refusals_;
-    last_error_ = error;
+    refuse_counted(error);
     // A refused replace may have left the route as it was or removed it;
     // the retry adds or replaces as the kernel then answers.
   }
   if (e.recheck) {  // wanted otherwise meanwhile: worked out again
     e.recheck = false;
     touch(n);
-  } else if (refused) {
+  } else if (refused && !e.queued) {  // (queued: tried again at once, its object gone)
     refuse(n);
-  } else {
+  } else if (!refused) {
     forget_if_empty(n);
   }
 }
@@ -358,6 +638,7 @@ PlanCounts Plan::counts() const {
   c.refusals = refusals_;
   c.last_error = last_error_;
   if (!removals_allowed_) c.stale = unwanted_;
+  c.nexthop_objects = nh_present_;
   return c;
 }
 

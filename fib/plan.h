@@ -20,6 +20,19 @@
 // are complete, so a route still right is never removed and re-added. A
 // route this run installed is removed as soon as it is no longer wanted.
 //
+// Nexthop objects (PlanOptions::nexthop_objects, set_nexthop_objects()):
+// a route refers by id (RTA_NH_ID) to a kernel nexthop object of ours, one
+// per distinct (gateway, interface) and one group per distinct multipath
+// set of them, with ids from a range of our own and protocol RTPROT_BGP
+// (ours: that protocol and an id in the range; any other object is never
+// asked about). An object is sent before the first route that refers to
+// it and deleted only once no route of ours (in the kernel or in flight)
+// and no group refers to it: the kernel deletes the routes that refer to a
+// deleted object. Objects of ours found at start-up are reused when their
+// content is wanted and deleted once unused. An object the kernel removed
+// (its link went down; nexthop_gone()) is never referred to again: the
+// routes that used it are worked out again onto a new one.
+//
 // Memory: a full table is a million prefixes through a few gateways, so
 // each prefix keeps two ids (16 octets with its flags): its wish and the
 // kernel's copy are interned (fib/intern.h), not a vector each.
@@ -28,8 +41,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "crates/net/ip.h"
@@ -43,6 +58,9 @@ struct PlanOptions {
   uint32_t table = 254;   // RT_TABLE_MAIN
   uint32_t metric = 32;
   uint8_t protocol = 186; // RTPROT_BGP
+  bool nexthop_objects = false;   // routes refer to nexthop objects of ours
+  uint32_t first_nhid = 0x50e70000u;  // our range of nexthop object ids
+  uint32_t nhid_count = 1u << 24;
 };
 
 // A gateway Petrel learnt a route through; via_ifindex: the interface it
@@ -70,6 +88,7 @@ struct Shape {
   uint8_t type = 0;   // RTN_*
   uint8_t scope = 0;  // RT_SCOPE_*
   std::vector<NextHop> nexthops;
+  uint32_t nhid = 0;  // the nexthop object of ours it refers to (0: none)
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 
@@ -82,10 +101,13 @@ struct ShapeHash {
 
 enum class Op : uint8_t { kAdd, kReplace, kDelete };
 
+// A route's request, or a nexthop object's (kAdd or kDelete) when
+// `object` is set (route unused).
 struct Request {
   uint32_t seq = 0;
   Op op = Op::kAdd;
   Route route;
+  std::optional<NexthopObject> object;
 };
 
 // The RTM_ type and NLM_F_ flags a request goes out with, and the
@@ -102,6 +124,7 @@ struct PlanCounts {
   uint64_t stale = 0;       // ours from an earlier run, kept until removals are allowed
   uint64_t refusals = 0;    // every refusal so far
   int32_t last_error = 0;   // the last refusal's errno (negative), 0: none
+  uint64_t nexthop_objects = 0;  // nexthop objects of ours the kernel holds
 };
 
 class Plan {
@@ -109,6 +132,9 @@ class Plan {
   explicit Plan(PlanOptions o) : o_(o) {}
 
   [[nodiscard]] const PlanOptions& options() const { return o_; }
+  // Routes refer to nexthop objects (true) or carry their gateways; set
+  // before the first next().
+  void set_nexthop_objects(bool on) { o_.nexthop_objects = on; }
 
   // ---- what Petrel wants
   void want(const net::Prefix& p, Want w);
@@ -121,6 +147,16 @@ class Plan {
   // ---- what the kernel holds and says
   // A route from the start-up dump: recorded if it is ours, else ignored.
   void kernel_has(const Route& r);
+  // A nexthop object from the start-up dump (before the routes): one of
+  // ours is recorded, another's id is never used.
+  void kernel_has(const NexthopObject& o);
+  // The kernel removed nexthop object id (RTM_DELNEXTHOP notification,
+  // its link went away), and the routes that referred to it: they are
+  // worked out again, onto new objects.
+  void nexthop_gone(uint32_t id);
+  // Nexthop notifications were lost: no object is trusted any longer
+  // (each route is worked out again onto new ones; the old ones go).
+  void nexthops_unknown();
   // The interfaces changed: every route is worked out again.
   void interfaces_changed();
   // Stale routes of ours (not wanted) are removed only once this is true.
@@ -136,7 +172,7 @@ class Plan {
   [[nodiscard]] PlanCounts counts() const;
   [[nodiscard]] int32_t last_error() const { return last_error_; }
   // Nothing waiting and nothing in flight (refused prefixes aside).
-  [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0; }
+  [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0 && nh_deletes_.empty(); }
   [[nodiscard]] size_t in_flight() const { return in_flight_; }
 
   // fn(prefix) for every prefix Petrel wants now.
@@ -167,9 +203,24 @@ class Plan {
   // answer needs no lookup.
   using Node = std::pair<const net::Prefix, Entry>;  // map nodes do not move
   struct InFlight {
-    Node* node = nullptr;  // null: answered
+    Node* node = nullptr;  // a route's request (null: answered, or an object's)
     Op op = Op::kAdd;
     uint32_t shape = kNoId;  // the route asked for (a reference held)
+    uint32_t object = 0;     // a nexthop object's request: its id
+    [[nodiscard]] bool live() const { return node != nullptr || object != 0; }
+  };
+  // A nexthop object of ours. refs: the interned shapes that refer to it,
+  // and the groups it is a member of.
+  enum class NhState : uint8_t { kAbsent, kCreating, kPresent, kDeleting };
+  struct NhRecord {
+    std::vector<NextHop> hops;      // sorted; one: a gateway; more: a group
+    std::vector<uint32_t> members;  // a group's objects (a reference held on each)
+    uint32_t refs = 0;
+    NhState state = NhState::kAbsent;
+    bool attached = false;  // in nh_ids_: new routes may refer to it
+    bool delete_queued = false;
+    bool found_group = false;  // found at start-up; members linked by settle_found()
+    std::vector<GroupMember> found_members;
   };
 
   [[nodiscard]] bool ours(const Route& r) const {
@@ -182,6 +233,29 @@ class Plan {
   // IPv6 next hop, RFC 8950, is not installed yet: unresolved).
   [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs);
   [[nodiscard]] Route route_of(const net::Prefix& p, const Shape& s) const;
+  // Interned shapes hold a reference to their nexthop object.
+  uint32_t intern(const Shape& s);
+  void release_shape(uint32_t id);
+  // ---- nexthop objects
+  [[nodiscard]] bool our_nhid(uint32_t id) const {
+    return id - o_.first_nhid < o_.nhid_count;
+  }
+  uint32_t object_for(const std::vector<NextHop>& hops);  // no reference taken
+  void ref_object(uint32_t id);
+  void unref_object(uint32_t id);
+  void detach(uint32_t id);
+  void drop_object(uint32_t id);  // absent or deleted: forgotten, its members released
+  void queue_delete(uint32_t id);
+  void settle_found();
+  [[nodiscard]] NexthopObject object_message(uint32_t id) const;
+  // Emits the creation of id (and of its members) if the kernel lacks it.
+  void ensure_object(uint32_t id, std::vector<Request>& out, size_t& made);
+  void send_object(uint32_t id, Op op, std::vector<Request>& out);
+  void answer_object(uint32_t id, Op op, int32_t error);
+  void refuse_counted(int32_t error) {
+    ++refusals_;
+    last_error_ = error;
+  }
   void touch(Node& n);
   // found: the route was found at start-up (not installed by this run).
   // Takes over the caller's reference to `shape`.
@@ -219,6 +293,14 @@ class Plan {
   uint64_t unwanted_ = 0;  // found at start-up and not wanted (stale(), until removals are allowed)
   std::vector<Node*> refused_nodes_;  // may hold nodes refused no longer
   int32_t last_error_ = 0;
+  // Nexthop objects of ours by id; the attached ones by content.
+  std::unordered_map<uint32_t, NhRecord> nh_;
+  std::map<std::vector<NextHop>, uint32_t> nh_ids_;
+  std::unordered_set<uint32_t> nh_taken_;  // ids in our range held by others
+  std::deque<uint32_t> nh_deletes_;
+  uint32_t nh_next_ = 0;  // the next id to try, as an offset in the range
+  uint64_t nh_present_ = 0;
+  bool nh_settle_ = false;  // objects found at start-up not yet settled
 };
 
 // Two routes the same for the kernel: type and next hops, in any order.

@@ -1,9 +1,11 @@
 // fib-sync: Petrel's kernel installer (fib/driver.h) on its own, for the
 // integration tests and the benchmark (docs/kernel.md, docs/performance.md).
 //
-//   fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush]
+//   fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush] [--gateways]
 //   fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]
 //
+// --gateways: routes carry their gateways (no kernel nexthop objects,
+// which the installer uses by default when the kernel supports them).
 // --routes: lines "PREFIX GATEWAY [GATEWAY...]" or "PREFIX unreachable"
 // ('#' starts a comment); the kernel's routes of ours are made equal to
 // them (stale ones removed unless --keep-stale). --flush removes every
@@ -42,7 +44,7 @@ using namespace petrel;
 struct Args {
   fib::PlanOptions plan;
   std::string routes;
-  bool keep_stale = false, flush = false, floor = false, nexthop_object = false, shuffle = false;
+  bool keep_stale = false, flush = false, floor = false, nexthop_object = false, shuffle = false, gateways = false;
   std::string dev;  // --nexthop-object: the gateway's interface
   uint32_t synth = 0;
   std::optional<net::IpAddress> gateway;
@@ -50,7 +52,7 @@ struct Args {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush]\n"
+               "usage: fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush] [--gateways]\n"
                "       fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]\n");
   return 2;
 }
@@ -200,6 +202,7 @@ int main(int argc, char** argv) {
     else if (k == "--flush") a.flush = true;
     else if (k == "--floor") a.floor = true;
     else if (k == "--shuffle") a.shuffle = true;
+    else if (k == "--gateways") a.gateways = true;
     else if (k == "--nexthop-object") { if (!(v = value())) return usage(); a.nexthop_object = true; a.dev = v; }
     else if (k == "--table") { if (!(v = value()) || !parse_u32(v, a.plan.table)) return usage(); }
     else if (k == "--metric") { if (!(v = value()) || !parse_u32(v, a.plan.metric)) return usage(); }
@@ -227,7 +230,9 @@ int main(int argc, char** argv) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  auto d = fib::Driver::open(fib::DriverOptions{a.plan});
+  fib::DriverOptions options{a.plan};
+  options.nexthop_objects = !a.gateways;
+  auto d = fib::Driver::open(options);
   if (!d) {
     std::fprintf(stderr, "fib-sync: %s\n", d.error().text().c_str());
     return 1;
@@ -254,12 +259,12 @@ int main(int argc, char** argv) {
   auto c = drv.plan().counts();
   std::printf(
       "found=%llu installed=%llu pending=%llu unresolved=%llu refused=%llu stale=%llu requests=%llu batches=%llu "
-      "last_error=%d seconds=%.3f\n",
+      "last_error=%d nexthop_objects=%llu objects_used=%d seconds=%.3f\n",
       static_cast<unsigned long long>(kept), static_cast<unsigned long long>(c.installed),
       static_cast<unsigned long long>(c.pending), static_cast<unsigned long long>(c.unresolved),
       static_cast<unsigned long long>(c.refused), static_cast<unsigned long long>(c.stale),
       static_cast<unsigned long long>(drv.stats().requests), static_cast<unsigned long long>(drv.stats().batches),
-      c.last_error, s);
+      c.last_error, static_cast<unsigned long long>(c.nexthop_objects), drv.nexthop_objects() ? 1 : 0, s);
   if (!r) {
     std::fprintf(stderr, "fib-sync: %s\n", r.error().text().c_str());
     return 1;

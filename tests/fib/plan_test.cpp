@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -33,21 +34,86 @@ constexpr PlanOptions kOpts{100, 32, RTPROT_BGP};
 // keyed by table, destination and metric (IPv4 and IPv6 both refuse a
 // second route at the same key under NLM_F_EXCL and replace it under
 // NLM_F_REPLACE); a delete names the protocol too.
+//
+// Nexthop objects as the kernel keeps them: a route with RTA_NH_ID refers
+// to an object that must exist (else EINVAL) and must come without next
+// hops of its own; it reports the object's next hops beside the id. A
+// group's members must exist. Deleting an object deletes the routes that
+// refer to it and takes it out of its groups (a group left empty goes).
 class ModelKernel {
  public:
   using Key = std::tuple<uint32_t, net::Prefix, uint32_t>;
   std::map<Key, Route> routes;
+  std::map<uint32_t, NexthopObject> objects;
   bool foreign_touched = false;
   bool foreign_asked = false;
 
   static Key key(const Route& r) { return {r.table, r.dst, r.metric}; }
   void add(const Route& r) { routes[key(r)] = r; }
+  static bool ours(const NexthopObject& o) {
+    return o.protocol == kOpts.protocol && o.id - kOpts.first_nhid < kOpts.nhid_count;
+  }
+
+  std::optional<std::vector<NextHop>> expand(uint32_t id) const {
+    auto it = objects.find(id);
+    if (it == objects.end()) return std::nullopt;
+    std::vector<NextHop> hops;
+    if (it->second.group.empty()) {
+      hops.push_back(NextHop{true, it->second.gateway, it->second.ifindex, 0});
+    } else {
+      for (const GroupMember& m : it->second.group) {
+        const NexthopObject& o = objects.at(m.id);
+        hops.push_back(NextHop{true, o.gateway, o.ifindex, m.weight});
+      }
+    }
+    return hops;
+  }
+
+  void remove_object(uint32_t id) {
+    objects.erase(id);
+    std::erase_if(routes, [&](const auto& kv) { return kv.second.nhid == id; });
+    std::vector<uint32_t> empty;
+    for (auto& [gid, g] : objects) {
+      if (g.group.empty()) continue;
+      std::erase_if(g.group, [&](const GroupMember& m) { return m.id == id; });
+      if (g.group.empty()) empty.push_back(gid);
+    }
+    for (uint32_t gid : empty) remove_object(gid);
+  }
+
+  int32_t apply_object(const Message& m) {
+    const NexthopObject& o = std::get<NexthopObject>(m.body);
+    if (o.id - kOpts.first_nhid >= kOpts.nhid_count || (m.header.type == RTM_NEWNEXTHOP && !ours(o)))
+      foreign_asked = true;
+    auto it = objects.find(o.id);
+    if (m.header.type == RTM_NEWNEXTHOP) {
+      if (it != objects.end()) return -EEXIST;
+      if (o.group.empty() && (!o.has_gateway || o.ifindex == 0)) return -EINVAL;
+      for (const GroupMember& g : o.group)
+        if (!objects.count(g.id) || !objects.at(g.id).group.empty()) return -EINVAL;
+      objects[o.id] = o;
+      return 0;
+    }
+    if (o.protocol != 0 || o.family != 0 || o.flags != 0) return -EINVAL;  // as the kernel: the id alone
+    if (it == objects.end()) return -ENOENT;
+    if (!ours(it->second)) foreign_touched = true;
+    remove_object(o.id);
+    return 0;
+  }
 
   int32_t apply(const Message& m) {
-    const Route& r = std::get<Route>(m.body);
+    if (std::holds_alternative<NexthopObject>(m.body)) return apply_object(m);
+    Route r = std::get<Route>(m.body);
     if (r.protocol != kOpts.protocol || r.table != kOpts.table || r.metric != kOpts.metric) foreign_asked = true;
     auto it = routes.find(key(r));
     if (m.header.type == RTM_NEWROUTE) {
+      if (r.nhid != 0) {  // the object's next hops, as the kernel reports them
+        auto hops = expand(r.nhid);
+        if (!r.nexthops.empty() || !hops) return -EINVAL;
+        for (const NextHop& h : *hops)
+          if (h.gateway.family() != r.dst.family()) return -EINVAL;
+        r.nexthops = *hops;
+      }
       if (it != routes.end()) {
         if (m.header.flags & NLM_F_EXCL) return -EEXIST;
         if (!(m.header.flags & NLM_F_REPLACE)) return -EEXIST;
@@ -60,9 +126,29 @@ class ModelKernel {
       return 0;
     }
     if (it == routes.end() || it->second.protocol != r.protocol) return -ESRCH;
+    if (r.nhid != 0 && it->second.nhid != r.nhid) return -ESRCH;  // a delete naming an id matches it only
     if (it->second.protocol != kOpts.protocol) foreign_touched = true;
     routes.erase(it);
     return 0;
+  }
+  [[nodiscard]] std::map<uint32_t, NexthopObject> foreign_objects() const {
+    std::map<uint32_t, NexthopObject> f;
+    for (const auto& [id, o] : objects)
+      if (!ours(o)) f.emplace(id, o);
+    return f;
+  }
+  // Objects of ours no route and no group refers to.
+  [[nodiscard]] size_t unused_objects() const {
+    size_t n = 0;
+    for (const auto& [id, o] : objects) {
+      if (!ours(o)) continue;
+      const uint32_t oid = id;  // (clang: a structured binding is not captured)
+      bool used = std::any_of(routes.begin(), routes.end(), [&](const auto& kv) { return kv.second.nhid == oid; });
+      for (const auto& [gid, g] : objects)
+        for (const GroupMember& m : g.group) used |= m.id == id;
+      n += !used;
+    }
+    return n;
   }
   [[nodiscard]] std::map<Key, Route> foreign() const {
     std::map<Key, Route> f;
@@ -97,6 +183,8 @@ Route ours(const char* dst, const char* gw, uint32_t ifindex) {
   r.nexthops.push_back(NextHop{true, addr(gw), ifindex, 0});
   return r;
 }
+
+NexthopObject object(uint32_t id, uint8_t protocol, const char* gw, uint32_t ifindex);
 
 Want via(std::initializer_list<const char*> gws) {
   Want w;
@@ -425,6 +513,98 @@ TEST(Plan, Rfc8950NextHopsAreUnresolvedNotInstalled) {
   EXPECT_EQ(plan.counts().refusals, 0u);
 }
 
+TEST(Plan, NexthopObjectsComeBeforeTheirRoutesAndGoAfterThem) {
+  Interfaces ifs = three_links();
+  PlanOptions o = kOpts;
+  o.nexthop_objects = true;
+  Plan plan(o);
+  ModelKernel k;
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.1.2"}));
+  plan.want(prefix("198.51.100.0/24"), via({"10.0.1.2"}));
+  plan.want(prefix("203.0.113.0/24"), via({"10.0.1.2", "10.0.2.2"}));
+  std::vector<Request> out;
+  plan.next(ifs, 100, out);
+  // One object per gateway, one group, each before the first route through it.
+  ASSERT_EQ(out.size(), 6u);
+  ASSERT_TRUE(out[0].object.has_value());
+  EXPECT_EQ(out[0].object->gateway, addr("10.0.1.2"));
+  EXPECT_EQ(out[0].object->protocol, RTPROT_BGP);
+  EXPECT_EQ(out[1].route.nhid, out[0].object->id);
+  EXPECT_TRUE(out[1].route.nexthops.empty());  // the id alone
+  EXPECT_EQ(out[2].route.nhid, out[0].object->id);
+  ASSERT_TRUE(out[3].object && out[4].object);
+  EXPECT_EQ(out[3].object->gateway, addr("10.0.2.2"));
+  EXPECT_EQ(out[4].object->group, (std::vector<GroupMember>{{out[0].object->id, 0}, {out[3].object->id, 0}}));
+  EXPECT_EQ(out[5].route.nhid, out[4].object->id);
+  for (const Request& r : out) plan.answer(r.seq, k.apply(to_message(r)));
+  EXPECT_EQ(plan.counts().nexthop_objects, 3u);
+  EXPECT_EQ(plan.counts().installed, 3u);
+  EXPECT_EQ(k.ours(prefix("203.0.113.0/24"))->nexthops.size(), 2u);
+
+  // The last route through the group goes first, then the group, then the
+  // member no route uses any longer.
+  plan.unwant(prefix("203.0.113.0/24"));
+  out.clear();
+  plan.next(ifs, 100, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].op, Op::kDelete);
+  EXPECT_FALSE(out[0].object.has_value());
+  plan.answer(out[0].seq, k.apply(to_message(out[0])));
+  out.clear();
+  plan.next(ifs, 100, out);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].object.has_value());
+  EXPECT_EQ(out[0].op, Op::kDelete);
+  EXPECT_EQ(to_message(out[0]).header.type, RTM_DELNEXTHOP);
+  EXPECT_EQ(out[0].object->protocol, 0);  // the kernel refuses a delete naming more than the id
+  plan.answer(out[0].seq, k.apply(to_message(out[0])));
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.objects.size(), 1u);  // 10.0.1.2's, still used
+  EXPECT_EQ(plan.counts().nexthop_objects, 1u);
+
+  // A clean stop: the routes, then their object.
+  plan.unwant_all();
+  plan.allow_removals();
+  pump(plan, ifs, k);
+  EXPECT_TRUE(k.routes.empty());
+  EXPECT_TRUE(k.objects.empty());
+  EXPECT_EQ(plan.counts().nexthop_objects, 0u);
+}
+
+TEST(Plan, NexthopObjectsOfAnEarlierRunAreReusedOrRemoved) {
+  Interfaces ifs = three_links();
+  PlanOptions o = kOpts;
+  o.nexthop_objects = true;
+  Plan plan(o);
+  ModelKernel k;
+  const uint32_t used = kOpts.first_nhid + 1, unused = kOpts.first_nhid + 2;
+  k.objects[used] = object(used, RTPROT_BGP, "10.0.1.2", 1);
+  k.objects[unused] = object(unused, RTPROT_BGP, "10.0.2.2", 2);
+  k.objects[7] = object(7, RTPROT_STATIC, "10.0.3.2", 3);  // another's
+  Route r = ours("192.0.2.0/24", "10.0.1.2", 1);
+  r.nhid = used;
+  k.add(r);
+  for (const auto& [id, nh] : k.objects) plan.kernel_has(nh);
+  plan.kernel_has(r);
+  EXPECT_EQ(plan.counts().nexthop_objects, 2u);
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.1.2"}));
+  plan.want(prefix("198.51.100.0/24"), via({"10.0.1.2"}));
+  std::vector<Request> out;
+  plan.next(ifs, 100, out);
+  // The unused object goes; the new route refers to the found one; the
+  // route still right is left alone.
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_TRUE(out[0].object.has_value());
+  EXPECT_EQ(out[0].object->id, unused);
+  EXPECT_EQ(out[0].op, Op::kDelete);
+  EXPECT_EQ(out[1].route.dst, prefix("198.51.100.0/24"));
+  EXPECT_EQ(out[1].route.nhid, used);
+  for (const Request& q : out) plan.answer(q.seq, k.apply(to_message(q)));
+  EXPECT_TRUE(k.objects.count(7));
+  EXPECT_FALSE(k.foreign_asked);
+  EXPECT_EQ(plan.counts().nexthop_objects, 1u);
+}
+
 // ---- the model kernel property
 
 struct World {
@@ -460,10 +640,46 @@ Route random_route(const World& w, size_t p, size_t g, uint8_t proto, uint32_t t
   return r;
 }
 
-RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
+NexthopObject object(uint32_t id, uint8_t protocol, const char* gw, uint32_t ifindex) {
+  NexthopObject o;
+  o.id = id;
+  o.family = kAfInet;
+  o.protocol = protocol;
+  o.has_gateway = true;
+  o.gateway = addr(gw);
+  o.ifindex = ifindex;
+  return o;
+}
+
+// With nexthop objects or without, from a kernel that holds objects of
+// ours left by an earlier run (used, unused, a group) and a foreign object
+// with a foreign route through it.
+void model_kernel_property(bool objects) {
   const World w = world();
   Interfaces ifs = three_links();
   ModelKernel k;
+  const uint32_t base = kOpts.first_nhid;
+  k.objects[5] = object(5, RTPROT_STATIC, "10.0.1.9", 1);
+  k.objects[base + 7] = object(base + 7, RTPROT_BGP, "10.0.1.2", 1);
+  k.objects[base + 8] = object(base + 8, RTPROT_BGP, "10.0.2.2", 2);
+  k.objects[base + 11] = object(base + 11, RTPROT_BGP, "10.0.3.2", 3);
+  NexthopObject group;
+  group.id = base + 9;
+  group.protocol = RTPROT_BGP;
+  group.group = {GroupMember{base + 7, 0}, GroupMember{base + 8, 0}};
+  k.objects[group.id] = group;
+  {
+    Route f = random_route(w, 0, 0, RTPROT_STATIC, 254, kOpts.metric);
+    f.nhid = 5;
+    f.nexthops = *k.expand(5);
+    k.add(f);
+  }
+  for (int i = 0, n = *rc::gen::inRange(0, 4); i < n; ++i) {
+    Route r = random_route(w, *rc::gen::arbitrary<size_t>(), 0, RTPROT_BGP, kOpts.table, kOpts.metric);
+    r.nhid = *rc::gen::arbitrary<bool>() ? base + 7 : base + 9;
+    r.nexthops = *k.expand(r.nhid);
+    if (!k.routes.count(ModelKernel::key(r))) k.add(r);
+  }
   // Foreign routes: the same key with another protocol, another metric,
   // another table; and routes of ours left by an earlier run.
   for (int i = 0; i < 3; ++i) {
@@ -478,15 +694,19 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
     if (!k.routes.count(ModelKernel::key(r))) k.add(r);
   }
   const auto foreign = k.foreign();
+  const auto foreign_objects = k.foreign_objects();
 
-  Plan plan(kOpts);
+  PlanOptions o = kOpts;
+  o.nexthop_objects = objects;
+  Plan plan(o);
+  for (const auto& [id, nh] : k.objects) plan.kernel_has(nh);
   for (const auto& [key, r] : k.routes) plan.kernel_has(r);
   std::map<net::Prefix, Want> wanted;
   auto refuse_rate = *rc::gen::inRange(0, 50);
   auto refuse = [&](const Request&) { return *rc::gen::inRange(0, 100) < refuse_rate ? -ENOBUFS : 0; };
 
   for (int step = 0, n = *rc::gen::inRange(1, 60); step < n; ++step) {
-    switch (*rc::gen::inRange(0, 8)) {
+    switch (*rc::gen::inRange(0, 9)) {
       case 0:
       case 1:
       case 2: {  // a wish: one or two gateways (ECMP)
@@ -522,6 +742,16 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
         plan.interfaces_changed();
         break;
       }
+      case 8: {  // the kernel removes an object of ours (its link went), and the routes through it
+        std::vector<uint32_t> ids;
+        for (const auto& [id, nh] : k.objects)
+          if (ModelKernel::ours(nh)) ids.push_back(id);
+        if (ids.empty()) break;
+        uint32_t id = ids[*rc::gen::inRange<size_t>(0, ids.size())];
+        k.remove_object(id);
+        plan.nexthop_gone(id);
+        break;
+      }
       case 5: plan.retry_refused(); break;
       case 6: plan.allow_removals(); break;
       default: pump(plan, ifs, k, refuse, *rc::gen::inRange<size_t>(1, 4)); break;
@@ -538,6 +768,16 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
   RC_ASSERT(!k.foreign_touched);
   RC_ASSERT(!k.foreign_asked);
   RC_ASSERT(k.foreign() == foreign);
+  RC_ASSERT(k.foreign_objects() == foreign_objects);
+  // Objects: every route of ours refers to one, none of ours is unused;
+  // without: none is left.
+  size_t our_objects = k.objects.size() - foreign_objects.size();
+  RC_ASSERT(k.unused_objects() == 0u);
+  RC_ASSERT(plan.counts().nexthop_objects == our_objects);
+  if (!objects) RC_ASSERT(our_objects == 0u);
+  for (const auto& [key, r] : k.routes)
+    if (r.protocol == kOpts.protocol && r.table == kOpts.table && r.metric == kOpts.metric)
+      RC_ASSERT((r.nhid != 0) == (objects && r.type == RTN_UNICAST));
 
   uint64_t unresolved = 0, blocked = 0, installed = 0;
   std::vector<net::Prefix> all = w.prefixes;
@@ -574,6 +814,10 @@ RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) {
   RC_ASSERT(c.refused == blocked);  // only the prefixes a foreign route holds
   RC_ASSERT(c.pending == 0u);
 }
+
+RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) { model_kernel_property(false); }
+
+RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutesWithNexthopObjects, ()) { model_kernel_property(true); }
 
 }  // namespace
 }  // namespace petrel::fib

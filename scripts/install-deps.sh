@@ -17,7 +17,7 @@ PACKAGES=(
   # promtool, which checks /metrics (tests/daemon/api_test.cpp)
   prometheus
   # the interop lab's real peers and its test runner (docs/interop.md)
-  bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest
+  bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest python3-pytest-xdist
   # the status page rendered headless (tests/integration/test_http.py; ~52 s to install)
   chromium
 )

@@ -227,7 +227,7 @@ Result<bool, DriverError> Driver::read_notifications() {
       changed |= ifs_.apply(m);
     });
   }
-  if (changed) plan_.interfaces_changed();
+  if (changed) plan_.interfaces_changed(ifs_);
   return changed;
 }
 

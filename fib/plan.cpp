@@ -489,6 +489,21 @@ void Plan::interfaces_changed() {
   for (Node& n : entries_) touch(n);
 }
 
+void Plan::interfaces_changed(const Interfaces& ifs) {
+  std::vector<uint32_t> down;
+  for (const auto& [id, rec] : nh_) {
+    if (!rec.attached || rec.hops.size() != 1) continue;
+    auto it = ifs.all().find(rec.hops[0].ifindex);
+    if (it == ifs.all().end() || !it->second.up()) down.push_back(id);
+  }
+  for (uint32_t id : down) {
+    detach(id);
+    for (auto& [gid, g] : nh_)
+      if (std::find(g.members.begin(), g.members.end(), id) != g.members.end()) detach(gid);
+  }
+  interfaces_changed();
+}
+
 void Plan::allow_removals() {
   if (removals_allowed_) return;
   removals_allowed_ = true;

@@ -157,8 +157,12 @@ class Plan {
   // Nexthop notifications were lost: no object is trusted any longer
   // (each route is worked out again onto new ones; the old ones go).
   void nexthops_unknown();
-  // The interfaces changed: every route is worked out again.
+  // The interfaces changed: every route is worked out again. With ifs:
+  // objects on a link that is not up (the kernel removes those without a
+  // notification when a link goes down) are not referred to again, and
+  // are deleted once unused (ENOENT then is fine).
   void interfaces_changed();
+  void interfaces_changed(const Interfaces& ifs);
   // Stale routes of ours (not wanted) are removed only once this is true.
   void allow_removals();
   // The kernel's answer to the request with this seq (0: done).

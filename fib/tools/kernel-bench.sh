@@ -3,7 +3,8 @@
 # N synthetic IPv4 prefixes (crates/synth) via one gateway into table 100
 # of a fresh network namespace, by the floor installer (batched
 # RTM_NEWROUTE, 256 per sendmsg), the floor with a nexthop object, and
-# Petrel's installer (fib-sync: plan + driver), each run ROUNDS times,
+# Petrel's installer (fib-sync: plan + driver; with nexthop objects, and
+# as petrel-gateways without them), each run ROUNDS times,
 # alternated. With BASE_BUILD, its fib-sync runs too (petrel-base), to
 # compare two versions in the same minutes. Petrel's lines end with its
 # peak RSS (max_rss_kib). Needs root.
@@ -25,6 +26,7 @@ run() {
     floor) args+=(--floor) ;;
     nexthop-object) args+=(--floor --nexthop-object v0) ;;
     petrel | petrel-base) ;;
+    petrel-gateways) args+=(--gateways) ;;
   esac
   local bin=$B
   [[ $1 == petrel-base ]] && bin=$BASE/fib/fib-sync
@@ -41,7 +43,7 @@ run() {
 }
 echo "$(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((r = 1; r <= ROUNDS; r++)); do
-  modes=(floor nexthop-object petrel)
+  modes=(floor nexthop-object petrel petrel-gateways)
   [[ -n $BASE ]] && modes+=(petrel-base)
   for mode in "${modes[@]}"; do run $mode; done
 done

@@ -9,7 +9,9 @@ until its installer has all N in the kernel (/api/kernel), checked by one
 dump of the kernel's table at the end.
 Needs root, BIRD and a built petrel: PETREL=BUILD/daemon/petrel.
 
-Usage: kernel_daemon_bench.py N [--multipath] [--two-peers]
+Usage: kernel_daemon_bench.py N [--multipath] [--two-peers] [--gateways]
+(--gateways: `nexthop_objects = false`, routes carry their gateway
+instead of referring to a kernel nexthop object.)
 (--multipath: `multipath = true`, so each changed prefix's routes are also
 looked up for equal paths; with one peer every route stays single-path.
 --two-peers: a second BIRD of the same AS announces the same N prefixes;
@@ -29,10 +31,12 @@ import lab as L  # noqa: E402
 
 class KernelPetrel(L.Petrel):
     multipath = False
+    gateways = False
 
     def config(self) -> str:
         return (super().config() + "\n[kernel]\nenabled = true\ntable = 100\nmetric = 32\n"
-                + ("multipath = true\n" if self.multipath else ""))
+                + ("multipath = true\n" if self.multipath else "")
+                + ("nexthop_objects = false\n" if self.gateways else ""))
 
 
 def count(node: L.Node, multipath: bool = False) -> int:
@@ -47,6 +51,7 @@ def count(node: L.Node, multipath: bool = False) -> int:
 def main() -> int:
     n = int(sys.argv[1])
     KernelPetrel.multipath = "--multipath" in sys.argv[2:]
+    KernelPetrel.gateways = "--gateways" in sys.argv[2:]
     two = "--two-peers" in sys.argv[2:]
     both = two and KernelPetrel.multipath
     prefixes = tuple(f"{10 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}.0/24" for i in range(n))
@@ -85,6 +90,7 @@ def main() -> int:
         k = petrel.api("/api/kernel") or {}
         got = count(me, both)
         print(f"daemon routes={n} multipath={KernelPetrel.multipath} peers={len(nodes)} "
+              f"nexthop_objects={k.get('nexthop_objects')} "
               f"in_kernel={got} established_s={t_up:.2f} in_table_s={t_table:.2f} "
               f"synced_s={t_all:.2f} batches={k.get('batches')} table_resyncs={k.get('table_resyncs')}")
         petrel.stop(timeout=120)

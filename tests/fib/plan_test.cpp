@@ -739,7 +739,16 @@ void model_kernel_property(bool objects) {
           (void)ifs.apply(Message{Header{type, 0, 0, 0},
                                   Address{i, 24, 0, a, a}});
         }
-        plan.interfaces_changed();
+        // The kernel removes the objects on a link that goes down, and
+        // the routes through them, without a word.
+        if (auto it = ifs.all().find(i); it == ifs.all().end() || !it->second.up()) {
+          std::vector<uint32_t> flushed;
+          for (const auto& [id, nh] : k.objects)
+            if (nh.ifindex == i && nh.group.empty()) flushed.push_back(id);
+          for (uint32_t id : flushed)
+            if (k.objects.count(id) && ModelKernel::ours(k.objects.at(id))) k.remove_object(id);
+        }
+        plan.interfaces_changed(ifs);
         break;
       }
       case 8: {  // the kernel removes an object of ours (its link went), and the routes through it

@@ -51,10 +51,18 @@ class LinkLocalBird(L.Bird):
 
 
 class KernelPetrel(L.Petrel):
-    """`petrel run` with the kernel installer on (table TABLE, metric METRIC)."""
+    """`petrel run` with the kernel installer on (table TABLE, metric METRIC);
+    nexthop_objects False: routes carry their gateways."""
+    nexthop_objects = True
 
     def config(self) -> str:
-        return super().config() + f"\n[kernel]\nenabled = true\ntable = {TABLE}\nmetric = {METRIC}\n"
+        return (super().config() + f"\n[kernel]\nenabled = true\ntable = {TABLE}\nmetric = {METRIC}\n"
+                + ("" if self.nexthop_objects else "nexthop_objects = false\n"))
+
+
+def our_nexthops(node: L.Node) -> list[dict]:
+    """The kernel's nexthop objects of protocol bgp (186)."""
+    return json.loads(node.run(["ip", "-j", "nexthop", "show", "proto", "186"]).stdout or "[]")
 
 
 def kernel_routes(node: L.Node) -> dict[str, tuple[str, str]]:
@@ -67,7 +75,8 @@ def kernel_routes(node: L.Node) -> dict[str, tuple[str, str]]:
             for r in json.loads(p.stdout or "[]") if r.get("metric", 0) == METRIC}
 
 
-def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab):
+@pytest.mark.parametrize("mode", ["objects", "gateways"])
+def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab, mode):
     require("bird")
     if not os.path.exists(L.petrel_binary()):
         pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
@@ -79,6 +88,7 @@ def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab):
     petrel = KernelPetrel(me, [L.PetrelPeer("bird", f"{bn.ll}%{L.IFNAME}", 65002, me.ll,
                                             families=("ipv6-unicast",))],
                           65001, listen=[me.v4])
+    petrel.nexthop_objects = mode == "objects"
     petrel.start()
     bird.wait_established(15)
 
@@ -87,6 +97,12 @@ def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab):
     # the API publishes every 500 ms
     L.wait_until(lambda: (lambda r: r["installed"] == len(PREFIXES) and r["unresolved"] == 0)(
         petrel.api("/api/kernel")["routes"]), 5, "/api/kernel: every route installed")
+    # objects: one, the link-local gateway on the session's interface
+    objs = our_nexthops(me)
+    if mode == "objects":
+        assert [(o.get("gateway"), o.get("dev")) for o in objs] == [(bn.ll, L.IFNAME)], objs
+    else:
+        assert objs == [], objs
 
     # BIRD withdraws one prefix: it leaves the kernel; the others stay.
     bird.birdc("disable", "static0")
@@ -97,3 +113,4 @@ def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab):
 
     petrel.stop()
     assert kernel_routes(me) == {}, "a clean stop removes our routes"
+    assert our_nexthops(me) == [], "and our nexthop objects"

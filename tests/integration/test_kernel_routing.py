@@ -77,11 +77,15 @@ def ping(ns: str, address: str, count: int = 1) -> bool:
 
 
 class RouterPetrel(L.Petrel):
+    nexthop_objects = True  # False: routes carry their gateways
+
     def config(self) -> str:
-        return super().config() + f"\n[kernel]\nenabled = true\ntable = 254\nmetric = {METRIC}\n"
+        return (super().config() + f"\n[kernel]\nenabled = true\ntable = 254\nmetric = {METRIC}\n"
+                + ("" if self.nexthop_objects else "nexthop_objects = false\n"))
 
 
-def router(node: L.Node, asn: int, other: L.Node, other_asn: int, key: str) -> RouterPetrel:
+def router(node: L.Node, asn: int, other: L.Node, other_asn: int, key: str,
+           objects: bool = True) -> RouterPetrel:
     v4, v6 = NETS[key]
     peers = [
         L.PetrelPeer("v4", other.v4, other_asn, node.v4, families=("ipv4-unicast",),
@@ -91,10 +95,13 @@ def router(node: L.Node, asn: int, other: L.Node, other_asn: int, key: str) -> R
     ]
     originate = (f'[[originate]]\nprefix = "{v4}.0/24"\n\n'
                  f'[[originate]]\nprefix = "{v6}:/64"\n')
-    return RouterPetrel(node, peers, asn, extra_toml=originate)
+    r = RouterPetrel(node, peers, asn, extra_toml=originate)
+    r.nexthop_objects = objects
+    return r
 
 
-def test_two_petrels_route_for_each_other(lab):
+@pytest.mark.parametrize("mode", ["objects", "gateways"])
+def test_two_petrels_route_for_each_other(lab, mode):
     if not os.path.exists(L.petrel_binary()):
         pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
     a, b = lab.node("a"), lab.node("b")
@@ -102,7 +109,8 @@ def test_two_petrels_route_for_each_other(lab):
     # nothing routes between the hosts yet
     assert not ping(ha, NETS["b"][0] + ".2")
 
-    pa, pb = router(a, 65001, b, 65002, "a"), router(b, 65002, a, 65001, "b")
+    objects = mode == "objects"
+    pa, pb = router(a, 65001, b, 65002, "a", objects), router(b, 65002, a, 65001, "b", objects)
     try:
         pa.start()
         pb.start()
@@ -130,10 +138,12 @@ def test_two_petrels_route_for_each_other(lab):
                  "A's /api/kernel showing its 2 installed routes")
     st = pa.api("/api/kernel")
     assert st and st["routes"]["installed"] == 2 and st["routes"]["refused"] == 0, st
+    assert st["nexthop_objects"] == objects and st["nexthop_object_count"] == (2 if objects else 0), st
 
     # A stops: its routes leave its kernel (a clean stop removes them), so
     # A's host reaches B's no longer
     pa.stop()
     assert bgp_routes(a, False) == {} and bgp_routes(a, True) == {}
+    assert a.run(["ip", "nexthop", "show", "proto", "186"]).stdout == ""  # objects gone too
     assert not ping(ha, NETS["b"][0] + ".2")
     assert not ping(ha, NETS["b"][1] + ":2")

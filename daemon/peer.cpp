@@ -788,7 +788,10 @@ void Peer::pump_export(Connection& c) {
   const size_t before = c.out.size();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
-  if (c.out.size() == before) return;
+  if (c.out.size() == before) {
+    if (more) again_soon();  // e.g. the initial table, read a shard a turn
+    return;
+  }
   uint64_t updates = exporter_->counters().updates.load(std::memory_order_relaxed) - updates_before;
   counters_.messages_out[static_cast<size_t>(codec::MessageType::kUpdate)].fetch_add(updates,
                                                                                       std::memory_order_relaxed);
@@ -800,11 +803,13 @@ void Peer::pump_export(Connection& c) {
   flush(c);
   // More to send and the socket took everything: go on from the loop (not
   // from here, so a fast peer cannot recurse) as soon as it comes round.
-  if (more && !c.dead && c.out.empty()) {
-    ev_timer_stop(worker_.loop(), &export_timer_);
-    ev_timer_set(&export_timer_, 0, kExportInterval);
-    ev_timer_start(worker_.loop(), &export_timer_);
-  }
+  if (more && !c.dead && c.out.empty()) again_soon();
+}
+
+void Peer::again_soon() {
+  ev_timer_stop(worker_.loop(), &export_timer_);
+  ev_timer_set(&export_timer_, 0, kExportInterval);
+  ev_timer_start(worker_.loop(), &export_timer_);
 }
 
 void Peer::on_export_timer(struct ev_loop*, ev_timer* w, int) {

@@ -127,6 +127,8 @@ class Peer {
   // it; pump_export() writes what it has while the socket keeps up.
   void start_export(Connection& c);
   void pump_export(Connection& c);
+  // Runs the exporter again as soon as the loop comes round.
+  void again_soon();
   Connection* established();
   // Import policy for one UPDATE: into batch_, counting what it refused.
   void import_update(const codec::UpdateView& u, bool treat_as_withdraw);

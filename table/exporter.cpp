@@ -141,8 +141,10 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
       primed_ = true;
     }
     // The initial table is queued whole before any of it is written, so
-    // prefixes of one set pack into one UPDATE across shards.
-    if (!follower_.primed()) continue;
+    // prefixes of one set pack into one UPDATE across shards; one shard a
+    // turn (an eighth of a full table), so that the worker's other
+    // sessions are served between.
+    if (!follower_.primed()) break;
     if (queue_empty() && journal_drained) break;
     write(out, budget - (out.size() - start));
     if (resynced) break;  // a resynchronisation is a whole shard's work: one per turn

@@ -262,20 +262,44 @@ void Table::validate_ops(std::span<Op> ops) const {
 uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
   if (!options_.validator) return 0;
   uint64_t changed = 0;
+  // A map's covered routes are asked in one validate_batch (their lookups
+  // overlap), then marked in a second walk in the same order.
+  thread_local std::vector<net::Prefix> prefixes;
+  thread_local std::vector<Validator::Query> queries;
+  thread_local std::vector<uint32_t> owner;  // each query's prefix, an index in prefixes
+  thread_local std::vector<Validation> states;
   for (auto& sp : shards_) {
     Shard& s = *sp;
     std::lock_guard lock(s.mu);
     for (size_t fi = 0; fi < kFamilies; ++fi) {
       const auto f = static_cast<FamilyIndex>(fi);
       s.on_map(f, [&](auto& m) {
+        prefixes.clear();
+        queries.clear();
+        owner.clear();
         m.for_each([&](auto& e) {
           const net::Prefix p = e.key.prefix();
           if (!covered(p)) return;
+          for (const Route& r : e.routes()) {
+            queries.push_back({nullptr, r.attrs});
+            owner.push_back(static_cast<uint32_t>(prefixes.size()));
+          }
+          prefixes.push_back(p);
+        });
+        for (size_t i = 0; i < queries.size(); ++i) queries[i].prefix = &prefixes[owner[i]];
+        states.resize(queries.size());
+        options_.validator->validate_batch(queries, states);
+        size_t pi = 0;
+        size_t qi = 0;
+        m.for_each([&](auto& e) {
+          const net::Prefix p = e.key.prefix();
+          if (pi == prefixes.size() || !(prefixes[pi] == p)) return;
+          ++pi;
           BestId before = best_id(e);
           bool any = false;
           for (Route& r : e.routes()) {
             const uint16_t old = r.flags;
-            set_validation(r, p);
+            set_validation(r, p, states[qi++]);
             if (r.flags != old) {
               any = true;
               ++changed;

@@ -30,17 +30,19 @@ uint32_t hash_bytes(bytes::Span s) {
   return static_cast<uint32_t>(h);
 }
 
-bool same_wire(const Attrs* a, uint32_t hash, bytes::Span w) {
-  return a->hash() == hash && a->wire().size() == w.size() &&
+// (The index slot's tag matched already: the hash is not compared again.)
+bool same_wire(const Attrs* a, bytes::Span w) {
+  return a->wire().size() == w.size() &&
          (w.empty() || std::memcmp(a->wire().data(), w.data(), w.size()) == 0);
 }
 
-// A stripe's index slot: the set's address, the hash's top 16 bits above
-// it. The low bits of the hash chose the stripe; a set's home slot comes
-// from the bits of the tag first (bits 16-31), then bits 8-15, so that up
-// to 2^16 slots the tag alone places it.
+// A stripe's index slot: the set's address, the hash's top 16 bits (the
+// tag) above it. A set's home is its hash scaled to the slot count: up to
+// 2^16 slots the tag alone, so that the index grows without reading the
+// sets; above, the whole hash (read from the set when the index grows).
 constexpr unsigned kTagShift = 48;
 constexpr uintptr_t kAddressMask = (uintptr_t{1} << kTagShift) - 1;
+constexpr size_t kTagHomes = size_t{1} << 16;
 uintptr_t tag_of(uint32_t hash) { return uintptr_t{hash >> 16} << kTagShift; }
 uintptr_t slot_value(Attrs* a, uint32_t hash) {
   const auto p = reinterpret_cast<uintptr_t>(a);
@@ -48,11 +50,55 @@ uintptr_t slot_value(Attrs* a, uint32_t hash) {
   return p | tag_of(hash);
 }
 Attrs* address_of(uintptr_t v) { return reinterpret_cast<Attrs*>(v & kAddressMask); }
-size_t home_of(uint32_t hash, size_t mask) { return ((hash >> 16) | ((hash & 0xFF00u) << 8)) & mask; }
+size_t home_of(uint32_t hash, size_t n) {
+  if (n <= kTagHomes) return static_cast<size_t>((uint64_t{hash >> 16} * n) >> 16);
+  return static_cast<size_t>((uint64_t{hash} * n) >> 32);
+}
 // The home of the set in slot value v: from its tag while that suffices.
-size_t home_of(uintptr_t v, size_t mask) {
-  if (mask <= 0xFFFF) return static_cast<size_t>(v >> kTagShift) & mask;
-  return home_of(address_of(v)->hash(), mask);
+size_t home_of(uintptr_t v, size_t n) {
+  if (n <= kTagHomes) return static_cast<size_t>(((v >> kTagShift) * n) >> 16);
+  return home_of(address_of(v)->hash(), n);
+}
+// The next slot count after n: 4, 5, 6 or 7 x 2^k, the next size above n.
+size_t next_size(size_t n) {
+  size_t p = 4;
+  while (p * 2 <= n) p *= 2;  // p <= n < 2p, p a power of two of at least 4
+  const size_t step = p / 4;
+  return (n / step + 1) * step;
+}
+size_t next_slot(size_t i, size_t n) { return i + 1 == n ? 0 : i + 1; }
+// How far slot j lies after slot i, cyclically.
+size_t distance(size_t i, size_t j, size_t n) { return j >= i ? j - i : j + n - i; }
+
+// The canonical bytes' attributes (validated: sorted by type code, each
+// once), read only as far as the one asked for.
+std::optional<bytes::Span> value_of(bytes::Span w, uint8_t type) {
+  size_t at = 0;
+  while (at + 3 <= w.size()) {
+    const auto flags = std::to_integer<uint8_t>(w[at]);
+    const auto t = std::to_integer<uint8_t>(w[at + 1]);
+    size_t len = std::to_integer<size_t>(w[at + 2]), head = 3;
+    if (flags & codec::attr_flag::kExtendedLength) {
+      if (at + 4 > w.size()) break;
+      len = len << 8 | std::to_integer<size_t>(w[at + 3]);
+      head = 4;
+    }
+    if (t > type || at + head + len > w.size()) break;
+    if (t == type) return w.subspan(at + head, len);
+    at += head + len;
+  }
+  return std::nullopt;
+}
+
+uint32_t be32(bytes::Span v) {
+  if (v.size() < 4) return 0;
+  return std::to_integer<uint32_t>(v[0]) << 24 | std::to_integer<uint32_t>(v[1]) << 16 |
+         std::to_integer<uint32_t>(v[2]) << 8 | std::to_integer<uint32_t>(v[3]);
+}
+
+codec::AsPathSummary path_summary(bytes::Span w) {
+  auto v = value_of(w, codec::attr_type::kAsPath);
+  return v ? codec::summarize_as_path(*v, codec::AsWidth::k4) : codec::AsPathSummary{};
 }
 
 }  // namespace
@@ -61,6 +107,32 @@ codec::AttributeSet Attrs::decode() const {
   auto r = codec::AttributeSet::from_canonical(wire());
   assert(r.ok());  // the bytes came from an AttributeSet
   return r.ok() ? std::move(r).value() : codec::AttributeSet{};
+}
+
+uint32_t Attrs::hash() const { return hash_bytes(wire()); }
+
+uint32_t Attrs::u32_of(uint8_t type) const {
+  auto v = value_of(wire(), type);
+  return v ? be32(*v) : 0;
+}
+
+// The leftmost AS of a leading AS_SEQUENCE, confederation segments
+// skipped (AsPathSummary::first_as), without walking the rest.
+uint32_t Attrs::neighbour_as() const {
+  auto v = value_of(wire(), codec::attr_type::kAsPath);
+  if (!v) return 0;
+  for (const codec::AsSegmentView& seg : codec::AsSegmentRange(*v, codec::AsWidth::k4)) {
+    if (seg.type == codec::SegmentType::kConfedSequence || seg.type == codec::SegmentType::kConfedSet) continue;
+    return seg.type == codec::SegmentType::kAsSequence && seg.count > 0 ? seg.at(0) : 0;
+  }
+  return 0;
+}
+uint32_t Attrs::origin_as() const { return path_summary(wire()).origin_as; }
+
+uint32_t Attrs::cluster_list_length() const {
+  if (!(flags_ & kHasClusterList)) return 0;
+  auto v = value_of(wire(), codec::attr_type::kClusterList);
+  return v ? static_cast<uint32_t>(v->size() / 4) : 0;
 }
 
 std::optional<net::IpAddress> Attrs::next_hop() const { return decode().next_hop(); }
@@ -86,30 +158,30 @@ Interner::~Interner() {
   }
 }
 
+// The next slot count (homes are scaled to any count).
 void Interner::grow(Stripe& s) {
-  std::vector<uintptr_t> ns(s.slots.size() * 2, 0);
-  const size_t mask = ns.size() - 1;
+  std::vector<uintptr_t> ns(next_size(s.slots.size()), 0);
+  const size_t n = ns.size();
   for (uintptr_t v : s.slots) {
     if (!v) continue;
-    size_t i = home_of(v, mask);
-    while (ns[i]) i = (i + 1) & mask;
+    size_t i = home_of(v, n);
+    while (ns[i]) i = next_slot(i, n);
     ns[i] = v;
   }
   s.slots.swap(ns);
 }
 
-void Interner::unlink(Stripe& s, Attrs* a) {
-  const size_t mask = s.slots.size() - 1;
-  const uintptr_t want = slot_value(a, a->hash_);
-  size_t i = home_of(a->hash_, mask);
-  while (s.slots[i] != want) i = (i + 1) & mask;
+void Interner::unlink(Stripe& s, Attrs* a, uint32_t h) {
+  const size_t n = s.slots.size();
+  const uintptr_t want = slot_value(a, h);
+  size_t i = home_of(h, n);
+  while (s.slots[i] != want) i = next_slot(i, n);
   // Backward-shift deletion: a later set of the probe run moves into the
   // hole when its home does not lie cyclically in (i, j].
-  for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+  for (size_t j = next_slot(i, n);; j = next_slot(j, n)) {
     const uintptr_t v = s.slots[j];
     if (!v) break;
-    const size_t h = home_of(v, mask);
-    if (((j - h) & mask) >= ((j - i) & mask)) {
+    if (distance(home_of(v, n), j, n) >= distance(i, j, n)) {
       s.slots[i] = v;
       i = j;
     }
@@ -123,14 +195,14 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   uint32_t h = hash_bytes(w);
   Stripe& s = stripe_of(h);
   std::lock_guard lock(s.mu);
-  const size_t mask = s.slots.size() - 1;
+  const size_t n = s.slots.size();
   const uintptr_t tag = tag_of(h);
-  size_t i = home_of(h, mask);
-  for (; s.slots[i]; i = (i + 1) & mask) {
+  size_t i = home_of(h, n);
+  for (; s.slots[i]; i = next_slot(i, n)) {
     const uintptr_t v = s.slots[i];
     if ((v & ~kAddressMask) != tag) continue;
     Attrs* a = address_of(v);
-    if (same_wire(a, h, w)) {
+    if (same_wire(a, w)) {
       a->refs_.fetch_add(refs, std::memory_order_relaxed);
       return a;
     }
@@ -138,22 +210,20 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   void* mem = ::operator new(sizeof(Attrs) + w.size());
   auto* a = new (mem) Attrs();
   a->refs_.store(refs, std::memory_order_relaxed);
-  a->hash_ = h;
   a->wire_len_ = static_cast<uint32_t>(w.size());
   if (!w.empty()) std::memcpy(a->bytes_(), w.data(), w.size());
-  if (auto v = set.local_pref()) { a->local_pref_ = *v; a->flags_ |= Attrs::kHasLocalPref; }
-  if (auto v = set.med()) { a->med_ = *v; a->flags_ |= Attrs::kHasMed; }
-  if (auto v = set.originator_id()) { a->originator_id_ = *v; a->flags_ |= Attrs::kHasOriginator; }
+  if (set.local_pref()) a->flags_ |= Attrs::kHasLocalPref;
+  if (set.med()) a->flags_ |= Attrs::kHasMed;
+  if (set.originator_id()) a->flags_ |= Attrs::kHasOriginator;
+  if (set.cluster_list_length() != 0) a->flags_ |= Attrs::kHasClusterList;
   if (auto o = set.origin()) a->origin_ = static_cast<uint8_t>(*o);
-  a->as_path_len_ = set.as_path_length();
-  a->neighbour_as_ = set.first_as();
-  a->origin_as_ = set.origin_as();
-  a->cluster_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.cluster_list_length(), 0xFFFF));
+  a->as_path_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.as_path_length(), 0xFFFF));
   s.slots[i] = slot_value(a, h);
   ++s.count;
   s.wire_bytes += w.size();
-  // At most 70 % of the slots taken: probe runs stay short.
-  if (s.count * 10 > s.slots.size() * 7) grow(s);
+  // At most 7/8 of the slots taken. The tags keep a probe from reading
+  // sets; a new set (one per UPDATE at most) probes further than at 7/10.
+  if (s.count * 8 > n * 7) grow(s);
   return a;
 }
 
@@ -167,11 +237,12 @@ void Interner::release(Attrs* a, uint32_t n) {
   while (r > n) {
     if (a->refs_.compare_exchange_weak(r, r - n, std::memory_order_acq_rel, std::memory_order_relaxed)) return;
   }
-  Stripe& s = stripe_of(a->hash_);
+  const uint32_t h = a->hash();
+  Stripe& s = stripe_of(h);
   {
     std::lock_guard lock(s.mu);
     if (a->refs_.fetch_sub(n, std::memory_order_acq_rel) != n) return;
-    unlink(s, a);
+    unlink(s, a, h);
     --s.count;
     s.wire_bytes -= a->wire_len_;
   }
@@ -193,6 +264,15 @@ size_t Interner::bytes() const {
   for (const auto& s : stripes_) {
     std::lock_guard lock(s.mu);
     n += s.count * sizeof(Attrs) + s.wire_bytes + s.slots.size() * sizeof(uintptr_t);
+  }
+  return n;
+}
+
+size_t Interner::index_bytes() const {
+  size_t n = 0;
+  for (const auto& s : stripes_) {
+    std::lock_guard lock(s.mu);
+    n += s.slots.size() * sizeof(uintptr_t);
   }
   return n;
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "codec/attribute_set.h"
+#include "codec/attributes.h"
 #include "crates/bytes/bytes.h"
 #include "crates/net/ip.h"
 
@@ -33,23 +34,32 @@ class Attrs {
 
   // The canonical attribute bytes.
   [[nodiscard]] bytes::Span wire() const { return {bytes_(), wire_len_}; }
-  [[nodiscard]] uint32_t hash() const { return hash_; }
+  // The interner's hash of the bytes: computed when asked (the interner
+  // asks when a set's last reference goes), not kept.
+  [[nodiscard]] uint32_t hash() const;
   [[nodiscard]] uint32_t refs() const { return refs_.load(std::memory_order_relaxed); }
   // Decoded again from the canonical bytes (for the API and exporters).
   [[nodiscard]] codec::AttributeSet decode() const;
 
-  // RFC 4271 9.1.2.2 inputs, extracted once.
+  // RFC 4271 9.1.2.2 inputs. AS_PATH length, ORIGIN and which of MED,
+  // LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST are present are extracted
+  // once into the header; the values themselves, the neighbouring and the
+  // origin AS are read from the canonical bytes when asked (a few
+  // attribute headers into the set, which is in cache by then: the header
+  // is paid once per distinct set, 12 octets instead of 40).
   [[nodiscard]] bool has_local_pref() const { return flags_ & kHasLocalPref; }
-  [[nodiscard]] uint32_t local_pref() const { return local_pref_; }
+  [[nodiscard]] uint32_t local_pref() const { return has_local_pref() ? u32_of(codec::attr_type::kLocalPref) : 0; }
   [[nodiscard]] bool has_med() const { return flags_ & kHasMed; }
-  [[nodiscard]] uint32_t med() const { return med_; }  // 0 when absent
+  [[nodiscard]] uint32_t med() const { return has_med() ? u32_of(codec::attr_type::kMultiExitDisc) : 0; }  // 0 when absent
   [[nodiscard]] uint8_t origin() const { return origin_; }  // 0 IGP, 1 EGP, 2 INCOMPLETE, 3 absent
   [[nodiscard]] uint32_t as_path_length() const { return as_path_len_; }
-  [[nodiscard]] uint32_t neighbour_as() const { return neighbour_as_; }  // 0: empty AS_PATH
-  [[nodiscard]] uint32_t origin_as() const { return origin_as_; }
+  [[nodiscard]] uint32_t neighbour_as() const;  // 0: no leading AS_SEQUENCE
+  [[nodiscard]] uint32_t origin_as() const;     // 0: no trailing AS_SEQUENCE
   [[nodiscard]] bool has_originator_id() const { return flags_ & kHasOriginator; }
-  [[nodiscard]] uint32_t originator_id() const { return originator_id_; }
-  [[nodiscard]] uint32_t cluster_list_length() const { return cluster_len_; }
+  [[nodiscard]] uint32_t originator_id() const {
+    return has_originator_id() ? u32_of(codec::attr_type::kOriginatorId) : 0;
+  }
+  [[nodiscard]] uint32_t cluster_list_length() const;
   // NEXT_HOP (IPv4 NLRI) and MP_REACH_NLRI's global next hop, if present:
   // read from the bytes when asked (not kept in the header: every octet
   // here is paid once per distinct set).
@@ -58,25 +68,23 @@ class Attrs {
 
  private:
   friend class Interner;
-  static constexpr uint8_t kHasLocalPref = 1, kHasMed = 2, kHasOriginator = 4;
+  static constexpr uint8_t kHasLocalPref = 1, kHasMed = 2, kHasOriginator = 4, kHasClusterList = 8;
 
   Attrs() = default;
   [[nodiscard]] const std::byte* bytes_() const { return reinterpret_cast<const std::byte*>(this + 1); }
   [[nodiscard]] std::byte* bytes_() { return reinterpret_cast<std::byte*>(this + 1); }
+  // The value of a 4-octet attribute the flags say is present.
+  [[nodiscard]] uint32_t u32_of(uint8_t type) const;
 
-  // 40 octets, then the canonical bytes.
+  // 12 octets, then the canonical bytes.
   std::atomic<uint32_t> refs_{0};
-  uint32_t hash_ = 0;
   uint32_t wire_len_ = 0;
-  uint32_t local_pref_ = 0, med_ = 0;
-  uint32_t as_path_len_ = 0, neighbour_as_ = 0, origin_as_ = 0;
-  uint32_t originator_id_ = 0;
-  uint16_t cluster_len_ = 0;
+  uint16_t as_path_len_ = 0;  // at most 65535 (a canonical AS_PATH of 4-octet ASes fits in 16 bits)
   uint8_t origin_ = 3;
   uint8_t flags_ = 0;
 };
 
-static_assert(sizeof(Attrs) == 40);
+static_assert(sizeof(Attrs) == 12);
 
 // The set of interned attribute sets. Thread-safe.
 class Interner {
@@ -95,13 +103,18 @@ class Interner {
   void release(Attrs* a, uint32_t n = 1);
   [[nodiscard]] size_t size() const;          // distinct sets held
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)
+  [[nodiscard]] size_t index_bytes() const;   // the index's part of bytes()
 
  private:
   // A stripe's index: open addressing with linear probing. A slot holds a
   // set's address with 16 bits of its hash in the top bits (unused by
-  // user-space addresses), so a probe reads a set only when those match,
-  // and the index can be rebuilt without reading the sets while a stripe
-  // has at most 2^16 slots. 0: an empty slot.
+  // user-space addresses), so a probe reads a set only when those match.
+  // 0: an empty slot. The slot count need not be a power of two (a set's
+  // home is the hash scaled to it, not masked): the index grows at 7/8
+  // full to the next of the sizes 4, 5, 6, 7 x 2^k slots (the array then
+  // fills a jemalloc size class exactly): 9-12 octets a set instead of
+  // 11-23 (doubling at 7/10). Up to 2^16 slots the home comes from the tag
+  // alone and the index grows without reading the sets.
   struct Stripe {
     mutable std::mutex mu;
     std::vector<uintptr_t> slots;
@@ -110,7 +123,7 @@ class Interner {
   };
   Stripe& stripe_of(uint32_t hash) { return stripes_[hash % stripes_.size()]; }
   static void grow(Stripe& s);
-  static void unlink(Stripe& s, Attrs* a);
+  static void unlink(Stripe& s, Attrs* a, uint32_t hash);
 
   std::vector<Stripe> stripes_;
 };

@@ -64,13 +64,28 @@ bool keep_lowest(std::span<const Candidate> c, Alive& alive, Measure m, const Be
 }
 
 // Step c: a candidate goes when another from the same neighbouring AS
-// (still in the running at the start of the step) has a lower MED.
+// (still in the running at the start of the step) has a lower MED. Each
+// candidate's MED and neighbouring AS are read once (Attrs reads them
+// from its bytes), not once per pair.
 bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathOptions& o) {
+  struct Group {
+    uint32_t med, neighbour;
+  };
+  constexpr size_t kInline = 16;
+  std::array<Group, kInline> inline_groups;
+  std::vector<Group> heap;
+  Group* g = inline_groups.data();
+  if (c.size() > kInline) {
+    heap.resize(c.size());
+    g = heap.data();
+  }
   Alive before = alive;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (before[i]) g[i] = {c[i].attrs->med(), o.always_compare_med ? 0 : c[i].attrs->neighbour_as()};
   for (size_t i = 0; i < c.size(); ++i) {
     if (!before[i]) continue;
     for (size_t j = 0; j < c.size(); ++j) {
-      if (j != i && before[j] && same_med_group(c[i], c[j], o) && c[j].attrs->med() < c[i].attrs->med()) {
+      if (j != i && before[j] && g[i].neighbour == g[j].neighbour && g[j].med < g[i].med) {
         alive.kill(i);
         break;
       }

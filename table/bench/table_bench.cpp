@@ -22,7 +22,11 @@
 // and after; the messages are built before the first reading.
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
-// (--export 0 leaves the export case out: quicker when tuning the table)
+//                    [--breakdown 0|1]
+// (--export 0 leaves the export case out: quicker when tuning the table;
+// --breakdown 1 prints, for the one-peer and more-peers phases of the last
+// run, where the allocated bytes went: the table's own counts and
+// jemalloc's current bytes per size class)
 #include <jemalloc/jemalloc.h>
 #include <time.h>
 
@@ -63,6 +67,66 @@ size_t allocated() {
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) != 0) return 0;
   return v;
+}
+
+// jemalloc's bytes in use per size class, all arenas merged: small
+// classes (bins) and large ones (extents).
+struct SizeClasses {
+  std::vector<size_t> size, bytes, count;
+};
+SizeClasses size_classes() {
+  uint64_t epoch = 1;
+  size_t sz = sizeof(epoch);
+  mallctl("epoch", &epoch, &sz, &epoch, sz);
+  SizeClasses c;
+  auto read = [](const std::string& name) {
+    size_t v = 0, n = sizeof(v);
+    if (mallctl(name.c_str(), &v, &n, nullptr, 0) != 0) return size_t{0};
+    return v;
+  };
+  auto read32 = [](const char* name) {
+    unsigned v = 0;
+    size_t n = sizeof(v);
+    if (mallctl(name, &v, &n, nullptr, 0) != 0) return 0u;
+    return v;
+  };
+  const std::string all = "stats.arenas." + std::to_string(MALLCTL_ARENAS_ALL);
+  // kind: "bin" (small classes) or "lextent" (large); cur: the count's name.
+  auto add = [&](const char* count, const std::string& kind, const char* cur) {
+    for (unsigned j = 0, n = read32(count); j < n; ++j) {
+      const size_t size = read("arenas." + kind + "." + std::to_string(j) + ".size");
+      const size_t regs = read(all + "." + kind + "s." + std::to_string(j) + "." + cur);
+      c.size.push_back(size);
+      c.count.push_back(regs);
+      c.bytes.push_back(regs * size);
+    }
+  };
+  add("arenas.nbins", "bin", "curregs");
+  add("arenas.nlextents", "lextent", "curlextents");
+  return c;
+}
+
+// What one phase allocated, per route: the table's own counts (route
+// arrays, map slots, journals, attribute sets and the interner's index)
+// and jemalloc's size classes whose bytes moved by at least 0.1 per route.
+void print_breakdown(const char* phase, double routes, const table::Table::Memory& m0,
+                     const table::Table::Memory& m1, size_t index0, size_t index1, const SizeClasses& c0,
+                     const SizeClasses& c1) {
+  auto per = [&](size_t a, size_t b) { return (static_cast<double>(b) - static_cast<double>(a)) / routes; };
+  std::printf("breakdown %s, bytes per route (%.0f routes): map slots and route arrays %.2f, journals %.2f, "
+              "attribute sets %.2f (their index %.2f; %.0f new sets)\n",
+              phase, routes, per(m0.map_bytes, m1.map_bytes), per(m0.journal_bytes, m1.journal_bytes),
+              per(m0.attr_bytes, m1.attr_bytes), per(index0, index1),
+              static_cast<double>(m1.attr_sets) - static_cast<double>(m0.attr_sets));
+  double total = 0;
+  for (size_t j = 0; j < c1.size.size() && j < c0.size.size(); ++j) {
+    const double d = per(c0.bytes[j], c1.bytes[j]);
+    total += d;
+    if (d >= 0.1 || d <= -0.1)
+      std::printf("  jemalloc class %7zu: %+8.2f bytes per route (%+.0f allocations)\n", c1.size[j], d,
+                  static_cast<double>(c1.count[j]) - static_cast<double>(c0.count[j]));
+  }
+  std::printf("  jemalloc, all classes: %+.2f bytes per route\n", total);
 }
 
 codec::AttributeSet to_set(const synth::Attributes& a, net::IpAddress next_hop) {
@@ -240,7 +304,7 @@ ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
-  bool with_export = true;
+  bool with_export = true, breakdown = false;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -251,9 +315,11 @@ int main(int argc, char** argv) {
     else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
     else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
     else if (k == "--export") with_export = v != 0;
+    else if (k == "--breakdown") breakdown = v != 0;
     else {
       std::fprintf(stderr,
-                   "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]\n");
+                   "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
+                   "[--breakdown 0|1]\n");
       return 2;
     }
   }
@@ -306,11 +372,16 @@ int main(int argc, char** argv) {
   table::Table::Memory mem{};
   for (uint32_t run = 0; run < runs; ++run) {
     base_cpu.push_back(decode_only(feeds[0], params, sink));
+    const bool last = run + 1 == runs;
+    SizeClasses sc0, sc1, sc2;
+    if (breakdown && last) sc0 = size_classes();
     size_t a0 = allocated();
     {
       table::Table t(topt);
       std::vector<uint16_t> slots;
       for (uint32_t p = 0; p < peers; ++p) slots.push_back(*t.add_peer(peer_info(p)));
+      const table::Table::Memory m0 = t.memory();
+      const size_t index0 = t.interner().index_bytes();
       double w0 = wall_s();
       one_cpu.push_back(insert(t, slots[0], feeds[0], params));
       one_wall.push_back(wall_s() - w0);
@@ -318,6 +389,11 @@ int main(int argc, char** argv) {
       one_bytes = a1 - a0;
       one_sets = t.interner().size();
       mem = t.memory();
+      const size_t index1 = t.interner().index_bytes();
+      if (breakdown && last) {
+        sc1 = size_classes();
+        print_breakdown("one-peer", static_cast<double>(feeds[0].routes), m0, mem, index0, index1, sc0, sc1);
+      }
       if (t.routes() != feeds[0].routes) {
         std::fprintf(stderr, "table-bench: %llu routes in the table, %llu sent\n",
                      static_cast<unsigned long long>(t.routes()), static_cast<unsigned long long>(feeds[0].routes));
@@ -332,6 +408,11 @@ int main(int argc, char** argv) {
       more_cpu.push_back(more);
       size_t a2 = allocated();
       more_bytes = a2 - a1;
+      if (breakdown && last && more_routes) {
+        sc2 = size_classes();
+        print_breakdown("more-peers", static_cast<double>(more_routes), mem, t.memory(), index1,
+                        t.interner().index_bytes(), sc1, sc2);
+      }
       all_sets = t.interner().size();
       double c0 = cpu_s(), w1 = wall_s();
       uint64_t gone = t.remove_peer(slots[0]);

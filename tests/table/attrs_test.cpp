@@ -277,6 +277,61 @@ TEST(Interner, OneStripeGrowsItsBuckets) {
   EXPECT_EQ(in.size(), 0u);
 }
 
+// Past 2^16 slots a stripe's index places a set by its whole hash (read
+// from the set when the index grows), below by its tag alone: 70,000 sets
+// in one stripe cross that line; every set is found again, released in
+// another order, and the last release empties the stripe.
+TEST(Interner, OneStripePastTagHomes) {
+  Interner in(1);
+  const size_t empty_index = in.index_bytes();
+  constexpr uint32_t kSets = 70'000;
+  std::vector<Attrs*> held;
+  held.reserve(kSets);
+  for (uint32_t m = 0; m < kSets; ++m) held.push_back(in.intern(set_of(m)));
+  ASSERT_EQ(in.size(), kSets);
+  // More than 2^16 slots, at most 7/8 of them taken.
+  EXPECT_GT(in.index_bytes(), (size_t{1} << 16) * sizeof(uintptr_t));
+  EXPECT_GE(in.index_bytes(), kSets * sizeof(uintptr_t) * 8 / 7);
+  EXPECT_GT(in.index_bytes(), empty_index);
+  for (uint32_t m = 0; m < kSets; ++m) {
+    ASSERT_EQ(in.intern(set_of(m)), held[m]) << m;
+    ASSERT_EQ(held[m]->med(), m);
+  }
+  for (uint32_t m = 0; m < kSets; ++m) {
+    Attrs* a = held[(uint64_t{m} * 7919) % kSets];  // 7919 is prime: every set once
+    in.release(a);
+    in.release(a);
+  }
+  EXPECT_EQ(in.size(), 0u);
+}
+
+// The header keeps only what best path reads on every comparison; the
+// other inputs are read from the canonical bytes. Sets with and without
+// each attribute, and with several of them, give what the AttributeSet
+// gives (the bytes are the same; the scan stops at higher type codes).
+TEST(Interner, FieldsReadFromTheBytesMatchTheSet) {
+  Interner in;
+  for (uint32_t bits = 0; bits < 32; ++bits) {
+    PathAttributes p;
+    p.origin = Origin::kIncomplete;
+    p.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, {65001, 7, 9}}}};
+    p.next_hop = net::IpAddress::v4(0xC0000201);
+    if (bits & 1) p.med = 10 + bits;
+    if (bits & 2) p.local_pref = 200 + bits;
+    if (bits & 4) p.originator_id = 0x01020304 + bits;
+    if (bits & 8) p.cluster_list = {1, 2, bits};
+    if (bits & 16) p.communities = {0xFDE90001, bits};
+    const AttributeSet s = AttributeSet::from(p);
+    Attrs* a = in.intern(s);
+    EXPECT_EQ(fields_of(*a), fields_of(s)) << bits;
+    EXPECT_EQ(a->neighbour_as(), 65001u);
+    EXPECT_EQ(a->origin_as(), 9u);
+    EXPECT_EQ(a->med(), (bits & 1) ? 10 + bits : 0u);
+    in.release(a);
+  }
+  EXPECT_EQ(in.size(), 0u);
+}
+
 TEST(AttrsRef, CopyMoveAndDestroyKeepTheCount) {
   Interner in;
   Attrs* raw = in.intern(set_of(1));

@@ -3,6 +3,7 @@
 #include "fib/driver.h"
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -205,6 +206,7 @@ Result<void, DriverError> Driver::sync(size_t max_requests) {
 
 Result<bool, DriverError> Driver::read_notifications() {
   bool changed = false;
+  std::vector<uint32_t> went_down;  // seen down, even if up again by the end
   for (int i = 0; i < 1024; ++i) {  // bounded: the rest waits for the next round
     ssize_t n = mnl_socket_recvfrom(notify_, in_.data(), in_.size());
     if (n < 0) {
@@ -224,9 +226,13 @@ Result<bool, DriverError> Driver::read_notifications() {
         if (m.header.type == RTM_DELNEXTHOP) plan_.nexthop_gone(nh->id);
         return;
       }
+      if (const auto* l = std::get_if<Link>(&m.body))
+        if (m.header.type == RTM_DELLINK || (l->flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
+          went_down.push_back(l->index);
       changed |= ifs_.apply(m);
     });
   }
+  plan_.links_went_down(went_down);
   if (changed) plan_.interfaces_changed(ifs_);
   return changed;
 }

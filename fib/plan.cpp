@@ -254,7 +254,8 @@ void Plan::settle_found() {
     std::vector<NextHop> hops;
     for (const GroupMember& m : rec.found_members) {
       auto it = nh_.find(m.id);
-      if (it == nh_.end() || it->second.hops.size() != 1 || m.weight != 0) {
+      // (a member no longer attached: its link went down, the kernel took it out of the group)
+      if (it == nh_.end() || it->second.hops.size() != 1 || !it->second.attached || m.weight != 0) {
         reusable = false;
         continue;
       }
@@ -280,6 +281,7 @@ void Plan::settle_found() {
 }
 
 void Plan::nexthop_gone(uint32_t id) {
+  if (nh_settle_) settle_found();
   auto it = nh_.find(id);
   // Absent: not in the kernel anyway; deleting: our own deletion's notice.
   if (it == nh_.end() || it->second.state == NhState::kAbsent || it->second.state == NhState::kDeleting) return;
@@ -408,6 +410,7 @@ void Plan::touch(Node& n) {
 }
 
 void Plan::set_kernel(Entry& e, uint32_t shape, bool found) {
+  e.suspect = false;
   installed_ -= e.kernel != kNoId;
   installed_ += shape != kNoId;
   unwanted_ -= stale(e);
@@ -489,7 +492,29 @@ void Plan::interfaces_changed() {
   for (Node& n : entries_) touch(n);
 }
 
+void Plan::links_went_down(const std::vector<uint32_t>& ifindexes) {
+  if (ifindexes.empty()) return;
+  if (nh_settle_) settle_found();  // found groups' contents known first
+  auto on = [&](const std::vector<NextHop>& hops) {
+    return std::any_of(hops.begin(), hops.end(), [&](const NextHop& h) {
+      return std::find(ifindexes.begin(), ifindexes.end(), h.ifindex) != ifindexes.end();
+    });
+  };
+  std::vector<uint32_t> down;
+  for (const auto& [id, rec] : nh_)
+    if (rec.attached && on(rec.hops)) down.push_back(id);  // groups with such a member too
+  for (uint32_t id : down) detach(id);
+  for (Node& n : entries_) {
+    Entry& e = n.second;
+    if (e.kernel != kNoId && on(shapes_[e.kernel].nexthops)) {
+      e.suspect = true;
+      touch(n);
+    }
+  }
+}
+
 void Plan::interfaces_changed(const Interfaces& ifs) {
+  if (nh_settle_) settle_found();
   std::vector<uint32_t> down;
   for (const auto& [id, rec] : nh_) {
     if (!rec.attached || rec.hops.size() != 1) continue;
@@ -561,7 +586,7 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     if (want != kNoId) {
       if (e.kernel != kNoId) {
         const Shape &a = shapes_[e.kernel], &b = shapes_[want];
-        if (e.kernel == want || (a.nhid == b.nhid && same_hops(a.type, a.nexthops, b.type, b.nexthops))) {
+        if (!e.suspect && (e.kernel == want || (a.nhid == b.nhid && same_hops(a.type, a.nexthops, b.type, b.nexthops)))) {
           release_shape(want);
           e.found = false;  // wanted as it is: this run's from now on (not stale(): wanted)
           continue;

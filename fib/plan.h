@@ -163,6 +163,10 @@ class Plan {
   // are deleted once unused (ENOENT then is fine).
   void interfaces_changed();
   void interfaces_changed(const Interfaces& ifs);
+  // These links went down (or went) since the last call, even if they are
+  // up again: the kernel removed the routes and objects through them, so
+  // ours through them are sent again (replaced) even when still right.
+  void links_went_down(const std::vector<uint32_t>& ifindexes);
   // Stale routes of ours (not wanted) are removed only once this is true.
   void allow_removals();
   // The kernel's answer to the request with this seq (0: done).
@@ -202,6 +206,7 @@ class Plan {
     bool unresolved = false;
     bool listed = false;  // in refused_nodes_: not erased meanwhile
     bool found = false;   // kernel: found at start-up, not installed by this run
+    bool suspect = false; // kernel: its link went down, the kernel may have removed it
   };
   // A request in flight; its entry cannot be erased meanwhile, so the
   // answer needs no lookup.

@@ -728,26 +728,37 @@ void model_kernel_property(bool objects) {
         plan.unwant(p);
         break;
       }
-      case 4: {  // a link goes down or up, an address comes or goes
+      case 4: {  // a link goes down or up (or down and up again before the plan hears), an address comes or goes
         uint32_t i = *rc::gen::inRange(1u, 5u);
         bool up = *rc::gen::arbitrary<bool>();
+        std::vector<uint32_t> went_down;
         if (*rc::gen::arbitrary<bool>()) {
           (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{i, up ? kUp : uint32_t{IFF_UP}, "eth"}});
+          if (!up) went_down.push_back(i);
         } else {
           auto a = net::IpAddress::v4(0x0a000001u | (i << 8));
           uint16_t type = up ? RTM_NEWADDR : RTM_DELADDR;
           (void)ifs.apply(Message{Header{type, 0, 0, 0},
                                   Address{i, 24, 0, a, a}});
         }
-        // The kernel removes the objects on a link that goes down, and
-        // the routes through them, without a word.
-        if (auto it = ifs.all().find(i); it == ifs.all().end() || !it->second.up()) {
+        if (!went_down.empty()) {
+          // The kernel removes the objects on a link that goes down, and
+          // the routes through it, without a word (only ours here, so the
+          // foreign ones can be compared at the end).
           std::vector<uint32_t> flushed;
           for (const auto& [id, nh] : k.objects)
-            if (nh.ifindex == i && nh.group.empty()) flushed.push_back(id);
+            if (nh.ifindex == i && nh.group.empty() && ModelKernel::ours(nh)) flushed.push_back(id);
           for (uint32_t id : flushed)
-            if (k.objects.count(id) && ModelKernel::ours(k.objects.at(id))) k.remove_object(id);
+            if (k.objects.count(id)) k.remove_object(id);
+          std::erase_if(k.routes, [&](const auto& kv) {
+            const Route& r = kv.second;
+            return r.protocol == kOpts.protocol && r.table == kOpts.table && r.metric == kOpts.metric &&
+                   std::any_of(r.nexthops.begin(), r.nexthops.end(), [&](const NextHop& h) { return h.ifindex == i; });
+          });
+          if (*rc::gen::inRange(0, 3) == 0)  // and up again before the plan hears of either
+            (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{i, kUp, "eth"}});
         }
+        plan.links_went_down(went_down);
         plan.interfaces_changed(ifs);
         break;
       }

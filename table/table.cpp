@@ -259,11 +259,19 @@ void Table::validate_ops(std::span<Op> ops) const {
     if (op.attrs) op.validation = states[i++];
 }
 
+namespace {
+// The entry type of a PrefixMap, for decltype only.
+template <typename K>
+Entry<K>* entry_type(PrefixMap<K>& /*m*/) {
+  return nullptr;
+}
+}  // namespace
+
 uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
   if (!options_.validator) return 0;
   uint64_t changed = 0;
   // A map's covered routes are asked in one validate_batch (their lookups
-  // overlap), then marked in a second walk in the same order.
+  // overlap), then marked entry by entry.
   thread_local std::vector<net::Prefix> prefixes;
   thread_local std::vector<Validator::Query> queries;
   thread_local std::vector<uint32_t> owner;  // each query's prefix, an index in prefixes
@@ -274,10 +282,12 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
     for (size_t fi = 0; fi < kFamilies; ++fi) {
       const auto f = static_cast<FamilyIndex>(fi);
       s.on_map(f, [&](auto& m) {
+        using E = std::remove_pointer_t<decltype(entry_type(m))>;
+        std::vector<E*> entries;  // the covered ones, stable while the lock is held
         prefixes.clear();
         queries.clear();
         owner.clear();
-        m.for_each([&](auto& e) {
+        m.for_each([&](E& e) {
           const net::Prefix p = e.key.prefix();
           if (!covered(p)) return;
           for (const Route& r : e.routes()) {
@@ -285,16 +295,15 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
             owner.push_back(static_cast<uint32_t>(prefixes.size()));
           }
           prefixes.push_back(p);
+          entries.push_back(&e);
         });
         for (size_t i = 0; i < queries.size(); ++i) queries[i].prefix = &prefixes[owner[i]];
         states.resize(queries.size());
         options_.validator->validate_batch(queries, states);
-        size_t pi = 0;
         size_t qi = 0;
-        m.for_each([&](auto& e) {
-          const net::Prefix p = e.key.prefix();
-          if (pi == prefixes.size() || !(prefixes[pi] == p)) return;
-          ++pi;
+        for (size_t i = 0; i < entries.size(); ++i) {
+          E& e = *entries[i];
+          const net::Prefix& p = prefixes[i];
           BestId before = best_id(e);
           bool any = false;
           for (Route& r : e.routes()) {
@@ -305,12 +314,12 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
               ++changed;
             }
           }
-          if (!any) return;
+          if (!any) continue;
           if (options_.reject_invalid) choose_best(e);
           const BestId after = best_id(e);
           if (after != before) count_best(slot_of(before), slot_of(after), f);
           s.journal.append(Change{p, f, after != before});
-        });
+        }
       });
     }
   }

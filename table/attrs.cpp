@@ -221,9 +221,9 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   s.slots[i] = slot_value(a, h);
   ++s.count;
   s.wire_bytes += w.size();
-  // At most 7/8 of the slots taken. The tags keep a probe from reading
+  // At most 4/5 of the slots taken. The tags keep a probe from reading
   // sets; a new set (one per UPDATE at most) probes further than at 7/10.
-  if (s.count * 8 > n * 7) grow(s);
+  if (s.count * 5 > n * 4) grow(s);
   return a;
 }
 

@@ -110,9 +110,9 @@ class Interner {
   // set's address with 16 bits of its hash in the top bits (unused by
   // user-space addresses), so a probe reads a set only when those match.
   // 0: an empty slot. The slot count need not be a power of two (a set's
-  // home is the hash scaled to it, not masked): the index grows at 7/8
+  // home is the hash scaled to it, not masked): the index grows at 4/5
   // full to the next of the sizes 4, 5, 6, 7 x 2^k slots (the array then
-  // fills a jemalloc size class exactly): 9-12 octets a set instead of
+  // fills a jemalloc size class exactly): 10-13 octets a set instead of
   // 11-23 (doubling at 7/10). Up to 2^16 slots the home comes from the tag
   // alone and the index grows without reading the sets.
   struct Stripe {

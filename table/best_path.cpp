@@ -65,11 +65,14 @@ bool keep_lowest(std::span<const Candidate> c, Alive& alive, Measure m, const Be
 
 // Step c: a candidate goes when another from the same neighbouring AS
 // (still in the running at the start of the step) has a lower MED. Each
-// candidate's MED and neighbouring AS are read once (Attrs reads them
-// from its bytes), not once per pair.
+// candidate's neighbouring AS is read once (Attrs reads it from its
+// bytes), not once per pair, and its MED (further into the bytes) only
+// when another candidate shares that AS.
 bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathOptions& o) {
   struct Group {
-    uint32_t med, neighbour;
+    uint32_t neighbour;
+    uint32_t med;
+    bool med_read;
   };
   constexpr size_t kInline = 16;
   std::array<Group, kInline> inline_groups;
@@ -81,11 +84,15 @@ bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathO
   }
   Alive before = alive;
   for (size_t i = 0; i < c.size(); ++i)
-    if (before[i]) g[i] = {c[i].attrs->med(), o.always_compare_med ? 0 : c[i].attrs->neighbour_as()};
+    if (before[i]) g[i] = {o.always_compare_med ? 0 : c[i].attrs->neighbour_as(), 0, false};
+  auto med = [&](size_t i) {
+    if (!g[i].med_read) g[i] = {g[i].neighbour, c[i].attrs->med(), true};
+    return g[i].med;
+  };
   for (size_t i = 0; i < c.size(); ++i) {
     if (!before[i]) continue;
     for (size_t j = 0; j < c.size(); ++j) {
-      if (j != i && before[j] && g[i].neighbour == g[j].neighbour && g[j].med < g[i].med) {
+      if (j != i && before[j] && g[i].neighbour == g[j].neighbour && med(j) < med(i)) {
         alive.kill(i);
         break;
       }

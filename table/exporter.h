@@ -164,6 +164,8 @@ class Exporter {
   Route* find(PerFamily& pf, const net::Prefix& p, uint32_t id);
   size_t write(std::vector<std::byte>& out, size_t budget);
   void clear_cache();
+  // Frees what the queue and the memo grew to in a burst, once drained.
+  void release_scratch();
 
   Table& table_;
   Interner& out_sets_;

@@ -236,6 +236,40 @@ TEST(Exporter, InitialTableReadAShardAtATimeStillPacksAndEndsWithEndOfRib) {
   }
 }
 
+TEST(Exporter, AfterABurstItsScratchIsReleasedAndChangesStillGoOut) {
+  // More outgoing sets (and source sets) than the exporter keeps scratch
+  // for once drained (4096): the initial table's groups and memo are
+  // released, and what follows must still come out right.
+  constexpr uint32_t kN = 6000;
+  Fixture fx(1 << 16);
+  for (uint32_t i = 0; i < kN; ++i) fx.announce(fx.a, attrs(64496, 0, {i + 1}), {nth(i)});
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib, 2048);  // many turns: a queue left between them is not scratch
+  ASSERT_EQ(rib.end_of_rib, 1);
+  ASSERT_EQ(rib.routes.size(), kN);
+  EXPECT_EQ(ex.pending(), 0u);
+  // A second burst: half of the prefixes get new sets (some of them a set
+  // seen before, some new), a sixth are withdrawn.
+  for (uint32_t i = 0; i < kN; i += 2) fx.announce(fx.a, attrs(64496, 0, {i % 4 ? kN + i : i + 2}), {nth(i)});
+  std::vector<net::Prefix> gone;
+  for (uint32_t i = 1; i < kN; i += 6) gone.push_back(nth(i));
+  fx.withdraw(fx.a, gone);
+  drain(ex, rib, 2048);
+  EXPECT_EQ(rib.routes.size(), kN - gone.size());
+  for (uint32_t i = 0; i < kN; ++i) {
+    auto it = rib.routes.find(nth(i));
+    if (i % 6 == 1) {
+      EXPECT_TRUE(it == rib.routes.end()) << i;
+      continue;
+    }
+    ASSERT_TRUE(it != rib.routes.end()) << i;
+    uint32_t community = i % 2 ? i + 1 : (i % 4 ? kN + i : i + 2);
+    EXPECT_EQ(it->second.decode().communities, std::vector<uint32_t>{community}) << i;
+  }
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), kN - gone.size());
+}
+
 TEST(Exporter, ChangesCollapseIntoTheLatestState) {
   Fixture fx;
   Exporter ex(fx.table, fx.out, fx.setup());

@@ -91,8 +91,12 @@ void Fsm::step(const Event& event, Time now, Actions& out) {
   EventKind kind = event_kind(event);
   if (kind == EventKind::kTick) return tick(now, out);
   if (const auto* p = std::get_if<SendProgress>(&event)) {
-    // Idle has no connection whose bytes could wait.
-    if (state_ == State::kIdle) return out.push_back(Ignored{state_, kind});
+    // Idle has no connection whose bytes could wait, and before our OPEN
+    // (Connect, Active: a connection may wait out the DelayOpenTimer) the
+    // send hold timer does not apply (RFC 9687); a moment recorded there
+    // would arm it from the past once the OPEN went out.
+    if (state_ == State::kIdle || state_ == State::kConnect || state_ == State::kActive)
+      return out.push_back(Ignored{state_, kind});
     unsent_since_ = p->unsent_since;
     return update_send_hold(now, out);
   }

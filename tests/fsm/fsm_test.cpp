@@ -531,6 +531,22 @@ TEST_F(DelayOpen, ExpirySendsOpen) {
   EXPECT_EQ(f.deadline(Timer::kHold), kT0 + 5s + 240s);
 }
 
+TEST_F(DelayOpen, UnsentBytesBeforeOurOpenDoNotArmTheSendHoldTimer) {
+  // Found by FsmProperty.RandomEventSequencesKeepTheInvariants: progress
+  // reported while the DelayOpenTimer ran was kept, and a late tick that
+  // sent the OPEN also ended the session by a send hold timer armed from
+  // that moment.
+  Fsm f(config());
+  drive_to(f, State::kConnect);
+  (void)f.step(TcpConnected{}, kT0);
+  Actions ignored = f.step(SendProgress{kT0 - 3s}, kT0);
+  EXPECT_EQ(count<Ignored>(ignored), 1);
+  Actions out = f.step(Tick{}, kT0 + 477s);
+  EXPECT_EQ(f.state(), State::kOpenSent);
+  EXPECT_EQ(count<SessionDown>(out), 0);
+  EXPECT_EQ(f.deadline(Timer::kSendHold), std::nullopt);
+}
+
 TEST_F(DelayOpen, PeerOpenDuringTheDelayGoesToOpenConfirm) {
   Fsm f(config());
   drive_to(f, State::kConnect);

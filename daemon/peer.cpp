@@ -1003,11 +1003,7 @@ void Peer::on_timer(struct ev_loop*, ev_timer* w, int) {
     // and the hold timer must not expire on messages waiting in our own
     // receive buffer.
     if (c->fd >= 0 && ev_is_active(&c->rio)) p->handle_read(*c);
-    if (c->dead || c->fd < 0) {
-      p->reap();
-      return;
-    }
-    p->step(*c, fsm::Tick{});
+    p->step(*c, fsm::Tick{});  // nothing if the read ended the connection
   } catch (const std::exception& e) {
     p->session_failed(*c, e.what());
   }

@@ -36,6 +36,12 @@ bool version_error(const Notification& n) {
 
 Duration at_least_a_second(Duration d) { return std::max(d, kMinTimer); }
 
+// RFC 9687: from OpenSent on, bytes unsent for longer than the send hold
+// time end the session; before our OPEN there is nothing it measures.
+bool send_hold_applies(State s) {
+  return s == State::kOpenSent || s == State::kOpenConfirm || s == State::kEstablished;
+}
+
 EventKind expiry_event(Timer t) {
   switch (t) {
     case Timer::kConnectRetry: return EventKind::kConnectRetryTimerExpired;
@@ -95,8 +101,7 @@ void Fsm::step(const Event& event, Time now, Actions& out) {
     // (Connect, Active: a connection may wait out the DelayOpenTimer) the
     // send hold timer does not apply (RFC 9687); a moment recorded there
     // would arm it from the past once the OPEN went out.
-    if (state_ == State::kIdle || state_ == State::kConnect || state_ == State::kActive)
-      return out.push_back(Ignored{state_, kind});
+    if (!send_hold_applies(state_)) return out.push_back(Ignored{state_, kind});
     unsent_since_ = p->unsent_since;
     return update_send_hold(now, out);
   }
@@ -554,16 +559,7 @@ void Fsm::restart_hold(Time now, Actions& out) {
 // RFC 9687: from OpenSent on, bytes unsent for longer than the send hold
 // time end the session.
 void Fsm::update_send_hold(Time, Actions& out) {
-  bool applies = false;
-  switch (state_) {
-    case State::kIdle:
-    case State::kConnect:
-    case State::kActive: applies = false; break;
-    case State::kOpenSent:
-    case State::kOpenConfirm:
-    case State::kEstablished: applies = unsent_since_.has_value(); break;
-  }
-  if (!applies) return stop(Timer::kSendHold, out);
+  if (!send_hold_applies(state_) || !unsent_since_) return stop(Timer::kSendHold, out);
   uint16_t hold = negotiated_ ? negotiated_->hold_time : config_.hold_time;
   Time deadline = *unsent_since_ + send_hold_time(config_, hold);
   if (timers_[static_cast<size_t>(Timer::kSendHold)] != deadline) arm(Timer::kSendHold, deadline, out);

@@ -1,6 +1,6 @@
 // The VRP table (see vrp_table.h): RFC 6811 section 2 over a sorted array
-// of records that say which VRP prefixes contain the addresses from each
-// record's key on.
+// of records that say which chain of VRP prefixes contains the addresses
+// from each record's key on, kept in cache lines found from the address.
 #include "rpki/vrp_table.h"
 
 #include <algorithm>
@@ -14,15 +14,11 @@ namespace internal {
 namespace {
 
 // At most 2^22 buckets (64 bytes each for IPv4: 256 MiB would hold
-// 2^22 to 2^23 records, past any RPKI in sight).
+// 2^24 to 2^25 records, past any RPKI in sight).
 constexpr unsigned kMaxIndexBits = 22;
-// A block holding at most this many entries is copied into the blocks of
-// the prefixes nested in it; a larger one is linked.
-constexpr uint32_t kCopyLimit = 16;
-// validate_batch: routes taken together, and how many routes ahead of the
-// one decided a bucket's line is fetched.
+// validate_batch: routes taken together, each step of their lookups done
+// for all of a family's before the next.
 constexpr size_t kChunk = 256;
-constexpr size_t kAhead = 16;
 
 template <typename Key>
 constexpr unsigned kKeyBits = sizeof(Key) * 8;
@@ -120,37 +116,38 @@ void FamilyIndex<Key>::build(std::vector<Raw>& raw) {
   raw.erase(std::unique(raw.begin(), raw.end(),
                         [](const Raw& a, const Raw& b) { return !raw_less<Key>(a, b) && !raw_less<Key>(b, a); }),
             raw.end());
-  slots.clear();
-  std::vector<Record> flat;
-  const Key high = raw.empty() ? Key{0} : sweep(raw, flat);
-  index(flat, flat.empty() ? Key{0} : flat.front().key.get(), high);
+  std::vector<Flat> flat;
+  const Key high = sweep(raw, flat);
+  index(flat, flat.empty() ? Key{0} : flat.front().key, high);
 }
 
 template <typename Key>
-Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Record>& records) {
-  // The open prefixes, each nested in the one below it, with the record
-  // that describes an address inside it and no deeper prefix.
+Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat) {
+  // The open prefixes, each nested in the one below it, with the node of
+  // its chain's deepest VRP.
   struct Open {
     Key end;
-    Record rec;
-    uint32_t count;  // entries of its chain (kBlock: in its block)
+    uint32_t node;
   };
   std::vector<Open> stack;
-  records.reserve(raw.size() + raw.size() / 4);
-  auto emit = [&](Key key, Record rec) {
-    rec.key = StoredKey<Key>::of(key);
-    if (!records.empty() && records.back().key.get() == key) {
-      records.back() = rec;  // the chain changes again at the same address
+  nodes.clear();
+  nodes.reserve(raw.size() + 1);
+  nodes.push_back({0, 0, 0, 0, 0, 255, 0});  // len 255: longer than any route
+  flat.reserve(raw.size() + raw.size() / 2);
+  auto emit = [&](Key key, uint32_t node) {
+    if (!flat.empty() && flat.back().key == key) {
+      flat.back().node = node;  // the chain changes again at the same address
     } else {
-      records.push_back(rec);
+      flat.push_back({key, node});
     }
   };
   auto close_top = [&] {
     const Key e = stack.back().end;
     stack.pop_back();
     // The parent goes on past its child: its chain again from e + 1.
-    if (!stack.empty() && stack.back().end > e) emit(static_cast<Key>(e + 1), stack.back().rec);
+    if (!stack.empty() && stack.back().end > e) emit(static_cast<Key>(e + 1), stack.back().node);
   };
+  constexpr auto kMaxLen = static_cast<uint8_t>(kKeyBits<Key>);
   Key high = 0;
   for (size_t i = 0; i < raw.size();) {
     size_t j = i + 1;
@@ -158,38 +155,18 @@ Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Record>& re
     const Key start = raw[i].start;
     const uint8_t len = raw[i].len;
     while (!stack.empty() && stack.back().end < start) close_top();
-    const Open* parent = stack.empty() ? nullptr : &stack.back();
-    Open n{static_cast<Key>(start | host_mask<Key>(len)), {}, 0};
-    if (!parent && j - i == 1) {
-      n.rec = {{}, raw[i].asn, 0, len, raw[i].max_len, len, kOne};
-      n.count = 1;
-    } else {
-      const auto header = static_cast<uint32_t>(slots.size());
-      slots.push_back({0, 0});
-      for (size_t k = i; k < j; ++k) slots.push_back({raw[k].asn, uint32_t{len} | uint32_t{raw[k].max_len} << 8});
-      uint32_t link = 0;
-      if (parent && parent->rec.kind == kOne) {
-        const Record& p = parent->rec;
-        slots.push_back({p.a, uint32_t{p.len} | uint32_t{p.max_len} << 8});
-      } else if (parent && parent->count <= kCopyLimit) {
-        const uint32_t from = parent->rec.a;
-        for (uint32_t k = 1; k <= parent->count; ++k) {
-          const Slot copy = slots[from + k];
-          slots.push_back(copy);
-        }
-        link = slots[from].b;
-      } else if (parent) {
-        link = parent->rec.a + 1;
-      }
-      n.count = static_cast<uint32_t>(slots.size() - header - 1);
-      slots[header] = {n.count, link};
-      uint32_t ases = 0;
-      if (parent) ases = parent->rec.kind == kOne ? as_bits(parent->rec.a) : parent->rec.ases;
-      for (size_t k = i; k < j; ++k) ases |= as_bits(raw[k].asn);
-      n.rec = {{}, header, ases, parent ? parent->rec.len : len, 0, len, kBlock};
+    uint32_t before = stack.empty() ? 0 : stack.back().node;
+    for (size_t k = i; k < j; ++k) {
+      const Node& b = nodes[before];
+      const uint32_t up = before == 0 ? 0 : b.up | as_bits(b.as);
+      const uint8_t shortest = before == 0 ? len : b.len;
+      // A max length past the family's allows what the family's does.
+      nodes.push_back({raw[k].asn, up, before, len, std::min(raw[k].max_len, kMaxLen), shortest, 0});
+      before = static_cast<uint32_t>(nodes.size() - 1);
     }
+    const Open n{static_cast<Key>(start | host_mask<Key>(len)), before};
     high = std::max(high, n.end);
-    emit(start, n.rec);
+    emit(start, n.node);
     stack.push_back(n);
     i = j;
   }
@@ -203,55 +180,56 @@ uint32_t FamilyIndex<Key>::bucket_of(Key addr) const {
 }
 
 template <typename Key>
-void FamilyIndex<Key>::index(const std::vector<Record>& flat, Key low, Key high) {
-  // Index the bits after those every contained address shares, with
-  // about one record a bucket (1 to 2 on average), so that nearly every
-  // bucket fits in a line. A bucket starts with the record in force at
-  // its first address (a kNone one if none is), so that a lookup never
-  // looks into an earlier bucket and always finds a record.
-  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(flat.size())), 2, kMaxIndexBits + 1) - 1;
+void FamilyIndex<Key>::index(const std::vector<Flat>& flat, Key low, Key high) {
+  // Index the bits after those every contained address shares, with two
+  // to four records a bucket on average, so that nearly every bucket fits
+  // in its line (eight places for IPv4, five for IPv6). A bucket starts
+  // with the record in force at its first address (node 0 if none is),
+  // so that a lookup never looks into an earlier bucket and always finds
+  // a record.
+  index_bits = std::clamp<unsigned>(static_cast<unsigned>(std::bit_width(flat.size())), 3, kMaxIndexBits + 2) - 2;
   shift = std::min(common_bits(low, high), kKeyBits<Key> - index_bits);
   top_mask = static_cast<Key>(~host_mask<Key>(shift));
   top = static_cast<Key>(low & top_mask);
   const size_t buckets = size_t{1} << index_bits;
-  const Record none{StoredKey<Key>::of(Key{0}), 0, 0, 255, 0, 0, kNone};
-  lines.assign(buckets + 1, Line{{none, none, none, none}});
+  Line none_line{};
+  for (Record& r : none_line.r) r = {StoredKey<Key>::of(Key{0}), 0};
+  lines.assign(buckets + 1, none_line);
   spill.clear();
   std::vector<Record> in;  // the bucket's records
   size_t j = 0;
   for (size_t b = 0; b < buckets; ++b) {
     const Key base = static_cast<Key>(top | (static_cast<Key>(b) << (kKeyBits<Key> - index_bits - shift)));
     in.clear();
-    if (j == flat.size() || flat[j].key.get() != base) {
-      Record first = none;
+    if (j == flat.size() || flat[j].key != base) {
+      uint32_t node = 0;
       if (j > 0) {
-        const Record& before = flat[j - 1];
-        if (((before.key.get() ^ base) & static_cast<Key>(~host_mask<Key>(before.inner))) == 0) first = before;
+        const Flat& before = flat[j - 1];
+        if (((before.key ^ base) & static_cast<Key>(~host_mask<Key>(nodes[before.node].plen))) == 0) node = before.node;
       }
-      first.key = StoredKey<Key>::of(base);
-      in.push_back(first);
+      in.push_back({StoredKey<Key>::of(base), node});
     }
-    while (j < flat.size() && bucket_of(flat[j].key.get()) == b) in.push_back(flat[j++]);
+    for (; j < flat.size() && bucket_of(flat[j].key) == b; ++j)
+      in.push_back({StoredKey<Key>::of(flat[j].key), flat[j].node});
     Line& line = lines[b];
     if (in.size() <= kPerLine) {
       for (unsigned k = 0; k < kPerLine; ++k) line.r[k] = in[std::min<size_t>(k, in.size() - 1)];
       continue;
     }
-    // The first three in the line, the rest spilt: the line's last
-    // record, keyed as the first of them, says where they are.
+    // All but the last place in the line, the rest spilt: the line's
+    // last record, keyed as the first of them, says where they are.
     for (unsigned k = 0; k + 1 < kPerLine; ++k) line.r[k] = in[k];
     const auto rest = in.begin() + (kPerLine - 1);
-    line.r[kPerLine - 1] = {rest->key, static_cast<uint32_t>(spill.size()),
-                            static_cast<uint32_t>(in.end() - rest), 255, 0, 0, kSpill};
+    line.r[kPerLine - 1] = {rest->key, kSpill | static_cast<uint32_t>(spill.size())};
+    spill.push_back({StoredKey<Key>::of(static_cast<Key>(in.end() - rest)), 0});
     spill.insert(spill.end(), rest, in.end());
   }
-  slots.shrink_to_fit();
+  nodes.shrink_to_fit();
 }
 
 template <typename Key>
 [[gnu::always_inline]] inline const typename FamilyIndex<Key>::Line* FamilyIndex<Key>::line_of(Key addr) const {
-  if (lines.empty()) return nullptr;  // never built
-  // Outside the shared bits: the last line, of kNone records keyed 0.
+  // Outside the shared bits: the last line, of none records keyed 0.
   const size_t b = (addr & top_mask) == top ? bucket_of(addr) : lines.size() - 1;
   return lines.data() + b;
 }
@@ -260,8 +238,10 @@ template <typename Key>
 const typename FamilyIndex<Key>::Record& FamilyIndex<Key>::search_spill(const Record& s, Key addr) const {
   // Branch-free binary search for the last record at or before addr; the
   // first is at the spill record's key, at or before addr.
-  const Record* lo = spill.data() + s.a;
-  for (size_t n = s.ases; n > 1;) {
+  const Record* lo = spill.data() + (s.node & ~kSpill);
+  const auto count = static_cast<size_t>(lo->key.get());
+  ++lo;
+  for (size_t n = count; n > 1;) {
     const size_t half = n / 2;
     lo = (lo[half].key.get() <= addr) ? lo + half : lo;
     n -= half;
@@ -270,51 +250,64 @@ const typename FamilyIndex<Key>::Record& FamilyIndex<Key>::search_spill(const Re
 }
 
 template <typename Key>
-bool FamilyIndex<Key>::in_block(uint32_t header, uint32_t as, unsigned len) const {
-  for (uint32_t h = header;;) {
-    const Slot* e = slots.data() + h;
-    const Slot* end = e + 1 + e->a;
-    const uint32_t link = e->b;
-    for (++e; e != end; ++e) {
-      if (e->a == as && (e->b & 0xff) <= len && (e->b >> 8) >= len) return true;
-    }
-    if (link == 0) return false;
-    h = link - 1;
+bool FamilyIndex<Key>::in_chain(uint32_t node, uint32_t as, unsigned len) const {
+  // Up the chain while its ASes may hold the origin; bounded by the
+  // chain's length (its first node's `up` is 0).
+  const uint32_t bits = as_bits(as);
+  for (;;) {
+    const Node& m = nodes[node];
+    if (m.as == as && m.plen <= len && len <= m.max_len) return true;
+    if ((m.up & bits) != bits) return false;
+    node = m.parent;
   }
 }
 
 template <typename Key>
-[[gnu::always_inline]] inline Validity FamilyIndex<Key>::decide(const Line* l, Key addr, unsigned len, uint32_t as) const {
-  if (!l) return Validity::kNotFound;
+[[gnu::always_inline]] inline const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick(const Line* l,
+                                                                                              Key addr) const {
   // The line's last record at or before addr: its first is, and the
   // others are ascending (padding repeats the last), so the count of the
-  // other three at or before addr is its index. No branch.
-  const unsigned at = unsigned{l->r[1].key.get() <= addr} + unsigned{l->r[2].key.get() <= addr} +
-                      unsigned{l->r[3].key.get() <= addr};
+  // others at or before addr is its index. No branch.
+  unsigned at = 0;
+  for (unsigned k = 1; k < kPerLine; ++k) at += unsigned{l->r[k].key.get() <= addr};
   const Record* r = &l->r[at];
-  if (r->kind == kSpill) [[unlikely]] r = &search_spill(*r, addr);
+  if (r->node & kSpill) [[unlikely]] r = &search_spill(*r, addr);
+  return r;
+}
+
+template <typename Key>
+[[gnu::always_inline]] inline Validity FamilyIndex<Key>::answer(const Record* r, Key addr, unsigned len,
+                                                                uint32_t as) const {
+  const Node& n = nodes[r->node];
   // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
-  // than the route's and contains it (every VRP of the chain contains it);
-  // it matches when it also allows the route's length and names the
-  // route's origin, which is not NONE (as 0 here) and a VRP for AS 0
-  // never names. Straight-line but for a block's entries, read only when
-  // the block's summary holds the origin's bits.
+  // than the route's and contains it (every VRP of the chain contains the
+  // address when the deepest does); it matches when it also allows the
+  // route's length and names the route's origin, which is not NONE (as 0
+  // here) and a VRP for AS 0 never names. Straight-line for the chain's
+  // deepest VRP; the nodes before it are read only when their ASes' bits
+  // hold the origin's.
   // Bitwise & on purpose: each condition is a flag, not a branch.
-  const uint32_t covered = static_cast<uint32_t>(((r->key.get() ^ addr) & ~host_mask<Key>(r->inner)) == 0) &
-                           static_cast<uint32_t>(r->len <= len);
-  uint32_t valid = static_cast<uint32_t>(r->kind == kOne) & static_cast<uint32_t>(r->a == as) &
-                   static_cast<uint32_t>(len <= r->max_len);
+  const uint32_t covered = static_cast<uint32_t>(((r->key.get() ^ addr) & ~host_mask<Key>(n.plen)) == 0) &
+                           static_cast<uint32_t>(n.len <= len);
+  uint32_t valid = static_cast<uint32_t>(n.as == as) & static_cast<uint32_t>(n.plen <= len) &
+                   static_cast<uint32_t>(len <= n.max_len);
   const uint32_t bits = as_bits(as);
-  if ((static_cast<uint32_t>(r->kind == kBlock) & static_cast<uint32_t>((r->ases & bits) == bits) & covered) != 0)
-    valid = static_cast<uint32_t>(in_block(r->a, as, len));
+  if ((static_cast<uint32_t>((n.up & bits) == bits) & covered & (valid ^ 1u)) != 0) [[unlikely]]
+    valid = static_cast<uint32_t>(in_chain(n.parent, as, len));
   valid &= static_cast<uint32_t>(as != 0);
   // kNotFound 0, kValid 1, kInvalid 2.
   return static_cast<Validity>(covered * (2 - valid));
 }
 
 template <typename Key>
+Validity FamilyIndex<Key>::validate(Key addr, unsigned len, uint32_t as) const {
+  if (lines.empty()) return Validity::kNotFound;  // never built
+  return answer(pick(line_of(addr), addr), addr, len, as);
+}
+
+template <typename Key>
 size_t FamilyIndex<Key>::memory_bytes() const {
-  return lines.capacity() * sizeof(Line) + spill.capacity() * sizeof(Record) + slots.capacity() * sizeof(Slot);
+  return lines.capacity() * sizeof(Line) + spill.capacity() * sizeof(Record) + nodes.capacity() * sizeof(Node);
 }
 
 template struct FamilyIndex<uint32_t>;
@@ -341,13 +334,13 @@ VrpTable VrpTable::build(std::span<const Vrp> vrps) {
 
 namespace {
 
-using internal::kAhead;
 using internal::kChunk;
 
-// A batch's routes of one family: the bucket lines of all are computed
-// first (no memory read), then each route is decided while the line of
-// the route kAhead places on is fetched, so that about kAhead misses are
-// in flight at any time and the decisions run from cache.
+// A batch's routes of one family, looked up in steps, each step for all of
+// them before the next, so that the memory reads of one step overlap and
+// are in cache when the next step reads them: the bucket's line (no
+// read; prefetched), the record in force in it (its node prefetched),
+// the answer.
 template <typename Key>
 struct Lane {
   Key key[kChunk];
@@ -357,19 +350,24 @@ struct Lane {
   size_t n = 0;
 
   void run(const internal::FamilyIndex<Key>& f, Validity* out) const {
-    using Line = typename internal::FamilyIndex<Key>::Line;
-    const Line* line[kChunk];
-    for (size_t i = 0; i < n; ++i) line[i] = f.line_of(key[i]);
-    auto fetch = [&](size_t i) {
-      if (!line[i]) return;
-      __builtin_prefetch(line[i]);
-      if constexpr (sizeof(Line) > 64) __builtin_prefetch(reinterpret_cast<const char*>(line[i]) + 64);
-    };
-    for (size_t i = 0; i < std::min(n, kAhead); ++i) fetch(i);
-    for (size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) fetch(i + kAhead);
-      out[at[i]] = f.decide(line[i], key[i], len[i], as[i]);
+    using Index = internal::FamilyIndex<Key>;
+    if (n == 0) return;
+    if (f.lines.empty()) {  // never built
+      for (size_t i = 0; i < n; ++i) out[at[i]] = Validity::kNotFound;
+      return;
     }
+    const typename Index::Line* line[kChunk];
+    const typename Index::Record* rec[kChunk];
+    for (size_t i = 0; i < n; ++i) {
+      line[i] = f.line_of(key[i]);
+      __builtin_prefetch(line[i]);
+      if constexpr (sizeof(typename Index::Line) > 64) __builtin_prefetch(reinterpret_cast<const char*>(line[i]) + 64);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      rec[i] = f.pick(line[i], key[i]);
+      __builtin_prefetch(f.nodes.data() + rec[i]->node);
+    }
+    for (size_t i = 0; i < n; ++i) out[at[i]] = f.answer(rec[i], key[i], len[i], as[i]);
   }
 };
 
@@ -401,11 +399,9 @@ void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Val
 Validity VrpTable::validate(const net::Prefix& route, std::optional<uint32_t> origin) const {
   const uint32_t as = origin.value_or(0);
   if (route.family() == net::IpFamily::V4) {
-    const uint32_t k = internal::key_of_v4(route.addr());
-    return v4_.decide(v4_.line_of(k), k, route.len(), as);
+    return v4_.validate(internal::key_of_v4(route.addr()), route.len(), as);
   }
-  const internal::U128 k = internal::key_of_v6(route.addr());
-  return v6_.decide(v6_.line_of(k), k, route.len(), as);
+  return v6_.validate(internal::key_of_v6(route.addr()), route.len(), as);
 }
 
 size_t VrpTable::memory_bytes() const { return v4_.memory_bytes() + v6_.memory_bytes(); }

@@ -5,24 +5,23 @@
 // lookup takes no lock.
 //
 // Per address family, the distinct VRP prefixes nest or are disjoint (they
-// are prefixes). The table is one sorted array of small records, each
-// saying from which address on which VRP prefixes contain the addresses
-// that follow: one at every VRP prefix's start, one where a nested prefix
-// ends inside its parent, and one at the start of every index bucket a
-// prefix runs into. A record names the longest of those prefixes (its
-// "inner" length; an address past it is contained by none) and, when
-// that prefix and its covering ones hold a single VRP, that VRP itself;
-// else it points at a block of (AS, max length, prefix length) entries.
-// A lookup reads the bucket's two offsets (a direct index on up to 16
-// address bits past the bits every VRP prefix shares), searches that
-// bucket's few records (their cache lines fetched together) and answers
-// from the record unless the route's origin may be in the block (a
-// 32-bit summary of the block's ASes says): two dependent reads into the
-// table for most routes, three for the rest. A block holding covering
-// prefixes' entries copies them when they are at most 16, else links to
-// the covering prefix's block, so memory stays linear whatever the data.
-// The arrays' whole 2 MiB pages are advised for transparent huge pages
-// (internal/huge_pages.h).
+// are prefixes). Each VRP is a node of a chain: the VRPs of the prefixes
+// that contain its prefix, nested, the deepest last; a node holds its
+// VRP (AS, prefix length, max length), the node before it and a 32-bit
+// summary of the ASes before it (two bits per AS). The table is a sorted
+// array of 8-byte records, each saying from which address on which
+// chain's deepest node is in force: one at every VRP prefix's start, one
+// where a nested prefix ends inside its parent, and one at the start of
+// every index bucket a prefix runs into. A bucket is one cache line of
+// eight records for IPv4 (two lines of five for IPv6), found from the
+// address alone (no index read), two to four records a bucket; a bucket
+// with more keeps the rest in a searched spill array. A lookup reads its
+// line, picks the record in force by counting comparisons, reads that
+// record's node and answers from it: Valid if the deepest VRP matches;
+// else it goes up the chain only while the summary of the ASes above
+// holds the origin's bits (most Invalid routes never do). Two dependent
+// reads into the table for most routes. The arrays' whole 2 MiB pages
+// are advised for transparent huge pages (internal/huge_pages.h).
 #pragma once
 
 #include <cstddef>
@@ -62,40 +61,40 @@ struct StoredKey<U128> {
 // One family's index; Key is uint32_t (IPv4) or U128 (IPv6).
 template <typename Key>
 struct FamilyIndex {
-  // kNone: no VRP prefix contains the addresses from `key` on. kSpill:
-  // only in a line's last place, when the bucket has more records than a
-  // line holds: those from `key` on are spill[a, a + ases).
-  enum Kind : uint8_t { kNone = 0, kOne = 1, kBlock = 2, kSpill = 3 };
+  // One VRP of a chain of prefixes that contain some addresses: its AS,
+  // prefix length and max length, the node of the VRP before it in the
+  // chain (another VRP of the same prefix, else the deepest of the
+  // prefix containing it; 0 for none) and `up`, the as_bits() of every
+  // AS before it in the chain: a lookup reads the node before only when
+  // the origin's bits are all in `up`. Node 0 stands for none.
+  struct Node {
+    uint32_t as;
+    uint32_t up;
+    uint32_t parent;
+    uint8_t plen;
+    uint8_t max_len;
+    uint8_t len;  // the chain's shortest prefix length
+    uint8_t pad;
+  };
   // From `key` on (to the next record), the addresses inside the prefix
-  // of length `inner` around `key` are contained by a chain of VRP
-  // prefixes, the shortest of length `len` (kNone: 255, longer than any
-  // route). kOne: the chain holds one VRP, (a = AS, len, max_len).
-  // kBlock: its entries are in the block whose header is slots[a], and
-  // `ases` has as_bits(AS) set for each of them: an origin whose bits
-  // are not all set is in none, and the route is Invalid without a read
-  // of the block.
+  // of nodes[node] (its plen around `key`) are contained by that node's
+  // chain; the others by none. A spill record (node kSpill | at, only in
+  // a bucket's last place, when it has more records than its lines
+  // hold): those from `key` on are the spill[at].key records after
+  // spill[at].
   struct Record {
     StoredKey<Key> key;
-    uint32_t a;
-    uint32_t ases;
-    uint8_t len;
-    uint8_t max_len;
-    uint8_t inner;
-    uint8_t kind;
+    uint32_t node;
   };
+  static constexpr uint32_t kSpill = uint32_t{1} << 31;
   // A bucket: the records in force in one slice of the addresses, the
   // first at the slice's first address, padded with copies of the last;
-  // one cache line for IPv4 (16-byte records), two for IPv6.
-  static constexpr unsigned kPerLine = 4;
+  // one cache line for IPv4 (eight 8-byte records), two for IPv6 (five
+  // 24-byte ones).
+  static constexpr unsigned kLineBytes = sizeof(Key) == 4 ? 64 : 128;
+  static constexpr unsigned kPerLine = kLineBytes / sizeof(Record);
   struct alignas(64) Line {
     Record r[kPerLine];
-  };
-  // A block is a header slot (a = entry count, b = 1 + the slot of the
-  // block it continues in, 0 for none) and then its entries (a = AS,
-  // b = prefix length | max length << 8).
-  struct Slot {
-    uint32_t a;
-    uint32_t b;
   };
   struct Raw {
     Key start;
@@ -106,11 +105,13 @@ struct FamilyIndex {
 
   template <typename T>
   using Array = std::vector<T, HugePageAllocator<T>>;
-  // (1 << index_bits) buckets and then one of kNone records for the
+  // (1 << index_bits) buckets and then one of none records for the
   // addresses outside them; empty until build().
   Array<Line> lines;
-  Array<Record> spill;  // the records of buckets past kPerLine, ascending
-  Array<Slot> slots;
+  // The records of buckets past kPerLine, ascending, each bucket's after
+  // one keyed with their count.
+  Array<Record> spill;
+  Array<Node> nodes;
   Key top = 0;          // the bits every contained address shares ...
   Key top_mask = 0;     // ... are these
   unsigned shift = 0;   // their count
@@ -119,19 +120,29 @@ struct FamilyIndex {
   void build(std::vector<Raw>& raw);
   [[nodiscard]] size_t memory_bytes() const;
 
-  // A lookup in two steps, so that VrpTable::validate_batch can fetch the
-  // lines of routes ahead while it decides the route in hand: the bucket
-  // of addr (no memory read; null for an empty index), then the answer.
+  // A lookup in three steps, so that VrpTable::validate_batch can fetch
+  // what the next step reads for many routes before it reads it: the
+  // bucket's line (no memory read), the record in force in it (reads the
+  // line), the answer (reads the record's node, and the nodes before it
+  // only when their ASes may hold the origin). Not for an index never
+  // built (no lines).
   [[nodiscard]] const Line* line_of(Key addr) const;
-  [[nodiscard]] Validity decide(const Line* l, Key addr, unsigned len, uint32_t as) const;
+  [[nodiscard]] const Record* pick(const Line* l, Key addr) const;
+  [[nodiscard]] Validity answer(const Record* r, Key addr, unsigned len, uint32_t as) const;
+  [[nodiscard]] Validity validate(Key addr, unsigned len, uint32_t as) const;
 
  private:
+  // A flat record: the chain's deepest node in force from `key` on.
+  struct Flat {
+    Key key;
+    uint32_t node;
+  };
   [[nodiscard]] uint32_t bucket_of(Key addr) const;
   [[nodiscard]] const Record& search_spill(const Record& s, Key addr) const;
-  [[nodiscard]] bool in_block(uint32_t header, uint32_t as, unsigned len) const;
-  // The records in address order, none per bucket yet; the highest address contained.
-  Key sweep(const std::vector<Raw>& raw, std::vector<Record>& flat);
-  void index(const std::vector<Record>& flat, Key low, Key high);
+  [[nodiscard]] bool in_chain(uint32_t node, uint32_t as, unsigned len) const;
+  // The flat records in address order; the highest address contained.
+  Key sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat);
+  void index(const std::vector<Flat>& flat, Key low, Key high);
 };
 
 }  // namespace internal

@@ -3,9 +3,11 @@
 // MADV_HUGEPAGE), so that a random lookup into the table seldom misses
 // the TLB (37.6 MB of 4 KiB pages is 9,200 pages; of 2 MiB pages, 19).
 // The array itself comes from operator new as usual (aligned new for a
-// T aligned past the default, such as the VRP table's 64-byte lines), so
-// no memory is added: only its ends, short of a 2 MiB boundary, stay on
-// small pages.
+// T aligned past the default, such as the VRP table's 64-byte lines),
+// and an array of 2 MiB or more starts on a 2 MiB boundary (aligned new
+// again: the alignment's slack is address space never touched), so no
+// memory is added and only its tail, past its last 2 MiB boundary,
+// stays on small pages.
 // The advice is a hint: where the kernel gives no huge pages (THP
 // "never") the array is used as it is. No I/O: madvise only marks the
 // process's own memory.
@@ -25,6 +27,11 @@ template <typename T>
 struct HugePageAllocator {
   using value_type = T;
   static constexpr bool kOverAligned = alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+  // How an array of n is aligned: the same rule in allocate and deallocate.
+  static size_t alignment(size_t n) {
+    if (n * sizeof(T) >= kHugePage) return kHugePage;
+    return kOverAligned ? alignof(T) : 0;
+  }
 
   HugePageAllocator() = default;
   template <typename U>
@@ -32,8 +39,8 @@ struct HugePageAllocator {
 
   T* allocate(size_t n) {
     if (n > static_cast<size_t>(-1) / 2 / sizeof(T)) throw std::bad_array_new_length();
-    void* p = kOverAligned ? ::operator new(n * sizeof(T), std::align_val_t{alignof(T)})
-                           : ::operator new(n * sizeof(T));
+    const size_t align = alignment(n);
+    void* p = align != 0 ? ::operator new(n * sizeof(T), std::align_val_t{align}) : ::operator new(n * sizeof(T));
     const auto at = reinterpret_cast<uintptr_t>(p);
     const uintptr_t from = (at + kHugePage - 1) & ~(kHugePage - 1);
     const uintptr_t to = (at + n * sizeof(T)) & ~(kHugePage - 1);
@@ -41,9 +48,10 @@ struct HugePageAllocator {
     return static_cast<T*>(p);
   }
 
-  void deallocate(T* p, size_t /*n*/) {
-    if constexpr (kOverAligned) {
-      ::operator delete(p, std::align_val_t{alignof(T)});
+  void deallocate(T* p, size_t n) {
+    const size_t align = alignment(n);
+    if (align != 0) {
+      ::operator delete(p, std::align_val_t{align});
     } else {
       ::operator delete(p);
     }

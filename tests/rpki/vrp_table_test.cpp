@@ -358,6 +358,39 @@ std::pair<net::IpAddress, std::optional<net::IpAddress>> end_and_next(const net:
   return {last, std::nullopt};
 }
 
+// The address just before p's first (nullopt at the start of the space).
+std::optional<net::IpAddress> address_before(const net::Prefix& p) {
+  const unsigned max = p.family() == net::IpFamily::V4 ? 32u : 128u;
+  auto bytes = p.addr().bytes();
+  for (int i = static_cast<int>(max / 8) - 1; i >= 0; --i) {
+    if (bytes[static_cast<size_t>(i)]-- != 0) return net::IpAddress::from_bytes(p.family(), bytes.data());
+  }
+  return std::nullopt;
+}
+
+// Routes at each VRP prefix's first and last address and the one after
+// (and the one before, with `before`), at full length and at the
+// prefix's own, originated by an AS below `ases` (NONE one time in six
+// with `none`).
+std::vector<RouteOrigin> edge_routes(const std::vector<Vrp>& vrps, bool before, uint32_t ases, bool none) {
+  std::vector<RouteOrigin> routes;
+  for (const Vrp& v : vrps) {
+    const unsigned max = v.prefix.family() == net::IpFamily::V4 ? 32u : 128u;
+    const auto [last, next] = end_and_next(v.prefix);
+    std::vector<net::IpAddress> at = {v.prefix.addr(), last};
+    if (next) at.push_back(*next);
+    if (auto prev = address_before(v.prefix); before && prev) at.push_back(*prev);
+    for (const net::IpAddress& a : at) {
+      for (unsigned len : {max, static_cast<unsigned>(v.prefix.len())}) {
+        std::optional<uint32_t> origin;
+        if (!none || *rc::gen::inRange(0, 6) != 0) origin = *rc::gen::inRange<uint32_t>(0, ases);
+        routes.push_back({*net::Prefix::make(a, len), origin});
+      }
+    }
+  }
+  return routes;
+}
+
 // More records in one index bucket than its line holds (the rest spilt
 // to a searched array): a dense cluster of nested and adjacent prefixes,
 // looked up at each prefix's first and last address and the one after,
@@ -377,18 +410,85 @@ RC_GTEST_PROP(VrpTable, DenseBucketsAgreeAtEveryEdge, ()) {
                     *rc::gen::inRange<uint32_t>(0, 3)});
   }
   auto table = VrpTable::build(vrps);
+  const auto routes = edge_routes(vrps, false, 3, false);
+  const auto bad = first_disagreement(table, vrps, routes);
+  RC_ASSERT(!bad);
+}
+
+// Chains of nested VRPs many levels deep: a lookup answers from the
+// deepest VRP in force and goes up the chain only while the ASes above
+// may hold the origin. Up to 40 levels of one to three VRPs each (IPv6
+// down to /128), ASes from a range wide enough that the summary of the
+// ASes above fills up (so that it often says "maybe" for an AS that is
+// not there), AS 0 among them, and siblings beside the chain so that
+// each level goes on past the one nested in it. Routes at every level's
+// prefix one bit shorter, as long, and up to three bits longer (past
+// max lengths), and anywhere under it at full length; the origin some
+// level's AS, a random one, AS 0 or NONE.
+RC_GTEST_PROP(VrpTable, DeepChainsAgreeWithThePlainDefinition, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  const unsigned max = v6 ? 128u : 32u;
+  const unsigned levels = *rc::gen::inRange(1u, 41u);
+  std::vector<Vrp> vrps;
+  std::vector<net::Prefix> chain;
+  net::Prefix p = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                              *rc::gen::inRange(0u, 9u));
+  for (unsigned level = 0; level < levels; ++level) {
+    chain.push_back(p);
+    const int per = *rc::gen::inRange(1, 4);
+    for (int k = 0; k < per; ++k) {
+      const uint32_t as = *rc::gen::inRange<uint32_t>(0, 1000);
+      vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + *rc::gen::inRange(0u, 3u))), as});
+    }
+    if (*rc::gen::arbitrary<bool>()) {
+      const net::Prefix sibling = under(p, *rc::gen::inRange(1u, 6u), *rc::gen::arbitrary<uint64_t>());
+      vrps.push_back({sibling, static_cast<uint8_t>(sibling.len()), *rc::gen::inRange<uint32_t>(0, 1000)});
+    }
+    if (p.len() == max) break;
+    p = under(p, *rc::gen::inRange(1u, v6 ? 6u : 3u), *rc::gen::arbitrary<uint64_t>());
+  }
+  auto table = VrpTable::build(vrps);
   std::vector<RouteOrigin> routes;
-  for (const Vrp& v : vrps) {
-    const auto [last, next] = end_and_next(v.prefix);
-    std::vector<net::IpAddress> at = {v.prefix.addr(), last};
-    if (next) at.push_back(*next);
-    for (const net::IpAddress& a : at) {
-      for (unsigned len : {max, static_cast<unsigned>(v.prefix.len())}) {
-        const std::optional<uint32_t> origin = *rc::gen::inRange<uint32_t>(0, 3);
-        routes.push_back({*net::Prefix::make(a, len), origin});
+  for (const net::Prefix& c : chain) {
+    std::vector<net::Prefix> at;
+    if (c.len() > 0) at.push_back(*net::Prefix::make(c.addr(), c.len() - 1));
+    for (unsigned more = 0; more <= 3; ++more) at.push_back(*net::Prefix::make(c.addr(), std::min(max, c.len() + more)));
+    at.push_back(under(c, max - c.len(), *rc::gen::arbitrary<uint64_t>()));
+    for (const net::Prefix& route : at) {
+      std::optional<uint32_t> origin;
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: origin = *rc::gen::inRange<uint32_t>(0, 1000); break;
+        case 1: origin = 0; break;
+        case 2: break;  // NONE
+        default: origin = vrps[*rc::gen::inRange<size_t>(0, vrps.size())].asn; break;
       }
+      routes.push_back({route, origin});
     }
   }
+  const auto bad = first_disagreement(table, vrps, routes);
+  RC_ASSERT(!bad);
+}
+
+// Many VRP prefixes under one short prefix, each aligned to its length
+// (so that they begin and end on index bucket boundaries whatever the
+// index's size, and buckets hold none, one, or more records than a
+// line), IPv6 ones longer than /64 too: looked up at each prefix's
+// first and last address and the addresses either side, at full length
+// and at the prefix's own.
+RC_GTEST_PROP(VrpTable, AlignedPrefixesAgreeAtBucketEdges, ()) {
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  const unsigned max = v6 ? 128u : 32u;
+  const net::Prefix base = wide_prefix(v6, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                       *rc::gen::inRange(0u, v6 ? 60u : 12u));
+  std::vector<Vrp> vrps;
+  const size_t n = *rc::gen::inRange<size_t>(1, 400);
+  for (size_t i = 0; i < n; ++i) {
+    const net::Prefix q = under(base, *rc::gen::inRange(1u, v6 ? 80u : 20u), *rc::gen::arbitrary<uint64_t>());
+    vrps.push_back({q, static_cast<uint8_t>(std::min(max, q.len() + *rc::gen::inRange(0u, 2u))),
+                    *rc::gen::inRange<uint32_t>(0, 5)});
+  }
+  auto table = VrpTable::build(vrps);
+  const auto routes = edge_routes(vrps, true, 5, true);
   const auto bad = first_disagreement(table, vrps, routes);
   RC_ASSERT(!bad);
 }

@@ -226,63 +226,76 @@ PathAttributes AttributeSet::decode() const {
 }
 
 // Lives here rather than in update.cpp: it is the canonical form's builder.
-AttributeSet UpdateView::attribute_set() const {
-  std::vector<std::byte> tmp;
-  tmp.reserve(attrs_.size() + 64);
-  bytes::Writer w(tmp);
+void UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
+  out.clear();
+  bytes::Writer w(out);
   const bool four = params_.four_octet_as;
   std::array<uint64_t, 4> met{};
+  uint8_t last = 0;
+  bool sorted = true;  // written in type order so far (no sort needed)
   for (const RawAttribute& a : raw_attributes()) {
     uint64_t bit = uint64_t{1} << (a.type & 63u);
     if (met[a.type >> 6] & bit) continue;  // repeats: the first one counts
     met[a.type >> 6] |= bit;
+    const size_t before = w.size();
     const AttrDescriptor* d = find_descriptor(a.type);
     if (!d) {
       if (a.optional() && a.transitive())
         write_attribute(w, static_cast<uint8_t>((a.flags & kFlagBits) | attr_flag::kPartial), a.type, a.value);
-      continue;
-    }
-    if (!attribute(a.type)) continue;  // discarded or malformed
-    switch (a.type) {
-      case attr_type::kAsPath: {
-        if (four) {
-          write_attribute(w, attr_flag::kTransitive, a.type, a.value);
+    } else if (attribute(a.type)) {  // else discarded or malformed
+      switch (a.type) {
+        case attr_type::kAsPath: {
+          if (four) {
+            write_attribute(w, attr_flag::kTransitive, a.type, a.value);
+            break;
+          }
+          AsPath path = to_as_path(a.value, AsWidth::k2);
+          auto as4 = attribute(attr_type::kAs4Path);
+          if (as4 && !ignore_as4_) path = reconstruct_as4_path(path, to_as_path(as4->value, AsWidth::k4));
+          encode_as_path(w, path, AsWidth::k4);
           break;
         }
-        AsPath path = to_as_path(a.value, AsWidth::k2);
-        auto as4 = attribute(attr_type::kAs4Path);
-        if (as4 && !ignore_as4_) path = reconstruct_as4_path(path, to_as_path(as4->value, AsWidth::k4));
-        encode_as_path(w, path, AsWidth::k4);
-        break;
-      }
-      case attr_type::kAggregator: {
-        auto g = decode_aggregator(a.value, four);
-        if (!g) break;
-        auto g4 = attribute(attr_type::kAs4Aggregator);
-        if (!four && g->asn == kAsTrans && g4 && !ignore_as4_) {
-          if (auto x = decode_as4_aggregator(g4->value)) g = *x;
+        case attr_type::kAggregator: {
+          auto g = decode_aggregator(a.value, four);
+          if (!g) break;
+          auto g4 = attribute(attr_type::kAs4Aggregator);
+          if (!four && g->asn == kAsTrans && g4 && !ignore_as4_) {
+            if (auto x = decode_as4_aggregator(g4->value)) g = *x;
+          }
+          encode_aggregator(w, *g, true);
+          break;
         }
-        encode_aggregator(w, *g, true);
-        break;
+        case attr_type::kAs4Path:
+        case attr_type::kAs4Aggregator:
+        case attr_type::kMpUnreachNlri:
+          break;  // folded in above, or not part of the announced routes' set
+        case attr_type::kNextHop:
+          if (!nlri_.empty()) write_attribute(w, attr_flag::kTransitive, a.type, a.value);
+          break;
+        case attr_type::kMpReachNlri:
+          if (mp_reach_ && mp_reach_->supported && !report_.is_disabled(mp_reach_->family))
+            write_mp_next_hop_only(w, mp_reach_->family, mp_reach_->next_hop);
+          break;
+        default:
+          write_attribute(w, static_cast<uint8_t>(a.flags & kFlagBits), a.type, a.value);
+          break;
       }
-      case attr_type::kAs4Path:
-      case attr_type::kAs4Aggregator:
-      case attr_type::kMpUnreachNlri:
-        break;  // folded in above, or not part of the announced routes' set
-      case attr_type::kNextHop:
-        if (!nlri_.empty()) write_attribute(w, attr_flag::kTransitive, a.type, a.value);
-        break;
-      case attr_type::kMpReachNlri:
-        if (mp_reach_ && mp_reach_->supported && !report_.is_disabled(mp_reach_->family))
-          write_mp_next_hop_only(w, mp_reach_->family, mp_reach_->next_hop);
-        break;
-      default:
-        write_attribute(w, static_cast<uint8_t>(a.flags & kFlagBits), a.type, a.value);
-        break;
+    }
+    if (w.size() != before) {
+      if (a.type < last) sorted = false;
+      last = a.type;
     }
   }
+  // Usually in order already (MP_REACH_NLRI first, RFC 7606 section 5.1,
+  // is the common exception): then no second pass.
+  if (!sorted) sort_attributes(out);
+}
+
+AttributeSet UpdateView::attribute_set() const {
+  std::vector<std::byte> tmp;
+  tmp.reserve(attrs_.size() + 64);
+  write_attribute_set(tmp);
   AttributeSet s;
-  sort_attributes(tmp);
   s.wire_ = std::move(tmp);
   bool ok = s.extract();
   (void)ok;

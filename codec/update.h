@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "codec/attribute_set.h"
 #include "codec/attributes.h"
@@ -72,6 +73,11 @@ class UpdateView {
 
   // The canonical attribute set of the announced routes (one allocation).
   [[nodiscard]] AttributeSet attribute_set() const;
+  // Its canonical bytes alone (attribute_set().wire()), written into `out`
+  // (cleared first; its capacity is reused): for the table's import path,
+  // which interns by these bytes and needs neither the allocation nor the
+  // fields AttributeSet extracts from them again.
+  void write_attribute_set(std::vector<std::byte>& out) const;
 
   [[nodiscard]] const SessionParams& params() const { return params_; }
   [[nodiscard]] PeerType peer() const { return peer_; }

@@ -144,7 +144,10 @@ std::optional<net::IpAddress> Attrs::mp_next_hop() const {
 }
 
 Interner::Interner(size_t stripes) : stripes_(stripes == 0 ? 1 : stripes) {
-  for (auto& s : stripes_) s.slots.assign(64, 0);
+  for (auto& s : stripes_) {
+    s.slots.assign(64, 0);
+    publish(s);
+  }
 }
 
 Interner::~Interner() {
@@ -169,6 +172,12 @@ void Interner::grow(Stripe& s) {
     ns[i] = v;
   }
   s.slots.swap(ns);
+  publish(s);
+}
+
+void Interner::prefetch_unlink(const Attrs* a, uint32_t n) const {
+  if (a->refs_.load(std::memory_order_relaxed) > n) return;
+  prefetch(a->hash());
 }
 
 void Interner::unlink(Stripe& s, Attrs* a, uint32_t h) {
@@ -189,10 +198,57 @@ void Interner::unlink(Stripe& s, Attrs* a, uint32_t h) {
   s.slots[i] = 0;
 }
 
-Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
+Interner::Fields Interner::fields_of(const codec::AttributeSet& set) {
+  Fields f;
+  if (set.local_pref()) f.flags |= Attrs::kHasLocalPref;
+  if (set.med()) f.flags |= Attrs::kHasMed;
+  if (set.originator_id()) f.flags |= Attrs::kHasOriginator;
+  if (set.cluster_list_length() != 0) f.flags |= Attrs::kHasClusterList;
+  if (auto o = set.origin()) f.origin = static_cast<uint8_t>(*o);
+  f.as_path_len = static_cast<uint16_t>(std::min<uint32_t>(set.as_path_length(), 0xFFFF));
+  return f;
+}
+
+// The same fields read from the canonical bytes by the rules
+// AttributeSet's extraction applies (a value of the wrong length counts
+// as absent); the bytes came from a decoded UPDATE, whose AS_PATH was
+// validated there. tests/table/fast_import_test.cpp checks that both ways
+// agree.
+Interner::Fields Interner::fields_of(bytes::Span w) {
+  Fields f;
+  for (const codec::RawAttribute& a : codec::AttributeRange(w)) {
+    const size_t n = a.value.size();
+    switch (a.type) {
+      case codec::attr_type::kOrigin:
+        if (n == 1 && std::to_integer<uint8_t>(a.value[0]) <= 2) f.origin = std::to_integer<uint8_t>(a.value[0]);
+        break;
+      case codec::attr_type::kAsPath:
+        f.as_path_len = static_cast<uint16_t>(
+            std::min<uint32_t>(codec::summarize_as_path(a.value, codec::AsWidth::k4).length, 0xFFFF));
+        break;
+      case codec::attr_type::kMultiExitDisc:
+        if (n == 4) f.flags |= Attrs::kHasMed;
+        break;
+      case codec::attr_type::kLocalPref:
+        if (n == 4) f.flags |= Attrs::kHasLocalPref;
+        break;
+      case codec::attr_type::kOriginatorId:
+        if (n == 4) f.flags |= Attrs::kHasOriginator;
+        break;
+      case codec::attr_type::kClusterList:
+        if (n != 0 && n % 4 == 0) f.flags |= Attrs::kHasClusterList;
+        break;
+      default:
+        break;
+    }
+  }
+  return f;
+}
+
+template <typename F>
+Attrs* Interner::intern_wire(bytes::Span w, uint32_t h, uint32_t refs, F&& fields) {
   assert(refs >= 1);
-  bytes::Span w = set.wire();
-  uint32_t h = hash_bytes(w);
+  assert(h == hash_bytes(w));
   Stripe& s = stripe_of(h);
   std::lock_guard lock(s.mu);
   const size_t n = s.slots.size();
@@ -212,12 +268,10 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   a->refs_.store(refs, std::memory_order_relaxed);
   a->wire_len_ = static_cast<uint32_t>(w.size());
   if (!w.empty()) std::memcpy(a->bytes_(), w.data(), w.size());
-  if (set.local_pref()) a->flags_ |= Attrs::kHasLocalPref;
-  if (set.med()) a->flags_ |= Attrs::kHasMed;
-  if (set.originator_id()) a->flags_ |= Attrs::kHasOriginator;
-  if (set.cluster_list_length() != 0) a->flags_ |= Attrs::kHasClusterList;
-  if (auto o = set.origin()) a->origin_ = static_cast<uint8_t>(*o);
-  a->as_path_len_ = static_cast<uint16_t>(std::min<uint32_t>(set.as_path_length(), 0xFFFF));
+  const Fields f = fields();
+  a->flags_ = f.flags;
+  a->origin_ = f.origin;
+  a->as_path_len_ = f.as_path_len;
   s.slots[i] = slot_value(a, h);
   ++s.count;
   s.wire_bytes += w.size();
@@ -225,6 +279,31 @@ Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
   // sets; a new set (one per UPDATE at most) probes further than at 7/10.
   if (s.count * 5 > n * 4) grow(s);
   return a;
+}
+
+Attrs* Interner::intern(const codec::AttributeSet& set, uint32_t refs) {
+  return intern_hashed(set, hash_bytes(set.wire()), refs);
+}
+
+Attrs* Interner::intern(bytes::Span canonical, uint32_t refs) {
+  return intern_hashed(canonical, hash_bytes(canonical), refs);
+}
+
+Attrs* Interner::intern_hashed(const codec::AttributeSet& set, uint32_t hash, uint32_t refs) {
+  return intern_wire(set.wire(), hash, refs, [&] { return fields_of(set); });
+}
+
+Attrs* Interner::intern_hashed(bytes::Span canonical, uint32_t hash, uint32_t refs) {
+  return intern_wire(canonical, hash, refs, [&] { return fields_of(canonical); });
+}
+
+uint32_t Interner::hash_of(bytes::Span canonical) { return hash_bytes(canonical); }
+
+void Interner::prefetch(uint32_t h) const {
+  const Stripe& s = stripe_of(h);
+  const uintptr_t* slots = s.hint_slots.load(std::memory_order_relaxed);
+  const size_t size = s.hint_size.load(std::memory_order_relaxed);
+  if (slots && size) prefetch_line(slots + home_of(h, size));
 }
 
 void Interner::release(Attrs* a, uint32_t n) {

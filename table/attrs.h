@@ -25,6 +25,20 @@
 
 namespace petrel::table {
 
+// Asks the CPU for the cache line at p (a hint: p need not be valid).
+// gcc 12 drops a __builtin_prefetch whose address it loaded from memory
+// inside an inlined callback (PrefixMap::sweep's look-ahead lost both of
+// its prefetches), so x86-64 and AArch64 get the instruction itself.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 (%0)" : : "r"(p));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
 class Interner;
 
 class Attrs {
@@ -96,11 +110,26 @@ class Interner {
 
   // The interned copy of `set`, with `refs` references taken (>= 1).
   [[nodiscard]] Attrs* intern(const codec::AttributeSet& set, uint32_t refs = 1);
+  // The same from canonical bytes alone (codec::UpdateView::
+  // write_attribute_set, or an AttributeSet's wire()): the header's fields
+  // are read from the bytes, and only when the set is new.
+  [[nodiscard]] Attrs* intern(bytes::Span canonical, uint32_t refs = 1);
+  // The same with the bytes' hash_of() computed by the caller, who may
+  // have asked for its index slot with prefetch() in the meantime.
+  [[nodiscard]] Attrs* intern_hashed(const codec::AttributeSet& set, uint32_t hash, uint32_t refs = 1);
+  [[nodiscard]] Attrs* intern_hashed(bytes::Span canonical, uint32_t hash, uint32_t refs = 1);
+  [[nodiscard]] static uint32_t hash_of(bytes::Span canonical);
+  // Asks the CPU for the index slot where a set of this hash is looked up.
+  void prefetch(uint32_t hash) const;
   // Takes `n` more references to a set the caller already holds one of.
   static void acquire(Attrs* a, uint32_t n = 1) { a->refs_.fetch_add(n, std::memory_order_relaxed); }
   // Drops n references (the caller holds them); the set is freed with its
   // last.
   void release(Attrs* a, uint32_t n = 1);
+  // A hint before release(a, n): when that will drop a's last
+  // reference, asks the CPU for the index slot it will unlink a from (a's
+  // bytes are read for the hash: they should be in cache).
+  void prefetch_unlink(const Attrs* a, uint32_t n) const;
   [[nodiscard]] size_t size() const;          // distinct sets held
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)
   [[nodiscard]] size_t index_bytes() const;   // the index's part of bytes()
@@ -120,8 +149,29 @@ class Interner {
     std::vector<uintptr_t> slots;
     size_t count = 0;
     size_t wire_bytes = 0;
+    // slots' address and size, for prefetch_unlink without the lock (a
+    // prefetch of a stale address is harmless).
+    std::atomic<const uintptr_t*> hint_slots{nullptr};
+    std::atomic<size_t> hint_size{0};
   };
   Stripe& stripe_of(uint32_t hash) { return stripes_[hash % stripes_.size()]; }
+  const Stripe& stripe_of(uint32_t hash) const { return stripes_[hash % stripes_.size()]; }
+  static void publish(Stripe& s) {
+    s.hint_slots.store(s.slots.data(), std::memory_order_relaxed);
+    s.hint_size.store(s.slots.size(), std::memory_order_relaxed);
+  }
+  // What the header keeps of a set (Attrs' fields after the count and
+  // length), from an AttributeSet or read from canonical bytes.
+  struct Fields {
+    uint16_t as_path_len = 0;
+    uint8_t origin = 3;
+    uint8_t flags = 0;
+  };
+  static Fields fields_of(const codec::AttributeSet& set);
+  static Fields fields_of(bytes::Span canonical);
+  // The set of bytes w, found or made; fields() is asked only for a new one.
+  template <typename F>
+  Attrs* intern_wire(bytes::Span w, uint32_t h, uint32_t refs, F&& fields);
   static void grow(Stripe& s);
   static void unlink(Stripe& s, Attrs* a, uint32_t hash);
 

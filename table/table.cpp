@@ -415,6 +415,31 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
 
 Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {
   Gathered got;
+  bool announces = false;
+  if (!treat_as_withdraw)
+    for (const auto& range : u.announced())
+      if (!range.empty() && codec::known_index(range.family()) >= 0) announces = true;
+  // The set's bytes and hash first, and the interner's index slot asked
+  // of the CPU (a cache miss in a full table), so that the prefixes'
+  // gathering below overlaps it; the set is interned after, and the
+  // announcements take it then. Without `set`, the canonical bytes come
+  // straight from the message into a buffer reused across UPDATEs: no
+  // AttributeSet (an allocation and a second parse of the bytes), and the
+  // header's fields are read only for a set the interner does not hold.
+  thread_local std::vector<std::byte> canonical;
+  bytes::Span wire;
+  uint32_t hash = 0;
+  Interner& in = table_->interner_;
+  if (announces) {
+    if (set) {
+      wire = set->wire();
+    } else {
+      u.write_attribute_set(canonical);
+      wire = canonical;
+    }
+    hash = Interner::hash_of(wire);
+    in.prefetch(hash);
+  }
   for (const auto& range : u.withdrawals()) {
     int fi = codec::known_index(range.family());
     if (fi < 0) continue;
@@ -424,31 +449,31 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
       ++got.withdrawn[f];
     }
   }
-  Attrs* a = nullptr;
-  uint32_t announced = 0;
+  const size_t first = ops_.size();
   for (const auto& range : u.announced()) {
     int fi = codec::known_index(range.family());
     if (fi < 0 || range.empty()) continue;
     const auto f = static_cast<FamilyIndex>(fi);
-    if (!treat_as_withdraw && !a) a = set ? table_->interner_.intern(*set) : table_->interner_.intern(u.attribute_set());
     for (const auto& p : range) {
-      push(p, f, a);
-      ++(a ? got.announced : got.withdrawn)[f];
-      announced += a != nullptr;
+      push(p, f, nullptr);  // announcements get the set below
+      ++(announces ? got.announced : got.withdrawn)[f];
     }
   }
-  if (a) hold(a, announced);
+  if (!announces) return got;
+  const auto announced = static_cast<uint32_t>(ops_.size() - first);
+  Attrs* a = set ? in.intern_hashed(*set, hash) : in.intern_hashed(wire, hash);
+  for (size_t i = first; i < ops_.size(); ++i) ops_[i].attrs = a;
+  hold(a, announced);
   return got;
 }
 
 template <typename K>
-uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale) {
+uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
+                                 std::vector<Attrs*>& released) {
   uint64_t n = 0;
   BestMoves moves(*this);
-  // An entry's removed routes' references, dropped when the entry is done
-  // (`before` may point at one of the sets until then). Their sets are in
-  // cache: the look-ahead asked for them, and the callback read them.
-  std::vector<Attrs*> released;
+  // The removed routes' references go into `released`, dropped by the
+  // caller after the sweep (release_all): a set is not touched per route.
   m.sweep([&](Entry<K>& e) {
     BestId before = best_id(e);
     const size_t heap_before = e.heap_bytes();
@@ -480,8 +505,6 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     const BestId after = best_id(e);
     if (after != before) moves.move(slot_of(before), slot_of(after), f);
     s.journal.append(Change{e.key.prefix(), f, after != before});
-    for (Attrs* a : released) interner_.release(a);
-    released.clear();
     return !e.empty();
   }, [&](const Entry<K>& e, size_t distance) {
     // A full table's route arrays and sets are far larger than the caches:
@@ -493,38 +516,116 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
       return;
     }
     // When the best goes, best path is chosen again among all the rest
-    // (from the ranks alone when they decide). The departing routes' sets
-    // are read to release them; the best's only when the ranks do not
-    // tell whether a departing route reached the MED step beside it.
+    // (from the ranks alone when they decide). A departing route's set is
+    // read only when ranks do not settle whether it reached the MED step
+    // beside the best (then the best's too), or the rest are compared by
+    // their sets (a lone remaining route is not compared with anything).
     const Route* b = e.best_route();
     const bool best_goes = b && b->peer == slot;
-    const bool all_rest = best_goes && best_by_rank(e, slot) == Entry<K>::kNone;
+    const bool all_rest = best_goes && e.size() > 2 && best_by_rank(e, slot) == Entry<K>::kNone;
     bool best_read = false;
     for (const Route& x : e.routes()) {
       if (x.peer == slot) {
-        prefetch_line(x.attrs);
-        best_read = best_read || (b && !(x.rank() && b->rank()));
+        if (b && !best_goes && !(x.rank() && b->rank())) {
+          prefetch_line(x.attrs);
+          best_read = true;
+        }
       } else if (all_rest) {
         prefetch_line(x.attrs);
       }
     }
-    if (best_read && !best_goes) prefetch_line(b->attrs);
+    if (best_read) prefetch_line(b->attrs);
   });
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);
   return n;
 }
 
+namespace {
+// Sorts addresses (a radix sort, least significant digit first, over the
+// bits in which they differ: a few passes over a million addresses instead
+// of std::sort's twenty comparisons each, which took an eighth of a peer's
+// withdrawal). Equal addresses end up next to each other.
+void sort_addresses(std::vector<Attrs*>& v) {
+  if (v.size() < 256) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (Attrs* a : v) {
+    lo = std::min(lo, reinterpret_cast<uintptr_t>(a));
+    hi = std::max(hi, reinterpret_cast<uintptr_t>(a));
+  }
+  const unsigned bits = hi == lo ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(hi - lo));
+  constexpr unsigned kDigit = 11;
+  std::vector<Attrs*> tmp(v.size());
+  std::vector<uint32_t> count(size_t{1} << kDigit);
+  for (unsigned shift = 0; shift < bits; shift += kDigit) {
+    std::fill(count.begin(), count.end(), 0);
+    auto digit = [&](Attrs* a) { return ((reinterpret_cast<uintptr_t>(a) - lo) >> shift) & ((1u << kDigit) - 1); };
+    for (Attrs* a : v) ++count[digit(a)];
+    uint32_t sum = 0;
+    for (uint32_t& c : count) {
+      const uint32_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (Attrs* a : v) tmp[count[digit(a)]++] = a;
+    v.swap(tmp);
+  }
+}
+}  // namespace
+
+// Drops one reference for each element of `sets` (which it sorts and
+// empties): each distinct set is touched once, with its count, in address
+// order. A peer's 1M departing routes hold about 250,000 sets: a quarter
+// of the touches, each a cache miss otherwise, done outside the shards'
+// locks.
+void Table::release_all(std::vector<Attrs*>& sets) {
+  sort_addresses(sets);
+  // Each distinct set once, with its count (in place: the sets in the
+  // front of `sets`, their counts in `counts`).
+  thread_local std::vector<uint32_t> counts;
+  counts.clear();
+  size_t k = 0;
+  for (size_t i = 0; i < sets.size();) {
+    size_t j = i + 1;
+    while (j < sets.size() && sets[j] == sets[i]) ++j;
+    sets[k++] = sets[i];
+    counts.push_back(static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  // The sets are asked for kFar ahead; kNear ahead, where a release will
+  // be the set's last, the interner's index slot it will unlink.
+  constexpr size_t kFar = 16, kNear = 8;
+  for (size_t i = 0; i < k; ++i) {
+    if (i + kFar < k) prefetch_line(sets[i + kFar]);
+    if (i + kNear < k) interner_.prefetch_unlink(sets[i + kNear], counts[i + kNear]);
+    interner_.release(sets[i], counts[i]);
+  }
+  sets.clear();
+  if (counts.capacity() > (size_t{1} << 16)) std::vector<uint32_t>().swap(counts);
+}
+
 uint64_t Table::remove_peer(uint16_t slot) {
   uint64_t n = 0;
+  std::vector<Attrs*> released;
+  released.reserve(peer_route_count(slot));
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
     for (size_t f = 0; f < kFamilies; ++f) {
       auto fi = static_cast<FamilyIndex>(f);
-      n += sp->on_map(fi, [&](auto& m) { return remove_routes_of(*sp, m, slot, fi, false); });
+      n += sp->on_map(fi, [&](auto& m) { return remove_routes_of(*sp, m, slot, fi, false, released); });
     }
   }
+  release_all(released);
   std::lock_guard lock(peers_mu_);
   peers_[slot].used = false;
+  return n;
+}
+
+uint64_t Table::peer_route_count(uint16_t slot) const {
+  uint64_t n = 0;
+  for (const auto& c : peers_[slot].routes) n += c.load(std::memory_order_relaxed);
   return n;
 }
 
@@ -547,10 +648,12 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
 
 uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) {
   uint64_t n = 0;
+  std::vector<Attrs*> released;
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
-    n += sp->on_map(f, [&](auto& m) { return remove_routes_of(*sp, m, slot, f, true); });
+    n += sp->on_map(f, [&](auto& m) { return remove_routes_of(*sp, m, slot, f, true, released); });
   }
+  release_all(released);
   return n;
 }
 

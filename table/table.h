@@ -392,8 +392,13 @@ class Table {
   void validate_ops(std::span<Op> ops) const;
   // A prefix's best moved from slot `from` to slot `to` (-1: none).
   void count_best(int32_t from, int32_t to, FamilyIndex f) const;
+  // Removes the peer's routes (the stale ones only, if asked) from one
+  // map; their references are appended to `released` (see release_all).
   template <typename K>
-  uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale);
+  uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
+                            std::vector<Attrs*>& released);
+  void release_all(std::vector<Attrs*>& sets);
+  [[nodiscard]] uint64_t peer_route_count(uint16_t slot) const;
   static RouteView view(const Route& r, const PeerSlot* peers) {
     return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};
   }

@@ -56,6 +56,10 @@ struct KernelStatus {
   fib::PlanCounts counts;
   fib::DriverStats stats;
   uint64_t table_resyncs = 0;     // journal overruns (the table read again)
+  // The syncer thread's time (steady clock, nanoseconds) outside the
+  // driver's sync() (whose split is in stats): reading the journals and
+  // turning changes into wishes, and waiting (idle, in poll).
+  uint64_t read_ns = 0, wait_ns = 0;
   std::vector<KernelInterface> interfaces;
 };
 
@@ -102,6 +106,7 @@ class KernelSyncer {
   KernelStatus status_;
   std::string last_error_;
   uint64_t table_resyncs_ = 0;
+  uint64_t read_ns_ = 0, wait_ns_ = 0;
   bool removals_ = false;
   std::unordered_map<std::string, SessionLink> links_;  // by peer name
   std::vector<SlotLink> slot_links_;                     // by table slot (the syncer's thread)

@@ -32,6 +32,16 @@ std::string kernel_json(const KernelStatus& s) {
   w.member("batches", s.stats.batches);
   w.member("notifications", s.stats.notifications);
   w.member("table_resyncs", s.table_resyncs);
+  // Where the syncer thread's time went, in seconds (docs/http-api.md).
+  w.key("time_s").begin_object();
+  auto seconds = [&](const char* k, uint64_t ns) { w.key(k).number(static_cast<double>(ns) / 1e9); };
+  seconds("journal", s.read_ns);
+  seconds("plan", s.stats.plan_ns);
+  seconds("encode", s.stats.encode_ns);
+  seconds("sendmsg", s.stats.send_ns);
+  seconds("answers", s.stats.answer_ns);
+  seconds("waiting", s.wait_ns);
+  w.end_object();
   w.key("last_error");
   if (s.last_error.empty()) w.null();
   else w.string(s.last_error);

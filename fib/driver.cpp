@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace petrel::fib {
@@ -20,6 +21,13 @@ constexpr size_t kReceiveBuffer = 1 << 18;  // one recvmsg's worth (a dump part 
 constexpr int kDumpAttempts = 3;            // a dump interrupted by a change is redone
 
 DriverError sys(const char* what) { return DriverError{errno, what}; }
+
+// Adds the time since `from` to `total` and moves `from` to now.
+void lap(uint64_t& total, std::chrono::steady_clock::time_point& from) {
+  auto now = std::chrono::steady_clock::now();
+  total += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - from).count());
+  from = now;
+}
 
 void set_buffer(int fd, int opt_force, int opt, int bytes) {
   if (setsockopt(fd, SOL_SOCKET, opt_force, &bytes, sizeof bytes) != 0)
@@ -141,6 +149,7 @@ Result<void, DriverError> Driver::start() {
 // (a recvmsg reads a single datagram).
 Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) {
   if (batch.empty()) return {};
+  auto t = std::chrono::steady_clock::now();
   out_.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
     Header h = header_of(batch[i]);
@@ -153,11 +162,13 @@ Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) 
   auto answer_all = [&](int32_t error, size_t from) {
     for (size_t i = from; i < batch.size(); ++i) plan_.answer(batch[i].seq, error);
   };
+  lap(stats_.encode_ns, t);
   if (mnl_socket_sendto(req_, out_.data(), out_.size()) < 0) {
     DriverError e = sys("sending route requests");
     answer_all(-e.error, 0);
     return fail(e);
   }
+  lap(stats_.send_ns, t);
   // Errors come in request order; position i of the batch has seq
   // batch[i].seq (consecutive is not assumed).
   const uint32_t last = batch.back().seq;
@@ -187,6 +198,7 @@ Result<void, DriverError> Driver::send_batch(const std::vector<Request>& batch) 
       done = a->request.seq == last;
     });
   }
+  lap(stats_.answer_ns, t);
   if (denied) return fail(DriverError{EPERM, "changing the kernel's routes"});
   return {};
 }
@@ -196,7 +208,9 @@ Result<void, DriverError> Driver::sync(size_t max_requests) {
   size_t sent = 0;
   while (sent < max_requests) {
     batch.clear();
+    auto t = std::chrono::steady_clock::now();
     size_t n = plan_.next(ifs_, std::min(o_.batch, max_requests - sent), batch);
+    lap(stats_.plan_ns, t);
     if (n == 0) break;
     sent += n;
     if (auto r = send_batch(batch); !r) return r;

@@ -451,10 +451,20 @@ void Plan::forget_if_empty(Node& n) {
     entries_.erase(n.first);
 }
 
+uint32_t Plan::intern_want(const Want& w) {
+  // Consecutive wishes are mostly the same (a full table through a few
+  // gateways): the last one is kept (a reference held), no hash asked.
+  if (last_want_ == kNoId || !(wants_[last_want_] == w)) {
+    wants_.release(last_want_);
+    last_want_ = wants_.acquire(w);  // the memo's reference
+  }
+  return wants_.acquire(last_want_);
+}
+
 void Plan::want(const net::Prefix& p, Want w) {
   Node& n = *entries_.try_emplace(p).first;
   Entry& e = n.second;
-  uint32_t id = wants_.acquire(w);
+  uint32_t id = intern_want(w);
   if (e.want == id && !e.refused) {
     wants_.release(id);
     return;

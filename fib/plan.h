@@ -276,6 +276,10 @@ class Plan {
   void refuse(Node& n);
   // Takes over the caller's reference to `want`.
   void set_want(Entry& e, uint32_t want);
+  // The id of w, a reference taken; want()'s last wish is kept
+  // (last_want_, a reference held) and not looked up again.
+  uint32_t intern_want(const Want& w);
+  uint32_t last_want_ = kNoId;
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(Node& n);
 

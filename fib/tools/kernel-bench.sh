@@ -7,8 +7,11 @@
 # as petrel-gateways without them), each run ROUNDS times,
 # alternated. With BASE_BUILD, its fib-sync runs too (petrel-base), to
 # compare two versions in the same minutes. Petrel's lines end with its
-# peak RSS (max_rss_kib). Needs root.
-# Usage: kernel-bench.sh BUILD_DIR N [ROUNDS [BASE_BUILD]]
+# peak RSS (max_rss_kib). MODES (a space-separated list of floor,
+# nexthop-object, petrel, petrel-gateways, petrel-base) runs only those,
+# in that order, e.g. MODES=floor for the floor line beside a daemon
+# benchmark. Needs root.
+# Usage: [MODES=...] kernel-bench.sh BUILD_DIR N [ROUNDS [BASE_BUILD]]
 set -euo pipefail
 BUILD=$1; N=$2; ROUNDS=${3:-2}; BASE=${4:-}
 B=$BUILD/fib/fib-sync
@@ -45,5 +48,6 @@ echo "$(date -u +%FT%TZ) $(lscpu | sed -n 's/^Model name: *//p') $(nproc) cores,
 for ((r = 1; r <= ROUNDS; r++)); do
   modes=(floor nexthop-object petrel petrel-gateways)
   [[ -n $BASE ]] && modes+=(petrel-base)
+  [[ -n ${MODES:-} ]] && read -r -a modes <<< "$MODES"
   for mode in "${modes[@]}"; do run $mode; done
 done

@@ -9,7 +9,14 @@ until its installer has all N in the kernel (/api/kernel), checked by one
 dump of the kernel's table at the end.
 Needs root, BIRD and a built petrel: PETREL=BUILD/daemon/petrel.
 
-Usage: kernel_daemon_bench.py N [--multipath] [--two-peers] [--gateways]
+Usage: kernel_daemon_bench.py N [--multipath] [--two-peers] [--gateways] [--timeline]
+(--timeline: every ~250 ms a line with the seconds since the session came
+up, the routes in Petrel's table, the routes the kernel has acked, the
+pending ones, the journal overruns so far, and the syncer thread's time
+so far (/api/kernel's time_s: journal reads, plan, encode, sendmsg,
+answers, waiting).)
+(--perf FILE: `perf record -g` of the syncer thread (named petrel-kernel)
+from the session coming up until the kernel is synced, into FILE.)
 (--gateways: `nexthop_objects = false`, routes carry their gateway
 instead of referring to a kernel nexthop object.)
 (--multipath: `multipath = true`, so each changed prefix's routes are also
@@ -18,7 +25,9 @@ looked up for equal paths; with one peer every route stays single-path.
 with --multipath, synced is when the kernel holds N routes with two next
 hops each, checked by dumps of the kernel's table.)
 """
+import glob
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -48,11 +57,26 @@ def count(node: L.Node, multipath: bool = False) -> int:
     return sum(1 for line in p.stdout.splitlines() if line and not line[0].isspace())
 
 
+def syncer_tid() -> int:
+    """The thread id of the kernel syncer (its thread is named petrel-kernel)."""
+    for comm in glob.glob("/proc/[0-9]*/task/[0-9]*/comm"):
+        try:
+            with open(comm) as f:
+                if f.read().strip() == "petrel-kernel":
+                    return int(comm.split("/")[4])
+        except OSError:
+            continue
+    raise RuntimeError("no thread named petrel-kernel")
+
+
 def main() -> int:
     n = int(sys.argv[1])
     KernelPetrel.multipath = "--multipath" in sys.argv[2:]
     KernelPetrel.gateways = "--gateways" in sys.argv[2:]
     two = "--two-peers" in sys.argv[2:]
+    timeline = "--timeline" in sys.argv[2:]
+    args = sys.argv[2:]
+    perf_file = args[args.index("--perf") + 1] if "--perf" in args else None
     both = two and KernelPetrel.multipath
     prefixes = tuple(f"{10 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}.0/24" for i in range(n))
     with L.Lab() as lab:
@@ -68,23 +92,38 @@ def main() -> int:
         for bird in birds:
             bird.wait_established(60)
         t_up = time.monotonic() - t0
+        perf = None
+        if perf_file:
+            perf = subprocess.Popen(["perf", "record", "-g", "-q", "-o", perf_file, "-t", str(syncer_tid())])
         deadline = t0 + 600
         t_table = None
+        next_line = 0.0
         while time.monotonic() < deadline:
-            if t_table is None:
+            in_table = None
+            if t_table is None or timeline:
                 c = petrel.petrel_received_counts() or {}
-                if all(c.get(bn.name, {}).get("ipv4-unicast", 0) == n for bn in nodes):
+                in_table = sum(c.get(bn.name, {}).get("ipv4-unicast", 0) for bn in nodes)
+                if t_table is None and all(c.get(bn.name, {}).get("ipv4-unicast", 0) == n for bn in nodes):
                     t_table = time.monotonic() - t0
             # Petrel's own count (a dump of the kernel's table every 50 ms
             # would cost more than the installing); checked by a dump at
             # the end.
             k = petrel.api("/api/kernel") or {}
             r = k.get("routes", {})
+            if timeline and time.monotonic() >= next_line:
+                next_line = time.monotonic() + 0.25
+                ts = k.get("time_s", {})
+                print(f"t={time.monotonic() - t0 - t_up:6.2f} table={in_table} installed={r.get('installed')} "
+                      f"pending={r.get('pending')} resyncs={k.get('table_resyncs')} "
+                      + " ".join(f"{key}={v:.2f}" for key, v in ts.items()), flush=True)
             if r.get("installed", 0) >= n and (not two or (t_table is not None and r.get("pending") == 0)) \
                     and (not both or count(me, True) == n):
                 break
             time.sleep(0.05)
         t_all = time.monotonic() - t0
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(60)
         if t_table is None:
             t_table = float("nan")
         k = petrel.api("/api/kernel") or {}

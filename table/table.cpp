@@ -469,7 +469,7 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
 
 template <typename K>
 uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
-                                 std::vector<Attrs*>& released) {
+                                 Departed& released) {
   uint64_t n = 0;
   BestMoves moves(*this);
   // The removed routes' references go into `released`, dropped by the
@@ -488,7 +488,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
         // ranks when both are, without reading the sets.
         if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) || reaches_med_step_of(x, best_r)))
           recompute = true;
-        released.push_back(e.remove(i).attrs);  // the last route moves into i
+        released.add(e.remove(i).attrs);  // the last route moves into i
         hit = true;
         ++n;
         continue;
@@ -541,75 +541,82 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
 }
 
 namespace {
-// Sorts addresses (a radix sort, least significant digit first, over the
-// bits in which they differ: a few passes over a million addresses instead
+// Sorts numbers (a radix sort, least significant digit first, over the
+// bits in which they differ: a few passes over a million numbers instead
 // of std::sort's twenty comparisons each, which took an eighth of a peer's
-// withdrawal). Equal addresses end up next to each other.
-void sort_addresses(std::vector<Attrs*>& v) {
+// withdrawal). Equal numbers end up next to each other.
+void radix_sort(std::vector<uint32_t>& v) {
   if (v.size() < 256) {
     std::sort(v.begin(), v.end());
     return;
   }
-  uintptr_t lo = UINTPTR_MAX, hi = 0;
-  for (Attrs* a : v) {
-    lo = std::min(lo, reinterpret_cast<uintptr_t>(a));
-    hi = std::max(hi, reinterpret_cast<uintptr_t>(a));
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t x : v) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
   }
-  const unsigned bits = hi == lo ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(hi - lo));
+  const unsigned bits = hi == lo ? 0 : 32 - static_cast<unsigned>(__builtin_clz(hi - lo));
   constexpr unsigned kDigit = 11;
-  std::vector<Attrs*> tmp(v.size());
+  std::vector<uint32_t> tmp(v.size());
   std::vector<uint32_t> count(size_t{1} << kDigit);
   for (unsigned shift = 0; shift < bits; shift += kDigit) {
     std::fill(count.begin(), count.end(), 0);
-    auto digit = [&](Attrs* a) { return ((reinterpret_cast<uintptr_t>(a) - lo) >> shift) & ((1u << kDigit) - 1); };
-    for (Attrs* a : v) ++count[digit(a)];
+    auto digit = [&](uint32_t x) { return ((x - lo) >> shift) & ((1u << kDigit) - 1); };
+    for (uint32_t x : v) ++count[digit(x)];
     uint32_t sum = 0;
     for (uint32_t& c : count) {
       const uint32_t n = c;
       c = sum;
       sum += n;
     }
-    for (Attrs* a : v) tmp[count[digit(a)]++] = a;
+    for (uint32_t x : v) tmp[count[digit(x)]++] = x;
     v.swap(tmp);
   }
 }
 }  // namespace
 
-// Drops one reference for each element of `sets` (which it sorts and
-// empties): each distinct set is touched once, with its count, in address
-// order. A peer's 1M departing routes hold about 250,000 sets: a quarter
-// of the touches, each a cache miss otherwise, done outside the shards'
-// locks.
-void Table::release_all(std::vector<Attrs*>& sets) {
-  sort_addresses(sets);
-  // Each distinct set once, with its count (in place: the sets in the
-  // front of `sets`, their counts in `counts`).
-  thread_local std::vector<uint32_t> counts;
-  counts.clear();
-  size_t k = 0;
-  for (size_t i = 0; i < sets.size();) {
+// Drops one reference for each set gathered (and empties `d`): each
+// distinct set is touched once, with its count, in address order. A
+// peer's 1M departing routes hold about 250,000 sets: a quarter of the
+// touches, each a cache miss otherwise, done outside the shards' locks.
+void Table::release_all(Departed& d) {
+  radix_sort(d.near);
+  std::sort(d.far.begin(), d.far.end());
+  // Each distinct set once, with its count.
+  std::vector<Attrs*> sets;
+  std::vector<uint32_t> counts;
+  sets.reserve(d.near.size() / 2 + d.far.size());
+  counts.reserve(sets.capacity());
+  for (size_t i = 0; i < d.near.size();) {
     size_t j = i + 1;
-    while (j < sets.size() && sets[j] == sets[i]) ++j;
-    sets[k++] = sets[i];
+    while (j < d.near.size() && d.near[j] == d.near[i]) ++j;
+    sets.push_back(d.at(d.near[i]));
     counts.push_back(static_cast<uint32_t>(j - i));
     i = j;
   }
+  for (size_t i = 0; i < d.far.size();) {
+    size_t j = i + 1;
+    while (j < d.far.size() && d.far[j] == d.far[i]) ++j;
+    sets.push_back(d.far[i]);
+    counts.push_back(static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  d = Departed{};
   // The sets are asked for kFar ahead; kNear ahead, where a release will
   // be the set's last, the interner's index slot it will unlink.
   constexpr size_t kFar = 16, kNear = 8;
+  const size_t k = sets.size();
   for (size_t i = 0; i < k; ++i) {
     if (i + kFar < k) prefetch_line(sets[i + kFar]);
     if (i + kNear < k) interner_.prefetch_unlink(sets[i + kNear], counts[i + kNear]);
     interner_.release(sets[i], counts[i]);
   }
-  sets.clear();
-  if (counts.capacity() > (size_t{1} << 16)) std::vector<uint32_t>().swap(counts);
 }
 
 uint64_t Table::remove_peer(uint16_t slot) {
   uint64_t n = 0;
-  std::vector<Attrs*> released;
-  released.reserve(peer_route_count(slot));
+  Departed released;
+  released.near.reserve(peer_route_count(slot));
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
     for (size_t f = 0; f < kFamilies; ++f) {
@@ -648,7 +655,7 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
 
 uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) {
   uint64_t n = 0;
-  std::vector<Attrs*> released;
+  Departed released;
   for (auto& sp : shards_) {
     std::lock_guard lock(sp->mu);
     n += sp->on_map(f, [&](auto& m) { return remove_routes_of(*sp, m, slot, f, true, released); });

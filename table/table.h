@@ -392,12 +392,38 @@ class Table {
   void validate_ops(std::span<Op> ops) const;
   // A prefix's best moved from slot `from` to slot `to` (-1: none).
   void count_best(int32_t from, int32_t to, FamilyIndex f) const;
+  // The departing routes' sets, gathered over a sweep and released after
+  // it (release_all): 4 octets a route where the set lies within 16 GiB of
+  // the first one gathered (its distance in 8-octet units, biased so that
+  // the order of the numbers is the addresses'), else its address.
+  struct Departed {
+    uintptr_t base = 0;
+    bool based = false;
+    std::vector<uint32_t> near;
+    std::vector<Attrs*> far;
+    void add(Attrs* a) {
+      const auto p = reinterpret_cast<uintptr_t>(a);
+      if (!based) {
+        base = p;
+        based = true;
+      }
+      const auto d = static_cast<int64_t>(p - base);  // two's complement: negative below base
+      if ((d & 7) == 0 && d / 8 >= INT32_MIN && d / 8 <= INT32_MAX)
+        near.push_back(static_cast<uint32_t>(static_cast<int32_t>(d / 8)) ^ 0x80000000u);
+      else
+        far.push_back(a);
+    }
+    [[nodiscard]] Attrs* at(uint32_t v) const {
+      const int64_t d = static_cast<int64_t>(static_cast<int32_t>(v ^ 0x80000000u)) * 8;
+      return reinterpret_cast<Attrs*>(base + static_cast<uintptr_t>(d));
+    }
+  };
   // Removes the peer's routes (the stale ones only, if asked) from one
-  // map; their references are appended to `released` (see release_all).
+  // map; their references are added to `released` (see release_all).
   template <typename K>
   uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
-                            std::vector<Attrs*>& released);
-  void release_all(std::vector<Attrs*>& sets);
+                            Departed& released);
+  void release_all(Departed& sets);
   [[nodiscard]] uint64_t peer_route_count(uint16_t slot) const;
   static RouteView view(const Route& r, const PeerSlot* peers) {
     return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};

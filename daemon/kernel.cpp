@@ -47,6 +47,9 @@ constexpr size_t kSyncPerRound = 8 * 256;
 // table was full).
 constexpr size_t kBacklogRead = 65536;
 constexpr size_t kSyncBehind = 256;
+// Wishes handed to the plan a round (the rest wait in the syncer's own
+// list): several rounds' worth of requests.
+constexpr size_t kWishesPerRound = 16384;
 
 uint64_t ns_since(Clock::time_point t) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
@@ -225,7 +228,10 @@ void KernelSyncer::run() {
   // A read's wishes, applied to the plan after it: the table hands them
   // out under each shard's lock, and a plan update (a hash map of every
   // prefix) costs more than the hand-over, so the sessions' writes to the
-  // shard wait only for the latter. gateway: an index into gateways (the
+  // shard wait only for the latter. While the table fills, up to
+  // kWishesPerRound of them go to the plan a round and the rest wait
+  // here, in order: the journals' retention is bounded, this list is not,
+  // so the reads stay short and frequent and the journals do not overrun. gateway: an index into gateways (the
   // distinct gateways of this read), or kUnwanted.
   struct Wish {
     net::Prefix prefix;
@@ -233,6 +239,7 @@ void KernelSyncer::run() {
   };
   constexpr uint32_t kUnwanted = UINT32_MAX;
   std::vector<Wish> wishes;
+  size_t applied = 0;  // wishes before this one are in the plan
   std::vector<fib::Gateway> gateways;
   uint32_t memo_index = kUnwanted;  // memo.gateway's index in gateways (kUnwanted: not there yet)
 
@@ -274,13 +281,20 @@ void KernelSyncer::run() {
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
     table_resyncs_ += follower.resyncs() - resyncs;
-    for (const Wish& w : wishes) {
+    // All of them before a resynchronised shard's scan or multipath's
+    // look-ups (which must see the plan as the table was); else a part.
+    size_t upto = any_resync || !deferred.empty() ? wishes.size() : std::min(wishes.size(), applied + kWishesPerRound);
+    for (; applied < upto; ++applied) {
+      const Wish& w = wishes[applied];
       if (w.gateway == kUnwanted) d.plan().unwant(w.prefix);
       else d.plan().want(w.prefix, fib::Want{{gateways[w.gateway]}, false});
     }
-    wishes.clear();
-    gateways.clear();
-    memo_index = kUnwanted;
+    if (applied == wishes.size()) {
+      wishes.clear();
+      gateways.clear();
+      memo_index = kUnwanted;
+      applied = 0;
+    }
     for (const auto& [f, p] : deferred) {
       fib::Want w = multipath_want(f, p, d.interfaces());
       if (w.gateways.empty()) d.plan().unwant(p);
@@ -324,7 +338,7 @@ void KernelSyncer::run() {
       last_publish = now;
       publish(d, true);
     }
-    if (n == 0 && d.plan().idle()) {
+    if (n == 0 && wishes.empty() && d.plan().idle()) {
       pollfd p{d.notify_fd(), POLLIN, 0};
       const auto wait_start = Clock::now();
       (void)poll(&p, 1, kIdleWaitMs);

@@ -290,6 +290,8 @@ void KernelSyncer::run() {
       else d.plan().want(w.prefix, fib::Want{{gateways[w.gateway]}, false});
     }
     if (applied == wishes.size()) {
+      // A full table's backlog (24 octets a wish) is not kept once drained.
+      if (wishes.capacity() > 4 * kWishesPerRound) std::vector<Wish>().swap(wishes);
       wishes.clear();
       gateways.clear();
       memo_index = kUnwanted;

@@ -92,8 +92,9 @@ TEST(VrpTable, EdgesOfTheAddressSpace) {
   EXPECT_EQ(t.validate(P("::1/128"), 3), Validity::kInvalid);
 }
 
-// A covering prefix with many entries is linked rather than copied into
-// the blocks of the prefixes nested in it; lookups must still see it.
+// A covering prefix with many VRPs, and nested prefixes with many: a
+// lookup under the nested ones goes up a long chain of nodes to find
+// the covering prefix's.
 TEST(VrpTable, ManyEntriesOnACoveringPrefix) {
   std::vector<Vrp> v;
   for (uint32_t as = 1; as <= 40; ++as) v.push_back({P("10.0.0.0/8"), 24, as});
@@ -262,9 +263,9 @@ RC_GTEST_PROP(VrpTable, WholeAddressSpaceAgreesWithThePlainDefinition, ()) {
   RC_ASSERT(!first_disagreement(table, vrps, routes));
 }
 
-// Many VRPs for one prefix and for prefixes nested in it (past the 16
-// entries a block copies from its covering prefix), with more specifics
-// under them, against the plain definition.
+// Many VRPs for one prefix and for prefixes nested in it (long chains
+// of nodes, summaries of the ASes above that fill up), with more
+// specifics under them, against the plain definition.
 RC_GTEST_PROP(VrpTable, ManyVrpsPerPrefixAgreeWithThePlainDefinition, ()) {
   const bool v6 = *rc::gen::arbitrary<bool>();
   const unsigned max = v6 ? 128u : 32u;
@@ -327,10 +328,10 @@ RC_GTEST_PROP(VrpTable, RecordInForceFromAnEarlierBucket, ()) {
   RC_ASSERT(!first_disagreement(table, vrps, routes));
 }
 
-// validate_batch over any number of routes (none, fewer than the lines it
-// fetches ahead, past one and two chunks of 256, counts that are not
-// multiples of either), both families mixed in one call, against the
-// plain definition route by route.
+// validate_batch over any number of routes (none, one, a few, past one
+// and two chunks of 256, counts that are not multiples of either), both
+// families mixed in one call, against the plain definition route by
+// route.
 RC_GTEST_PROP(VrpTable, BatchesOfAnySizeAgreeWithThePlainDefinition, ()) {
   auto vrps = *gen_vrps();
   auto more = gen_wide_vrps(!vrps.empty() && vrps.front().prefix.family() == net::IpFamily::V4);

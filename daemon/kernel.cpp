@@ -165,6 +165,11 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   s.multipath = config_.multipath;
   s.nexthop_objects = d.nexthop_objects();
   s.counts = d.plan().counts();
+  // Changes read from the table that the plan has not taken yet are
+  // pending too: without them pending could read 0 while a full table's
+  // backlog still waits in the syncer's list.
+  s.queued = queued_;
+  s.counts.pending += queued_;
   s.removals_allowed = removals_;
   s.stats = d.stats();
   s.table_resyncs = table_resyncs_;
@@ -289,6 +294,7 @@ void KernelSyncer::run() {
       if (w.gateway == kUnwanted) d.plan().unwant(w.prefix);
       else d.plan().want(w.prefix, fib::Want{{gateways[w.gateway]}, false});
     }
+    queued_ = wishes.size() - applied;
     if (applied == wishes.size()) {
       // A full table's backlog (24 octets a wish) is not kept once drained.
       if (wishes.capacity() > 4 * kWishesPerRound) std::vector<Wish>().swap(wishes);

@@ -56,6 +56,7 @@ struct KernelStatus {
   fib::PlanCounts counts;
   fib::DriverStats stats;
   uint64_t table_resyncs = 0;     // journal overruns (the table read again)
+  uint64_t queued = 0;            // changes read from the table, not yet in the plan (in counts.pending)
   // The syncer thread's time (steady clock, nanoseconds) outside the
   // driver's sync() (whose split is in stats): reading the journals and
   // turning changes into wishes, and waiting (idle, in poll).
@@ -106,6 +107,7 @@ class KernelSyncer {
   KernelStatus status_;
   std::string last_error_;
   uint64_t table_resyncs_ = 0;
+  uint64_t queued_ = 0;  // the run loop's wishes not yet applied to the plan
   uint64_t read_ns_ = 0, wait_ns_ = 0;
   bool removals_ = false;
   std::unordered_map<std::string, SessionLink> links_;  // by peer name

@@ -32,6 +32,7 @@ std::string kernel_json(const KernelStatus& s) {
   w.member("batches", s.stats.batches);
   w.member("notifications", s.stats.notifications);
   w.member("table_resyncs", s.table_resyncs);
+  w.member("queued", s.queued);
   // Where the syncer thread's time went, in seconds (docs/http-api.md).
   w.key("time_s").begin_object();
   auto seconds = [&](const char* k, uint64_t ns) { w.key(k).number(static_cast<double>(ns) / 1e9); };

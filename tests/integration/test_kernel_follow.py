@@ -98,9 +98,13 @@ def test_syncer_follows_changes_made_while_it_installs(lab, mode):
     want.update({p: spk.v4 for p in more})
     want.update({p: SECOND_GATEWAY for p in back})
 
+    samples = []  # (pending, queued) of every poll: the list's wishes count as pending
+
     def synced():
         st = petrel.api("/api/kernel") or {}
         r = st.get("routes", {})
+        if "queued" in st:
+            samples.append((r.get("pending"), st["queued"]))
         c = (petrel.petrel_received_counts() or {}).get("speaker", {}).get("ipv4-unicast")
         return st if c == len(want) and r.get("installed") == len(want) and r.get("pending") == 0 else None
     try:
@@ -116,5 +120,9 @@ def test_syncer_follows_changes_made_while_it_installs(lab, mode):
     assert st is not None, petrel.api("/api/kernel")
     assert st["routes"]["refused"] == 0 and st["routes"]["unresolved"] == 0, st
     assert st["nexthop_objects"] == (mode == "objects"), st
+    assert st["queued"] == 0 and samples, st
+    assert all(p >= q for p, q in samples), [x for x in samples if x[0] < x[1]][:5]
+    assert set(st["time_s"]) == {"journal", "plan", "encode", "sendmsg", "answers", "waiting"}, st
+    assert st["time_s"]["sendmsg"] > 0, st
     petrel.stop(timeout=120)
     assert kernel_routes(me) == {}

@@ -69,7 +69,7 @@ std::string kernel_metrics(const KernelStatus& s) {
   Metrics m(out);
   m.family("petrel_kernel_routes", "gauge",
            "Prefixes of the kernel installer by state: installed (in the kernel), pending (waiting for a request "
-           "or its answer), unresolved (no directly reachable next hop), refused (by the kernel, retried), stale "
+           "or its answer, or read from the table and not yet planned), unresolved (no directly reachable next hop), refused (by the kernel, retried), stale "
            "(ours from an earlier run, not yet removed).");
   m.sample({{"state", "installed"}}, s.counts.installed);
   m.sample({{"state", "pending"}}, s.counts.pending);

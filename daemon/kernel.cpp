@@ -236,8 +236,9 @@ void KernelSyncer::run() {
   // shard wait only for the latter. While the table fills, up to
   // kWishesPerRound of them go to the plan a round and the rest wait
   // here, in order: the journals' retention is bounded, this list is not,
-  // so the reads stay short and frequent and the journals do not overrun. gateway: an index into gateways (the
-  // distinct gateways of this read), or kUnwanted.
+  // so the reads stay short and frequent and the journals do not overrun.
+  // gateway: an index into gateways (the distinct gateways of the wishes
+  // not yet drained), or kUnwanted.
   struct Wish {
     net::Prefix prefix;
     uint32_t gateway;

@@ -213,18 +213,30 @@ Interner::Fields Interner::fields_of(const codec::AttributeSet& set) {
 // AttributeSet's extraction applies (a value of the wrong length counts
 // as absent); the bytes came from a decoded UPDATE, whose AS_PATH was
 // validated there. tests/table/fast_import_test.cpp checks that both ways
-// agree.
+// agree. The bytes are canonical (sorted by type code, each attribute once), so
+// the walk stops at the first attribute past CLUSTER_LIST (communities and
+// the rest are not read), and it reads the headers itself: no reader
+// object per attribute. A header or value that would run past the end
+// ends the walk (what is read stays within the bytes).
 Interner::Fields Interner::fields_of(bytes::Span w) {
   Fields f;
-  for (const codec::RawAttribute& a : codec::AttributeRange(w)) {
-    const size_t n = a.value.size();
-    switch (a.type) {
+  const size_t size = w.size();
+  auto byte = [&](size_t i) { return std::to_integer<uint8_t>(w[i]); };
+  for (size_t at = 0; at + 3 <= size;) {
+    const uint8_t type = byte(at + 1);
+    if (type > codec::attr_type::kClusterList) break;
+    const bool ext = byte(at) & codec::attr_flag::kExtendedLength;
+    if (ext && at + 4 > size) break;
+    const size_t n = ext ? (size_t{byte(at + 2)} << 8 | byte(at + 3)) : byte(at + 2);
+    const size_t value = at + (ext ? 4 : 3);
+    if (value + n > size) break;
+    switch (type) {
       case codec::attr_type::kOrigin:
-        if (n == 1 && std::to_integer<uint8_t>(a.value[0]) <= 2) f.origin = std::to_integer<uint8_t>(a.value[0]);
+        if (n == 1 && byte(value) <= 2) f.origin = byte(value);
         break;
       case codec::attr_type::kAsPath:
         f.as_path_len = static_cast<uint16_t>(
-            std::min<uint32_t>(codec::summarize_as_path(a.value, codec::AsWidth::k4).length, 0xFFFF));
+            std::min<uint32_t>(codec::summarize_as_path(w.subspan(value, n), codec::AsWidth::k4).length, 0xFFFF));
         break;
       case codec::attr_type::kMultiExitDisc:
         if (n == 4) f.flags |= Attrs::kHasMed;
@@ -241,6 +253,7 @@ Interner::Fields Interner::fields_of(bytes::Span w) {
       default:
         break;
     }
+    at = value + n;
   }
   return f;
 }

@@ -2,10 +2,79 @@
 
 #include <algorithm>
 #include <cassert>
+#include <condition_variable>
+#include <thread>
 
 #include "codec/update.h"
 
 namespace petrel::table {
+
+// Helper threads that share a peer's withdrawal with its caller: run(fn)
+// calls fn(0) on the calling thread and fn(1), fn(2), ... on the helpers,
+// and returns when every call has. One job at a time: while another
+// caller's job runs, run() returns false at once (and that caller sweeps
+// alone: two withdrawals at once keep two threads busy anyway).
+class SweepPool {
+ public:
+  explicit SweepPool(size_t helpers) {
+    threads_.reserve(helpers);
+    for (size_t i = 0; i < helpers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  }
+  ~SweepPool() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  SweepPool(const SweepPool&) = delete;
+  SweepPool& operator=(const SweepPool&) = delete;
+  [[nodiscard]] size_t threads() const { return threads_.size() + 1; }
+
+  bool run(const std::function<void(size_t)>& fn) {
+    std::unique_lock busy(run_mu_, std::try_to_lock);
+    if (!busy) return false;
+    {
+      std::lock_guard lock(mu_);
+      job_ = &fn;
+      pending_ = threads_.size();
+      ++generation_;
+    }
+    wake_.notify_all();
+    fn(0);
+    std::unique_lock lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  void loop(size_t id) {
+    uint64_t seen = 0;
+    std::unique_lock lock(mu_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      const auto* job = job_;
+      lock.unlock();
+      (*job)(id);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex run_mu_;  // held by the caller whose job runs
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  size_t pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 namespace {
 
 // Which route is best, to tell whether a change moved it.
@@ -332,6 +401,7 @@ void Table::prefetch(const Op& op) const {
 
 BatchResult Table::apply(uint16_t slot, Batch& b) {
   assert(b.table_ == this);
+  b.intern_pending(0);
   BatchResult res;
   std::array<int64_t, kFamilies> delta{};
   BestMoves moves(*this);
@@ -387,6 +457,9 @@ BatchResult Table::apply(uint16_t slot, const codec::UpdateView& u, bool treat_a
 }
 
 void Batch::clear() {
+  pending_.clear();  // not interned yet: no reference to drop
+  pending_head_ = 0;
+  pending_bytes_.clear();
   for (const Held& h : held_) table_->interner_.release(h.attrs, h.refs);
   held_.clear();
   ops_.clear();
@@ -408,9 +481,13 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
   if (announce.empty()) return;
   assert(attrs);
   if (!attrs) return;
-  Attrs* a = table_->interner_.intern(*attrs);
-  hold(a, static_cast<uint32_t>(announce.size()));
-  for (const auto& p : announce) push(p, f, a);
+  // The set's bytes are canonical: interned from them as add(UpdateView)
+  // does (the same header fields: tests/table/fast_import_test.cpp).
+  const uint32_t hash = Interner::hash_of(attrs->wire());
+  table_->interner_.prefetch(hash);
+  const size_t first = ops_.size();
+  for (const auto& p : announce) push(p, f, nullptr);
+  defer(attrs->wire(), hash, first);
 }
 
 Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {
@@ -420,9 +497,9 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
     for (const auto& range : u.announced())
       if (!range.empty() && codec::known_index(range.family()) >= 0) announces = true;
   // The set's bytes and hash first, and the interner's index slot asked
-  // of the CPU (a cache miss in a full table), so that the prefixes'
-  // gathering below overlaps it; the set is interned after, and the
-  // announcements take it then. Without `set`, the canonical bytes come
+  // of the CPU (a cache miss in a full table); the set is interned a few
+  // UPDATEs later (defer), and the announcements take it then (a given
+  // `set` too, from its canonical bytes). Without `set`, the canonical bytes come
   // straight from the message into a buffer reused across UPDATEs: no
   // AttributeSet (an allocation and a second parse of the bytes), and the
   // header's fields are read only for a set the interner does not hold.
@@ -459,12 +536,31 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
       ++(announces ? got.announced : got.withdrawn)[f];
     }
   }
-  if (!announces) return got;
-  const auto announced = static_cast<uint32_t>(ops_.size() - first);
-  Attrs* a = set ? in.intern_hashed(*set, hash) : in.intern_hashed(wire, hash);
-  for (size_t i = first; i < ops_.size(); ++i) ops_[i].attrs = a;
-  hold(a, announced);
+  if (announces) defer(wire, hash, first);
   return got;
+}
+
+void Batch::defer(bytes::Span canonical, uint32_t hash, size_t first) {
+  const auto at = static_cast<uint32_t>(pending_bytes_.size());
+  pending_bytes_.insert(pending_bytes_.end(), canonical.begin(), canonical.end());
+  pending_.push_back(Pending{hash, at, static_cast<uint32_t>(canonical.size()), static_cast<uint32_t>(first),
+                             static_cast<uint32_t>(ops_.size() - first)});
+  intern_pending(kInternBehind);
+}
+
+void Batch::intern_pending(size_t left) {
+  Interner& in = table_->interner_;
+  while (pending_.size() - pending_head_ > left) {
+    const Pending& p = pending_[pending_head_++];
+    Attrs* a = in.intern_hashed(bytes::Span(pending_bytes_).subspan(p.at, p.len), p.hash);
+    for (uint32_t i = p.first; i < p.first + p.count; ++i) ops_[i].attrs = a;
+    hold(a, p.count);
+  }
+  if (pending_head_ == pending_.size()) {
+    pending_.clear();
+    pending_head_ = 0;
+    pending_bytes_.clear();
+  }
 }
 
 template <typename K>
@@ -614,19 +710,52 @@ void Table::release_all(Departed& d) {
 }
 
 uint64_t Table::remove_peer(uint16_t slot) {
-  uint64_t n = 0;
-  Departed released;
-  released.near.reserve(peer_route_count(slot));
-  for (auto& sp : shards_) {
-    std::lock_guard lock(sp->mu);
-    for (size_t f = 0; f < kFamilies; ++f) {
-      auto fi = static_cast<FamilyIndex>(f);
-      n += sp->on_map(fi, [&](auto& m) { return remove_routes_of(*sp, m, slot, fi, false, released); });
-    }
-  }
-  release_all(released);
+  const uint64_t n = sweep_peer(slot, -1, false);
   std::lock_guard lock(peers_mu_);
   peers_[slot].used = false;
+  return n;
+}
+
+// The shards are independent: each sweep thread takes the next shard not
+// yet taken, sweeps it under its lock (so each shard's journal is written
+// by one thread at a time, in the order of its sweep), and after its last
+// shard releases the sets of the routes it removed. A set whose routes
+// two threads removed is released by both, each with its own count (the
+// interner takes concurrent releases; the last one frees the set).
+uint64_t Table::sweep_peer(uint16_t slot, int family, bool only_stale) {
+  const uint64_t expected = family < 0 ? peer_route_count(slot) : peer_routes(slot, static_cast<FamilyIndex>(family));
+  SweepPool* pool = nullptr;
+  if (expected >= options_.parallel_sweep_from) {
+    std::lock_guard lock(sweep_pool_mu_);
+    if (!sweep_pool_) {
+      size_t threads = options_.sweep_threads;
+      if (threads == 0) threads = std::min<size_t>(2, std::max(1u, std::thread::hardware_concurrency()));
+      if (threads > 1) sweep_pool_ = std::make_unique<SweepPool>(threads - 1);
+    }
+    pool = sweep_pool_.get();
+  }
+  const size_t threads = pool ? pool->threads() : 1;
+  std::atomic<size_t> next{0};
+  std::vector<uint64_t> removed(threads, 0);
+  const std::function<void(size_t)> work = [&](size_t w) {
+    Departed released;
+    if (!only_stale) released.near.reserve(threads == 1 ? expected : expected / threads + expected / 8);
+    uint64_t n = 0;
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {
+      Shard& s = *shards_[i];
+      std::lock_guard lock(s.mu);
+      for (size_t f = 0; f < kFamilies; ++f) {
+        if (family >= 0 && static_cast<int>(f) != family) continue;
+        const auto fi = static_cast<FamilyIndex>(f);
+        n += s.on_map(fi, [&](auto& m) { return remove_routes_of(s, m, slot, fi, only_stale, released); });
+      }
+    }
+    release_all(released);
+    removed[w] = n;
+  };
+  if (!pool || !pool->run(work)) work(0);
+  uint64_t n = 0;
+  for (uint64_t r : removed) n += r;
   return n;
 }
 
@@ -653,16 +782,7 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
   return n;
 }
 
-uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) {
-  uint64_t n = 0;
-  Departed released;
-  for (auto& sp : shards_) {
-    std::lock_guard lock(sp->mu);
-    n += sp->on_map(f, [&](auto& m) { return remove_routes_of(*sp, m, slot, f, true, released); });
-  }
-  release_all(released);
-  return n;
-}
+uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) { return sweep_peer(slot, f, true); }
 
 uint64_t Table::prefixes(FamilyIndex f) const {
   uint64_t n = 0;

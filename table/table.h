@@ -68,6 +68,14 @@ struct TableOptions {
   BestPathOptions best;
   const Validator* validator = nullptr;  // outlives the table
   bool reject_invalid = false;           // invalid routes take no part in best path
+  // Threads that share a peer's withdrawal (remove_peer, sweep_stale):
+  // the caller and sweep_threads - 1 helpers the table starts on first
+  // use, each sweeping whole shards (one thread per shard at a time, so
+  // each journal keeps its order). 0: min(2, the hardware's threads).
+  size_t sweep_threads = 0;
+  // Withdrawals of fewer routes than this are swept by the caller alone
+  // (waking a helper costs more than a small sweep).
+  uint64_t parallel_sweep_from = 65536;
 };
 
 // A family the table holds: codec::kKnownFamilyList's index.
@@ -100,6 +108,7 @@ struct BatchResult {
 };
 
 class Table;
+class SweepPool;
 
 // One peer's UPDATEs gathered to be applied together: a session collects
 // what one read of its socket brought. Each UPDATE's attribute set is
@@ -153,9 +162,31 @@ class Batch {
   };
   void hold(Attrs* a, uint32_t announced);
 
+  // An added UPDATE's set is interned kInternBehind UPDATEs later
+  // (software pipelining): its index slot, asked of the CPU when the
+  // UPDATE was added, has come into the cache by then (asked for only
+  // while its prefixes were gathered, it had not: the slot's load was
+  // most of the interner's time). Its canonical bytes wait in
+  // pending_bytes_; its announcements' ops get the set when it is
+  // interned, at the latest when the batch is applied.
+  struct Pending {
+    uint32_t hash;
+    uint32_t at, len;       // the bytes in pending_bytes_
+    uint32_t first, count;  // the announcements' ops
+  };
+  static constexpr size_t kInternBehind = 4;
+  // The announcements ops_[first...] get the set of these canonical bytes
+  // (hash: Interner::hash_of) kInternBehind UPDATEs later.
+  void defer(bytes::Span canonical, uint32_t hash, size_t first);
+  // Interns the pending sets until at most `left` wait.
+  void intern_pending(size_t left);
+
   Table* table_;
   std::vector<Op> ops_, sorted_;
   std::vector<Held> held_;
+  std::vector<Pending> pending_;
+  size_t pending_head_ = 0;
+  std::vector<std::byte> pending_bytes_;
 };
 
 // A route handed to a follower or a reader; valid during the callback.
@@ -424,6 +455,10 @@ class Table {
   uint64_t remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
                             Departed& released);
   void release_all(Departed& sets);
+  // remove_peer (family < 0: every family) and sweep_stale: the shards
+  // split among the sweep's threads (TableOptions::sweep_threads), each
+  // thread releasing the sets of the routes it removed.
+  uint64_t sweep_peer(uint16_t slot, int family, bool only_stale);
   [[nodiscard]] uint64_t peer_route_count(uint16_t slot) const;
   static RouteView view(const Route& r, const PeerSlot* peers) {
     return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};
@@ -434,6 +469,8 @@ class Table {
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<PeerSlot[]> peers_;
   mutable std::mutex peers_mu_;
+  std::unique_ptr<SweepPool> sweep_pool_;  // started on the first parallel sweep
+  std::mutex sweep_pool_mu_;               // guards its start
 };
 
 // ---- templates

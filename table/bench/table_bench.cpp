@@ -22,11 +22,15 @@
 // and after; the messages are built before the first reading.
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
-//                    [--breakdown 0|1]
+//                    [--breakdown 0|1] [--sweep-threads N] [--fresh 0|1]
 // (--export 0 leaves the export case out: quicker when tuning the table;
 // --breakdown 1 prints, for the one-peer and more-peers phases of the last
 // run, where the allocated bytes went: the table's own counts and
-// jemalloc's current bytes per size class)
+// jemalloc's current bytes per size class; --sweep-threads N: the threads
+// that share a peer's withdrawal, default the table's, min(2, hardware
+// threads); the peer-down case reports its wall time, the CPU time of all
+// of them and of the calling thread; --fresh 0 lets a run reuse the pages
+// the previous run freed, see purge(); each run's figures go to stderr)
 #include <jemalloc/jemalloc.h>
 #include <time.h>
 
@@ -55,6 +59,14 @@ double cpu_s() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+// The whole process's CPU time: a peer's withdrawal runs on the sweep's
+// threads (TableOptions::sweep_threads), not the caller's alone. (It also
+// counts jemalloc's background thread, if it runs meanwhile.)
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 double wall_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -67,6 +79,15 @@ size_t allocated() {
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) != 0) return 0;
   return v;
+}
+
+// Hands the pages of freed memory back to the kernel (jemalloc keeps them
+// for reuse otherwise, up to its decay time): with --fresh 1 every run
+// starts as a daemon receiving its first table does, on pages the kernel
+// has to fault in and zero, not on the previous run's.
+void purge() {
+  const std::string name = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
+  mallctl(name.c_str(), nullptr, nullptr, nullptr, 0);
 }
 
 // jemalloc's bytes in use per size class, all arenas merged: small
@@ -260,6 +281,18 @@ table::PeerInfo peer_info(uint32_t i) {
   return p;
 }
 
+// TableOptions::sweep_threads where the table has it (the same source
+// builds against the commit before it, for baseline figures).
+template <typename O>
+void set_sweep_threads(O& o, uint32_t v) {
+  if constexpr (requires { o.sweep_threads; }) o.sweep_threads = v;
+}
+template <typename O>
+size_t sweep_threads_of(const O& o) {
+  if constexpr (requires { o.sweep_threads; }) return o.sweep_threads;
+  return 1;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -304,7 +337,7 @@ ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
-  bool with_export = true, breakdown = false;
+  bool with_export = true, breakdown = false, fresh = true;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -316,10 +349,12 @@ int main(int argc, char** argv) {
     else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
     else if (k == "--export") with_export = v != 0;
     else if (k == "--breakdown") breakdown = v != 0;
+    else if (k == "--sweep-threads") set_sweep_threads(topt, std::max<uint32_t>(v, 1));
+    else if (k == "--fresh") fresh = v != 0;
     else {
       std::fprintf(stderr,
                    "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
-                   "[--breakdown 0|1]\n");
+                   "[--breakdown 0|1] [--sweep-threads N] [--fresh 0|1]\n");
       return 2;
     }
   }
@@ -339,13 +374,15 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "table-bench: %u peers' tables of %u IPv4 prefixes built as %zu UPDATEs each in %.1f s\n",
                peers, prefixes, feeds[0].offsets.size(), wall_s() - g0);
 
-  std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall, table_cpu;
+  std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall, down_caller, table_cpu;
   {
     auto batches = predecode(feeds[0], params);
     for (uint32_t run = 0; run < runs; ++run) {
       table::Table t(topt);
       uint16_t slot = *t.add_peer(peer_info(0));
+      if (fresh) purge();
       table_cpu.push_back(apply_only(t, slot, batches));
+      std::fprintf(stderr, "run %u: table alone %.0f routes/s\n", run, static_cast<double>(feeds[0].routes) / table_cpu.back());
     }
   }
   std::vector<double> export_cpu, export2_cpu;
@@ -372,6 +409,7 @@ int main(int argc, char** argv) {
   table::Table::Memory mem{};
   for (uint32_t run = 0; run < runs; ++run) {
     base_cpu.push_back(decode_only(feeds[0], params, sink));
+    if (fresh) purge();
     const bool last = run + 1 == runs;
     SizeClasses sc0, sc1, sc2;
     if (breakdown && last) sc0 = size_classes();
@@ -406,6 +444,10 @@ int main(int argc, char** argv) {
         more_routes += feeds[p].routes;
       }
       more_cpu.push_back(more);
+      std::fprintf(stderr, "run %u: one peer %.0f routes/s, decode alone %.0f, more peers %.0f\n", run,
+                   static_cast<double>(feeds[0].routes) / one_cpu.back(),
+                   static_cast<double>(feeds[0].routes) / base_cpu.back(),
+                   more_routes ? static_cast<double>(more_routes) / more : 0.0);
       size_t a2 = allocated();
       more_bytes = a2 - a1;
       if (breakdown && last && more_routes) {
@@ -414,10 +456,13 @@ int main(int argc, char** argv) {
                         t.interner().index_bytes(), sc1, sc2);
       }
       all_sets = t.interner().size();
-      double c0 = cpu_s(), w1 = wall_s();
+      double c0 = cpu_s(), p0 = process_cpu_s(), w1 = wall_s();
       uint64_t gone = t.remove_peer(slots[0]);
-      down_cpu.push_back(cpu_s() - c0);
       down_wall.push_back(wall_s() - w1);
+      down_cpu.push_back(process_cpu_s() - p0);
+      down_caller.push_back(cpu_s() - c0);
+      std::fprintf(stderr, "run %u: peer down %.3f s wall, %.3f s CPU, %.3f s caller\n", run, down_wall.back(),
+                   down_cpu.back(), down_caller.back());
       if (gone != feeds[0].routes) {
         std::fprintf(stderr, "table-bench: peer down withdrew %llu routes\n", static_cast<unsigned long long>(gone));
         return 1;
@@ -441,8 +486,9 @@ int main(int argc, char** argv) {
                 "\"bytes_per_route\":%.1f,\"attr_sets\":%zu,\"runs\":%u}\n",
                 peers - 1, static_cast<unsigned long long>(more_routes), more_rate,
                 static_cast<double>(more_bytes) / static_cast<double>(more_routes), all_sets, runs);
-  std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,\"runs\":%u}\n",
-              one_routes, median(down_cpu), median(down_wall), runs);
+  std::printf("{\"case\":\"peer-down\",\"routes\":%.0f,\"withdraw_s\":%.3f,\"wall_withdraw_s\":%.3f,"
+              "\"caller_cpu_s\":%.3f,\"sweep_threads\":%zu,\"runs\":%u}\n",
+              one_routes, median(down_cpu), median(down_wall), median(down_caller), sweep_threads_of(topt), runs);
   if (with_export)
     std::printf("{\"case\":\"export\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"bytes_out\":%zu,"
               "\"bytes_per_route\":%.1f,\"second_peer_routes_per_s\":%.0f,\"second_peer_bytes_per_route\":%.1f,"
@@ -465,7 +511,10 @@ int main(int argc, char** argv) {
     std::printf("%-12s %10.0f %14.0f %14s %14s %12.1f %10s %12s\n", "export-2nd", one_routes,
                 one_routes / median(export2_cpu), "-", "-", static_cast<double>(ex2.allocated) / one_routes, "-", "-");
   }
-  std::printf("\none peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
+  std::printf("\npeer-down: %.3f s wall, %.3f s CPU of all threads, %.3f s of the calling thread (sweep threads: %s)\n",
+              median(down_wall), median(down_cpu), median(down_caller),
+              sweep_threads_of(topt) ? std::to_string(sweep_threads_of(topt)).c_str() : "the table's default");
+  std::printf("one peer's table: %.1f MB allocated (slots and route arrays %.1f MB, journals %.1f MB, "
               "attribute sets %.1f MB); medians of %u runs, CPU time of one core\n",
               static_cast<double>(one_bytes) / 1e6, static_cast<double>(mem.map_bytes) / 1e6,
               static_cast<double>(mem.journal_bytes) / 1e6, static_cast<double>(mem.attr_bytes) / 1e6, runs);

@@ -660,15 +660,17 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     count(batch_.add(u, treat_as_withdraw));
     return;
   }
-  const codec::AttributeSet set = u.attribute_set();
   // Loops (RFC 4271 section 9.1.2; RFC 4456 section 8): the routes are
-  // refused, which withdraws any earlier version of them.
+  // refused, which withdraws any earlier version of them. Checked on the
+  // UPDATE as received: without an import filter no AttributeSet is built
+  // (the table interns the canonical bytes written straight from the
+  // message, as table-bench measures it).
   bool loop = false;
-  if (table::count_as(set, config_.router.asn) > allow_own_as_) {
+  if (table::count_as(u, config_.router.asn) > allow_own_as_) {
     counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
     loop = true;
   } else if (peer_.asn == config_.router.asn &&
-             table::reflection_loop(set, config_.router.router_id.v4_value(), cluster_id_)) {
+             table::reflection_loop(u, config_.router.router_id.v4_value(), cluster_id_)) {
     counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
     loop = true;
   }
@@ -683,9 +685,10 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     return;
   }
   if (!import_.filter) {
-    count(batch_.add(u, false, &set));
+    count(batch_.add(u, false));
     return;
   }
+  const codec::AttributeSet set = u.attribute_set();
   // The filter decides prefix by prefix; accepted routes whose attributes
   // it changes go in as a set of their own.
   for (const auto& range : u.withdrawals()) {

@@ -105,24 +105,52 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
   return out;
 }
 
-uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn) {
+namespace {
+
+uint32_t count_as(codec::AsSegmentRange segments, uint32_t asn) {
   uint32_t n = 0;
-  for (const auto& seg : attrs.as_path_segments())
+  for (const auto& seg : segments)
     for (size_t i = 0; i < seg.count; ++i)
       if (seg.at(i) == asn) ++n;
   return n;
 }
 
-bool reflection_loop(const codec::AttributeSet& attrs, uint32_t router_id, uint32_t cluster_id) {
-  if (attrs.originator_id() && *attrs.originator_id() == router_id) return true;
-  if (attrs.cluster_list_length() == 0) return false;
-  for (const auto& a : attrs.attributes()) {
-    if (a.type != codec::attr_type::kClusterList) continue;
-    bytes::Reader r(a.value);
-    while (r.remaining() >= 4)
-      if (*r.u32() == cluster_id) return true;
-  }
+// `cluster_list`: a CLUSTER_LIST attribute's value (empty when absent).
+bool reflection_loop(std::optional<uint32_t> originator_id, bytes::Span cluster_list, uint32_t router_id,
+                     uint32_t cluster_id) {
+  if (originator_id && *originator_id == router_id) return true;
+  bytes::Reader r(cluster_list);
+  while (r.remaining() >= 4)
+    if (*r.u32() == cluster_id) return true;
   return false;
+}
+
+}  // namespace
+
+uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn) { return count_as(attrs.as_path_segments(), asn); }
+
+uint32_t count_as(const codec::UpdateView& u, uint32_t asn) {
+  if (!u.params().four_octet_as) return count_as(u.attribute_set(), asn);
+  const auto path = u.attribute(codec::attr_type::kAsPath);
+  return path ? count_as(codec::AsSegmentRange(path->value, codec::AsWidth::k4), asn) : 0;
+}
+
+bool reflection_loop(const codec::AttributeSet& attrs, uint32_t router_id, uint32_t cluster_id) {
+  bytes::Span clusters;
+  if (attrs.cluster_list_length() > 0)
+    for (const auto& a : attrs.attributes())
+      if (a.type == codec::attr_type::kClusterList) clusters = a.value;
+  return reflection_loop(attrs.originator_id(), clusters, router_id, cluster_id);
+}
+
+bool reflection_loop(const codec::UpdateView& u, uint32_t router_id, uint32_t cluster_id) {
+  std::optional<uint32_t> originator;
+  if (const auto o = u.attribute(codec::attr_type::kOriginatorId)) {
+    bytes::Reader r(o->value);
+    if (auto v = r.u32()) originator = *v;
+  }
+  const auto clusters = u.attribute(codec::attr_type::kClusterList);
+  return reflection_loop(originator, clusters ? clusters->value : bytes::Span(), router_id, cluster_id);
 }
 
 }  // namespace petrel::table

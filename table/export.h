@@ -31,6 +31,7 @@
 #include "codec/attribute_set.h"
 #include "codec/mp_nlri.h"
 #include "codec/types.h"
+#include "codec/update.h"
 #include "crates/net/ip.h"
 #include "table/best_path.h"
 
@@ -82,10 +83,19 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
 // How many times `asn` appears in the AS_PATH (for the own-AS check on
 // import, with its allow_own_as allowance).
 uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn);
+// The same of an UPDATE as received, always the answer of
+// count_as(u.attribute_set(), asn): on a 4-octet AS session from the
+// AS_PATH as it came, without building the set (the session's import
+// path interns the UPDATE's canonical bytes directly); on a 2-octet one
+// through the set (AS4_PATH merged in, RFC 6793 section 4.2.3).
+uint32_t count_as(const codec::UpdateView& u, uint32_t asn);
 
 // RFC 4456 section 8 on import from an internal peer: a route that
 // carries our router id as ORIGINATOR_ID or our cluster id in its
 // CLUSTER_LIST has looped.
 bool reflection_loop(const codec::AttributeSet& attrs, uint32_t router_id, uint32_t cluster_id);
+// The same of an UPDATE as received (the attributes u.attribute_set()
+// would keep), without building the set.
+bool reflection_loop(const codec::UpdateView& u, uint32_t router_id, uint32_t cluster_id);
 
 }  // namespace petrel::table

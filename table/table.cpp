@@ -221,10 +221,16 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       set_validation(r, op.prefix, op.validation);
     } else {
       Route r{op.attrs, op.path_id, slot, 0};
-      if (!e.empty()) set_rank(r);
+      const bool first = e.empty();
+      if (!first) set_rank(r);
       set_validation(r, op.prefix, op.validation);
       const uint32_t b = e.best();
       e.push(r);
+      // A prefix's first route: the best if eligible, nothing to compare.
+      if (first) {
+        e.set_best(eligible(e.routes()[0]) ? 0 : Entry<K>::kNone);
+        chosen = true;
+      }
       ++delta[f];
       s.route_bytes += e.heap_bytes() - heap_before;
       // A route added beside a best that it differs from before the MED

@@ -22,15 +22,20 @@
 // and after; the messages are built before the first reading.
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
-//                    [--breakdown 0|1] [--sweep-threads N] [--fresh 0|1]
+//                    [--breakdown 0|1] [--sweep-threads N]
 // (--export 0 leaves the export case out: quicker when tuning the table;
 // --breakdown 1 prints, for the one-peer and more-peers phases of the last
 // run, where the allocated bytes went: the table's own counts and
 // jemalloc's current bytes per size class; --sweep-threads N: the threads
 // that share a peer's withdrawal, default the table's, min(2, hardware
 // threads); the peer-down case reports its wall time, the CPU time of all
-// of them and of the calling thread; --fresh 0 lets a run reuse the pages
-// the previous run freed, see purge(); each run's figures go to stderr)
+// of them and of the calling thread). Each run's figures go to stderr.
+//
+// The insert runs come first in the process: run 0 is a process's first
+// table, on pages the kernel has to fault in and zero, as a daemon's first
+// full table is; later runs (and the table-alone and export cases, after
+// them) reuse pages freed by the runs before (jemalloc keeps them for a
+// while), and went in up to 1.5 times as fast in one process.
 #include <jemalloc/jemalloc.h>
 #include <time.h>
 
@@ -79,15 +84,6 @@ size_t allocated() {
   sz = sizeof(v);
   if (mallctl("stats.allocated", &v, &sz, nullptr, 0) != 0) return 0;
   return v;
-}
-
-// Hands the pages of freed memory back to the kernel (jemalloc keeps them
-// for reuse otherwise, up to its decay time): with --fresh 1 every run
-// starts as a daemon receiving its first table does, on pages the kernel
-// has to fault in and zero, not on the previous run's.
-void purge() {
-  const std::string name = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
-  mallctl(name.c_str(), nullptr, nullptr, nullptr, 0);
 }
 
 // jemalloc's bytes in use per size class, all arenas merged: small
@@ -337,7 +333,7 @@ ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
-  bool with_export = true, breakdown = false, fresh = true;
+  bool with_export = true, breakdown = false;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -350,11 +346,10 @@ int main(int argc, char** argv) {
     else if (k == "--export") with_export = v != 0;
     else if (k == "--breakdown") breakdown = v != 0;
     else if (k == "--sweep-threads") set_sweep_threads(topt, std::max<uint32_t>(v, 1));
-    else if (k == "--fresh") fresh = v != 0;
     else {
       std::fprintf(stderr,
                    "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
-                   "[--breakdown 0|1] [--sweep-threads N] [--fresh 0|1]\n");
+                   "[--breakdown 0|1] [--sweep-threads N]\n");
       return 2;
     }
   }
@@ -375,41 +370,11 @@ int main(int argc, char** argv) {
                peers, prefixes, feeds[0].offsets.size(), wall_s() - g0);
 
   std::vector<double> one_cpu, one_wall, base_cpu, more_cpu, down_cpu, down_wall, down_caller, table_cpu;
-  {
-    auto batches = predecode(feeds[0], params);
-    for (uint32_t run = 0; run < runs; ++run) {
-      table::Table t(topt);
-      uint16_t slot = *t.add_peer(peer_info(0));
-      if (fresh) purge();
-      table_cpu.push_back(apply_only(t, slot, batches));
-      std::fprintf(stderr, "run %u: table alone %.0f routes/s\n", run, static_cast<double>(feeds[0].routes) / table_cpu.back());
-    }
-  }
-  std::vector<double> export_cpu, export2_cpu;
-  ExportRun ex1{}, ex2{};
-  for (uint32_t run = 0; run < runs && with_export; ++run) {
-    table::Table t(topt);
-    uint16_t slot = *t.add_peer(peer_info(0));
-    insert(t, slot, feeds[0], params);
-    table::Interner out;
-    std::vector<std::unique_ptr<table::Exporter>> keep;
-    ex1 = export_all(t, out, 4000, keep);
-    ex2 = export_all(t, out, 4001, keep);
-    export_cpu.push_back(ex1.cpu);
-    export2_cpu.push_back(ex2.cpu);
-    if (ex1.advertised != feeds[0].routes || ex2.advertised != feeds[0].routes) {
-      std::fprintf(stderr, "table-bench: the exporter advertised %llu of %llu routes\n",
-                   static_cast<unsigned long long>(ex1.advertised), static_cast<unsigned long long>(feeds[0].routes));
-      return 1;
-    }
-    keep.clear();
-  }
   size_t one_bytes = 0, more_bytes = 0, one_sets = 0, all_sets = 0;
   uint64_t more_routes = 0, sink = 0;
   table::Table::Memory mem{};
   for (uint32_t run = 0; run < runs; ++run) {
     base_cpu.push_back(decode_only(feeds[0], params, sink));
-    if (fresh) purge();
     const bool last = run + 1 == runs;
     SizeClasses sc0, sc1, sc2;
     if (breakdown && last) sc0 = size_classes();
@@ -469,16 +434,45 @@ int main(int argc, char** argv) {
       }
     }
   }
+  {
+    auto batches = predecode(feeds[0], params);
+    for (uint32_t run = 0; run < runs; ++run) {
+      table::Table t(topt);
+      uint16_t slot = *t.add_peer(peer_info(0));
+      table_cpu.push_back(apply_only(t, slot, batches));
+      std::fprintf(stderr, "run %u: table alone %.0f routes/s\n", run, static_cast<double>(feeds[0].routes) / table_cpu.back());
+    }
+  }
+  std::vector<double> export_cpu, export2_cpu;
+  ExportRun ex1{}, ex2{};
+  for (uint32_t run = 0; run < runs && with_export; ++run) {
+    table::Table t(topt);
+    uint16_t slot = *t.add_peer(peer_info(0));
+    insert(t, slot, feeds[0], params);
+    table::Interner out;
+    std::vector<std::unique_ptr<table::Exporter>> keep;
+    ex1 = export_all(t, out, 4000, keep);
+    ex2 = export_all(t, out, 4001, keep);
+    export_cpu.push_back(ex1.cpu);
+    export2_cpu.push_back(ex2.cpu);
+    if (ex1.advertised != feeds[0].routes || ex2.advertised != feeds[0].routes) {
+      std::fprintf(stderr, "table-bench: the exporter advertised %llu of %llu routes\n",
+                   static_cast<unsigned long long>(ex1.advertised), static_cast<unsigned long long>(feeds[0].routes));
+      return 1;
+    }
+    keep.clear();
+  }
   const double one_routes = static_cast<double>(feeds[0].routes);
   const double base_rate = one_routes / median(base_cpu);
   const double table_rate = one_routes / median(table_cpu);
   const double one_rate = one_routes / median(one_cpu);
   const double more_rate = more_routes ? static_cast<double>(more_routes) / median(more_cpu) : 0;
-  std::printf("{\"case\":\"one-peer\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"wall_routes_per_s\":%.0f,"
+  std::printf("{\"case\":\"one-peer\",\"routes\":%.0f,\"routes_per_s\":%.0f,\"first_run_routes_per_s\":%.0f,"
+              "\"wall_routes_per_s\":%.0f,"
               "\"decode_only_routes_per_s\":%.0f,\"table_only_routes_per_s\":%.0f,\"bytes_per_route\":%.1f,"
               "\"allocated_bytes\":%zu,"
               "\"attr_sets\":%zu,\"map_bytes\":%zu,\"journal_bytes\":%zu,\"attr_bytes\":%zu,\"runs\":%u}\n",
-              one_routes, one_rate, one_routes / median(one_wall), base_rate, table_rate,
+              one_routes, one_rate, one_routes / one_cpu[0], one_routes / median(one_wall), base_rate, table_rate,
               static_cast<double>(one_bytes) / one_routes, one_bytes, one_sets, mem.map_bytes, mem.journal_bytes,
               mem.attr_bytes, runs);
   if (peers > 1)

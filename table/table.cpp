@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <condition_variable>
+#include <system_error>
 #include <thread>
 
 #include "codec/update.h"
@@ -16,9 +17,17 @@ namespace petrel::table {
 // alone: two withdrawals at once keep two threads busy anyway).
 class SweepPool {
  public:
+  // Starts up to `helpers` threads: where the system refuses one, the
+  // pool works with those it has (with none, run() calls fn(0) alone).
   explicit SweepPool(size_t helpers) {
     threads_.reserve(helpers);
-    for (size_t i = 0; i < helpers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+    for (size_t i = 0; i < helpers; ++i) {
+      try {
+        threads_.emplace_back([this, i] { loop(i + 1); });
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
   }
   ~SweepPool() {
     {

@@ -153,6 +153,11 @@ struct RouteOrigin {
   std::optional<uint32_t> origin;
 };
 
+// The order in which validate_batch looks routes up: kAuto sorts a batch
+// of kSortedBatchFrom routes or more (see VrpTable::validate_batch);
+// kAsGiven and kSorted force one way (for tests and benchmarks).
+enum class BatchOrder : uint8_t { kAuto, kAsGiven, kSorted };
+
 class VrpTable {
  public:
   VrpTable() = default;
@@ -170,14 +175,26 @@ class VrpTable {
   // The same for many routes: out[i] for routes[i] (out.size() >= routes.size()).
   // The steps of the routes' lookups are interleaved so that their memory
   // reads overlap: fewer ns per route than validate() in a loop when the
-  // table is larger than the caches (docs/performance.md).
-  void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out) const;
+  // table is larger than the caches (docs/performance.md). A batch of
+  // kSortedBatchFrom routes or more is first radix-sorted by the index
+  // line each route reads, per family, and looked up in that order: the
+  // lines and nodes are then read in increasing address order, mostly
+  // from cache or streamed by the hardware's prefetcher, and the answers
+  // go back to each route's own place. A larger batch is sorted
+  // kSortedSlice routes at a time (the sort's scratch, kept by the
+  // thread, stays a few MiB).
+  static constexpr size_t kSortedBatchFrom = 2048;
+  static constexpr size_t kSortedSlice = size_t{1} << 17;
+  void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out,
+                      BatchOrder order = BatchOrder::kAuto) const;
 
   // Distinct VRPs held.
   [[nodiscard]] size_t size() const { return size_; }
   [[nodiscard]] size_t memory_bytes() const;
 
  private:
+  void validate_sorted(std::span<const RouteOrigin> routes, std::span<Validity> out) const;
+
   internal::FamilyIndex<uint32_t> v4_;
   internal::FamilyIndex<internal::U128> v6_;
   size_t size_ = 0;

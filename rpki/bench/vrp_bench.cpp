@@ -8,7 +8,11 @@
 // floor under a lookup, measured in the same run), and how much of the
 // process is on transparent huge pages; then the same lookups against a
 // table of 2,000 such VRPs that stays in cache ("in-cache-" runs): the
-// cost of the code without memory misses. Usage: vrp_bench [vrp count] [lookups]
+// cost of the code without memory misses. "vrp_table_batch" lines give
+// validate_batch's ns per route, sort included, for batches of the sizes
+// the daemon asks for and of round sizes (256 to 2^20), looked up as
+// given and sorted (BatchOrder), alternated; the last of them in cache.
+// Usage: vrp_bench [vrp count] [lookups]
 #include <time.h>
 
 #include <algorithm>
@@ -123,6 +127,77 @@ void lookup_runs(const petrel::rpki::VrpTable& table, size_t vrps, const std::ve
   }
 }
 
+// One way of looking up batches of `size` routes taken in turn from
+// `pool`, about `lookups` routes in all (at least two batches): thread-CPU
+// and wall ns per route, everything validate_batch does included (for
+// the sorted way, the sort). `label` says where the daemon uses the size.
+void batch_run(const petrel::rpki::VrpTable& table, const std::vector<petrel::rpki::RouteOrigin>& pool,
+               size_t size, size_t lookups, petrel::rpki::BatchOrder order, const char* label, const char* family) {
+  size = std::min(size, pool.size());
+  std::vector<petrel::rpki::Validity> answers(size);
+  const size_t batches = std::max<size_t>(2, lookups / size);
+  size_t counts[3] = {0, 0, 0};
+  const double c0 = cpu_ns();
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t from = 0;
+  for (size_t b = 0; b < batches; ++b) {
+    if (from + size > pool.size()) from = 0;
+    table.validate_batch(std::span(pool.data() + from, size), answers, order);
+    for (auto v : answers) counts[static_cast<size_t>(v)]++;
+    from += size;
+  }
+  const double cpu = (cpu_ns() - c0) / static_cast<double>(batches * size);
+  const double wall = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                      static_cast<double>(batches * size);
+  std::printf("{\"bench\":\"vrp_table_batch\",\"order\":\"%s\",\"batch\":%zu,\"family\":\"%s\",\"use\":\"%s\","
+              "\"routes\":%zu,\"ns_per_route\":%.2f,\"cpu_ns_per_route\":%.2f,\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
+              order == petrel::rpki::BatchOrder::kSorted ? "sorted" : "as-given", size, family, label, batches * size, wall,
+              cpu, counts[0], counts[1], counts[2]);
+  std::fflush(stdout);
+}
+
+// The batch sizes the daemon asks for, and round sizes, each looked up
+// as given (the chunked pipeline) and sorted, alternated.
+// - Table::revalidate asks once per shard and family for the covered
+//   routes: on a change covering all of a full table (1M routes; 8
+//   shards, table::TableOptions' default), a shard's IPv4 or IPv6 routes
+//   (4:1 here as in the benchmark's routes).
+// - Table::apply asks once per shard for a Batch's routes, a Batch being
+//   what one 64 KiB socket read holds (daemon/peer.cpp kReadChunk): about
+//   16,000 packed IPv4 /24s (4 octets each) or 1,100 UPDATEs of one
+//   prefix each, over 8 shards.
+void batch_sizes(const petrel::rpki::VrpTable& table, const std::vector<petrel::rpki::RouteOrigin>& pool,
+                 size_t lookups) {
+  constexpr size_t kShards = 8;
+  constexpr size_t kFullTable = 1000000;
+  std::vector<petrel::rpki::RouteOrigin> v4;
+  std::vector<petrel::rpki::RouteOrigin> v6;
+  for (const auto& r : pool) (r.route.family() == IpFamily::V4 ? v4 : v6).push_back(r);
+  struct Size {
+    size_t n;
+    const char* label;
+    const std::vector<petrel::rpki::RouteOrigin>* from;
+    const char* family;
+  };
+  const Size sizes[] = {
+      {256, "round", &pool, "mixed"},
+      {1100 / kShards, "apply-shard, one prefix an UPDATE", &pool, "mixed"},
+      {16000 / kShards, "apply-shard, packed /24s", &pool, "mixed"},
+      {4096, "round", &pool, "mixed"},
+      {16384, "round", &pool, "mixed"},
+      {kFullTable * 4 / 5 / kShards, "revalidate-shard, full table", &v4, "v4"},
+      {kFullTable / 5 / kShards, "revalidate-shard, full table", &v6, "v6"},
+      {65536, "round", &pool, "mixed"},
+      {size_t{1} << 20, "round", &pool, "mixed"},
+  };
+  for (const Size& z : sizes) {
+    for (int round = 0; round < 2; ++round) {
+      batch_run(table, *z.from, z.n, lookups, petrel::rpki::BatchOrder::kAsGiven, z.label, z.family);
+      batch_run(table, *z.from, z.n, lookups, petrel::rpki::BatchOrder::kSorted, z.label, z.family);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,6 +232,7 @@ int main(int argc, char** argv) {
   std::vector<petrel::rpki::RouteOrigin> batch(queries.size());
   for (size_t i = 0; i < queries.size(); ++i) batch[i] = {queries[i].route, queries[i].origin};
   lookup_runs(table, vrps.size(), queries, batch, lookups, "");
+  batch_sizes(table, batch, lookups);
 
   // The cost of the code alone: a table of kInCache of the same kind of
   // VRPs (tens of KB, every read a cache hit) and routes drawn as above.
@@ -170,5 +246,12 @@ int main(int argc, char** argv) {
   std::printf("{\"bench\":\"vrp_table_in_cache\",\"vrps\":%zu,\"memory_bytes\":%zu}\n", kInCache,
               small_table.memory_bytes());
   lookup_runs(small_table, kInCache, small_queries, batch, lookups, "in-cache-");
+  // The code alone for a large batch: sorted against as given, in cache.
+  for (const size_t size : {size_t{256}, size_t{65536}, size_t{1} << 20}) {
+    for (int round = 0; round < 2; ++round) {
+      batch_run(small_table, batch, size, lookups, petrel::rpki::BatchOrder::kAsGiven, "in-cache", "mixed");
+      batch_run(small_table, batch, size, lookups, petrel::rpki::BatchOrder::kSorted, "in-cache", "mixed");
+    }
+  }
   return 0;
 }

@@ -31,15 +31,22 @@ Validity plain(const std::vector<Vrp>& vrps, const net::Prefix& route, std::opti
   return covered ? Validity::kInvalid : Validity::kNotFound;
 }
 
-// The first route for which validate() or validate_batch() does not answer
-// as the plain definition does; nullopt when they all agree.
+// The first route for which validate() or validate_batch() (the batch
+// as given, sorted, and as the batch's size picks) does not answer as
+// the plain definition does; nullopt when they all agree.
 std::optional<size_t> first_disagreement(const VrpTable& table, const std::vector<Vrp>& vrps,
                                          const std::vector<RouteOrigin>& routes) {
   std::vector<Validity> out(routes.size());
+  std::vector<Validity> given(routes.size());
+  std::vector<Validity> sorted(routes.size());
   table.validate_batch(routes, out);
+  table.validate_batch(routes, given, BatchOrder::kAsGiven);
+  table.validate_batch(routes, sorted, BatchOrder::kSorted);
   for (size_t i = 0; i < routes.size(); ++i) {
     const Validity want = plain(vrps, routes[i].route, routes[i].origin);
-    if (table.validate(routes[i].route, routes[i].origin) != want || out[i] != want) return i;
+    if (table.validate(routes[i].route, routes[i].origin) != want || out[i] != want || given[i] != want ||
+        sorted[i] != want)
+      return i;
   }
   return std::nullopt;
 }
@@ -345,6 +352,95 @@ RC_GTEST_PROP(VrpTable, BatchesOfAnySizeAgreeWithThePlainDefinition, ()) {
   table.validate_batch(routes, out);
   for (size_t i = 0; i < n; ++i) RC_ASSERT(out[i] == plain(vrps, routes[i].route, routes[i].origin));
   RC_ASSERT(out[n] == Validity::kValid);
+}
+
+// Large batches, which validate_batch sorts by index line before it
+// looks them up (VrpTable::kSortedBatchFrom): every size around the
+// threshold and past it, both families mixed in one call, VRPs that
+// nest in chains (IPv6 ones longer than /64 too), AS 0 and NONE, the
+// same route many times in a batch, and the routes in any order (as
+// drawn, sorted, reversed). Each batch is looked up as given, sorted,
+// and as its size picks; the three must answer as the plain definition
+// does, route by route, and leave the rest of `out` alone.
+RC_GTEST_PROP(VrpTable, SortedBatchesAgreeWithThePlainDefinition, ()) {
+  std::vector<Vrp> vrps = *gen_vrps();
+  for (bool v6 : {false, true}) {
+    auto more = gen_wide_vrps(v6);
+    vrps.insert(vrps.end(), more.begin(), more.end());
+  }
+  // A chain of nested IPv6 VRPs past /64, under a random /40 to /64.
+  const net::Prefix deep = wide_prefix(true, *rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<uint64_t>(),
+                                       *rc::gen::inRange(40u, 65u));
+  net::Prefix p = deep;
+  for (unsigned level = *rc::gen::inRange(1u, 12u); level > 0 && p.len() < 128; --level) {
+    p = under(p, *rc::gen::inRange(1u, 12u), *rc::gen::arbitrary<uint64_t>());
+    vrps.push_back({p, static_cast<uint8_t>(std::min(128u, p.len() + *rc::gen::inRange(0u, 3u))),
+                    *rc::gen::inRange<uint32_t>(0, 5)});
+  }
+  const auto table = VrpTable::build(vrps);
+  // A pool of distinct routes, their states from the plain definition.
+  std::vector<RouteOrigin> pool;
+  for (int i = 0; i < 120; ++i) {
+    switch (*rc::gen::inRange(0, 4)) {
+      case 0: pool.push_back(gen_route(vrps)); break;
+      case 1: pool.push_back(gen_wide_route(vrps, false)); break;
+      case 2: pool.push_back(gen_wide_route(vrps, true)); break;
+      default: {  // under the deep chain, longer than /64
+        std::optional<uint32_t> origin;
+        if (*rc::gen::inRange(0, 6) != 0) origin = *rc::gen::inRange<uint32_t>(0, 5);
+        pool.push_back({under(deep, *rc::gen::inRange(1u, 64u), *rc::gen::arbitrary<uint64_t>()), origin});
+      }
+    }
+  }
+  std::vector<Validity> want(pool.size());
+  for (size_t i = 0; i < pool.size(); ++i) want[i] = plain(vrps, pool[i].route, pool[i].origin);
+  constexpr size_t kFrom = VrpTable::kSortedBatchFrom;
+  const size_t n = *rc::gen::element<size_t>(1, 2, 255, 256, kFrom - 1, kFrom, kFrom + 1, kFrom + 255, 2 * kFrom + 3,
+                                             5 * kFrom);
+  // The batch: routes of the pool drawn at random (so many twice or more).
+  std::mt19937 rng(*rc::gen::arbitrary<uint32_t>());
+  std::vector<size_t> from(n);
+  for (size_t& k : from) k = rng() % pool.size();
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0: std::sort(from.begin(), from.end()); break;
+    case 1: std::sort(from.rbegin(), from.rend()); break;
+    default: break;
+  }
+  std::vector<RouteOrigin> routes;
+  for (size_t k : from) routes.push_back(pool[k]);
+  for (BatchOrder order : {BatchOrder::kAuto, BatchOrder::kAsGiven, BatchOrder::kSorted}) {
+    std::vector<Validity> out(n + 1, Validity::kValid);  // one more than asked: left alone
+    table.validate_batch(routes, out, order);
+    for (size_t i = 0; i < n; ++i) RC_ASSERT(out[i] == want[from[i]]);
+    RC_ASSERT(out[n] == Validity::kValid);
+  }
+}
+
+// A large batch of the benchmark's routes against a table of the
+// benchmark's VRPs (a quarter of its size), more than one slice of the
+// sort: sorted and as given answer alike, route by route, and the
+// answers are those of validate().
+TEST(VrpTable, LargeSortedBatchAgreesWithSingleLookups) {
+  std::mt19937_64 rng(7);
+  const auto vrps = bench::synth(150000, rng);
+  const auto table = VrpTable::build(vrps);
+  const auto drawn = bench::synth_routes(vrps, VrpTable::kSortedSlice + VrpTable::kSortedBatchFrom + 17, rng);
+  std::vector<RouteOrigin> routes;
+  for (const auto& r : drawn) routes.push_back({r.route, r.origin});
+  std::vector<Validity> sorted(routes.size());
+  std::vector<Validity> given(routes.size());
+  table.validate_batch(routes, sorted, BatchOrder::kSorted);
+  table.validate_batch(routes, given, BatchOrder::kAsGiven);
+  size_t counts[3] = {};
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const Validity one = table.validate(routes[i].route, routes[i].origin);
+    ASSERT_EQ(sorted[i], one) << routes[i].route.to_string();
+    ASSERT_EQ(given[i], one) << routes[i].route.to_string();
+    ++counts[static_cast<size_t>(one)];
+  }
+  EXPECT_GT(counts[0], 0u);
+  EXPECT_GT(counts[1], 0u);
+  EXPECT_GT(counts[2], 0u);
 }
 
 // The last address of p and the one after it (nullopt past the end).

@@ -350,7 +350,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
     return;
   }
   constexpr std::string_view p = "router";
-  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id"});
+  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -397,6 +397,8 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
     else
       out.cluster_id = *a;
   }
+  if (auto v = ck.integer(*t, p, "withdraw_threads", 1, 64, "a thread count 1..64"))
+    out.withdraw_threads = static_cast<uint32_t>(*v);
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {

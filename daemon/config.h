@@ -40,6 +40,9 @@ struct RouterConfig {
   // RFC 4456 cluster id (IPv4 form) when this router reflects routes;
   // nothing: the router id.
   std::optional<net::IpAddress> cluster_id;
+  // Threads that share a peer's withdrawal when its session goes down
+  // (table::TableOptions::sweep_threads); 0: min(2, the hardware's).
+  uint32_t withdraw_threads = 0;
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };

@@ -151,6 +151,7 @@ std::string dump(const Config& c) {
   line("port", std::to_string(c.router.port));
   line("rfc8212", bool_text(c.router.rfc8212));
   if (c.router.cluster_id) line("cluster_id", toml_string(c.router.cluster_id->to_string()));
+  if (c.router.withdraw_threads) line("withdraw_threads", std::to_string(c.router.withdraw_threads));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -302,6 +303,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.listen", running.router.listen == next.router.listen);
   section("router.port", running.router.port == next.router.port);
   section("router.cluster_id", running.router.cluster_id == next.router.cluster_id);
+  section("router.withdraw_threads", running.router.withdraw_threads == next.router.withdraw_threads);
   section("http", running.http == next.http);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);

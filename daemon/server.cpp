@@ -23,6 +23,7 @@ table::TableOptions table_options(const Config& c, const table::Validator& v) {
   table::TableOptions o;
   if (!c.rpki.caches.empty()) o.validator = &v;
   o.reject_invalid = c.rpki.reject_invalid;
+  o.sweep_threads = c.router.withdraw_threads;  // 0: the table's default
   return o;
 }
 

@@ -293,6 +293,16 @@ TEST(Reload, WhatNeedsARestartIsListedByKey) {
   EXPECT_EQ(applied.peers[1].address, c.peers[1].address);
 }
 
+// The table's withdrawal threads are set when it is built: a restart.
+TEST(Reload, WithdrawThreadsNeedARestart) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config n = parsed(reload_config("import = \"all\"\nexport = \"all\"\n", "", "withdraw_threads = 1\n"));
+  EXPECT_EQ(c.router.withdraw_threads, 0u);
+  EXPECT_EQ(n.router.withdraw_threads, 1u);
+  EXPECT_EQ(plan_reload(c, n).restart_keys, (std::vector<std::string>{"router.withdraw_threads"}));
+  EXPECT_EQ(applied_config(c, n).router.withdraw_threads, 0u);
+}
+
 TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
   const std::string kA = "import = \"all\"\nexport = \"all\"\n";
   Config c = parsed(reload_config(kA, "[[originate]]\nprefix = \"192.0.2.0/24\"\n"

@@ -13,7 +13,6 @@
 // the daemon asks for and of round sizes (256 to 2^20), looked up as
 // given and sorted (BatchOrder), alternated; the last of them in cache.
 // Usage: vrp_bench [vrp count] [lookups]
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,17 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "rpki/bench/cpu_time.h"
 #include "rpki/bench/synth_vrps.h"
 #include "rpki/vrp_table.h"
 
 namespace {
 
-// Thread CPU time: the machine is shared, so wall time alone overstates.
-double cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
+double cpu_ns() { return petrel::rpki::bench::thread_cpu_ns(); }
 
 using petrel::net::IpFamily;
 using petrel::net::Prefix;

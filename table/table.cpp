@@ -142,12 +142,14 @@ std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
 // every other eligible route's, routes of peer `skip` left out: the best,
 // decided at steps 1, a and b without reading a set. kNone when a rank is
 // unknown or the lowest is shared (the sets decide), or when no route is
-// eligible.
+// eligible. `lowest` (when shared, the routes the sets decide among are
+// those of that rank): the lowest rank when every one is known, else 0.
 template <typename K>
-uint32_t Table::best_by_rank(const Entry<K>& e, int32_t skip) const {
+uint32_t Table::best_by_rank(const Entry<K>& e, int32_t skip, uint16_t* lowest) const {
   uint32_t best = Entry<K>::kNone;
   uint16_t low = UINT16_MAX;
   bool shared = false;
+  if (lowest) *lowest = 0;
   auto r = e.routes();
   for (uint32_t i = 0; i < r.size(); ++i) {
     if (r[i].peer == skip || !eligible(r[i])) continue;
@@ -161,6 +163,7 @@ uint32_t Table::best_by_rank(const Entry<K>& e, int32_t skip) const {
       shared = true;
     }
   }
+  if (lowest && best != Entry<K>::kNone) *lowest = low;
   return shared ? Entry<K>::kNone : best;
 }
 
@@ -172,27 +175,40 @@ bool Table::reaches_med_step_of(const Route& x, const Route& best) const {
   return reaches_med_step(candidate(x), candidate(best), options_.best);
 }
 
+// Where the ranks are all known but the lowest is shared, only the routes
+// of that rank are compared by their sets: they are exactly the ones
+// steps 1, a and b leave (equal ranks tie there, a lower one wins), so the
+// others' sets are not read.
 template <typename K>
 void Table::choose_best(Entry<K>& e) const {
   auto r = e.routes();
   uint32_t best = Entry<K>::kNone;
+  uint16_t low = 0;
   if (r.size() == 1) {
     if (eligible(r[0])) best = 0;
-  } else if (const uint32_t by_rank = best_by_rank(e); by_rank != Entry<K>::kNone) {
+  } else if (const uint32_t by_rank = best_by_rank(e, -1, &low); by_rank != Entry<K>::kNone) {
     best = by_rank;
   } else if (!r.empty()) {
     std::array<Candidate, 8> small;
+    std::array<uint32_t, 8> small_at;
     std::vector<Candidate> big;
-    std::span<Candidate> c;
-    if (r.size() <= small.size()) {
-      c = std::span<Candidate>(small.data(), r.size());
-    } else {
+    std::vector<uint32_t> big_at;
+    Candidate* c = small.data();
+    uint32_t* at = small_at.data();  // each candidate's index in r
+    if (r.size() > small.size()) {
       big.resize(r.size());
-      c = big;
+      big_at.resize(r.size());
+      c = big.data();
+      at = big_at.data();
     }
-    for (size_t i = 0; i < r.size(); ++i) c[i] = candidate(r[i]);
-    int b = select_best(c, options_.best);
-    if (b >= 0) best = static_cast<uint32_t>(b);
+    size_t n = 0;
+    for (uint32_t i = 0; i < r.size(); ++i) {
+      if (low && (r[i].rank() != low || !eligible(r[i]))) continue;
+      c[n] = candidate(r[i]);
+      at[n++] = i;
+    }
+    int b = select_best(std::span<const Candidate>(c, n), options_.best);
+    if (b >= 0) best = at[b];
   }
   e.set_best(best);
 }
@@ -633,7 +649,10 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     // their sets (a lone remaining route is not compared with anything).
     const Route* b = e.best_route();
     const bool best_goes = b && b->peer == slot;
-    const bool all_rest = best_goes && e.size() > 2 && best_by_rank(e, slot) == Entry<K>::kNone;
+    // (Of the rest, only those of the lowest rank where all are known:
+    // choose_best compares no other.)
+    uint16_t low = 0;
+    const bool all_rest = best_goes && e.size() > 2 && best_by_rank(e, slot, &low) == Entry<K>::kNone;
     bool best_read = false;
     for (const Route& x : e.routes()) {
       if (x.peer == slot) {
@@ -641,7 +660,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
           prefetch_line(x.attrs);
           best_read = true;
         }
-      } else if (all_rest) {
+      } else if (all_rest && (low == 0 || x.rank() == low)) {
         prefetch_line(x.attrs);
       }
     }

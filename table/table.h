@@ -406,8 +406,10 @@ class Table {
   void prefetch(const Op& op) const;
   template <typename K>
   void choose_best(Entry<K>& e) const;
+  // `lowest`, when given, gets the lowest rank of the eligible routes when
+  // every one is known, else 0.
   template <typename K>
-  uint32_t best_by_rank(const Entry<K>& e, int32_t skip = -1) const;
+  uint32_t best_by_rank(const Entry<K>& e, int32_t skip = -1, uint16_t* lowest = nullptr) const;
   // The route's Route::rank from its set and peer.
   void set_rank(Route& r) const;
   // reaches_med_step for two routes, from their ranks when both are known.

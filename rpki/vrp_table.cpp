@@ -334,12 +334,13 @@ using internal::kChunk;
 // A family's routes looked up as a rolling pipeline, so that the reads of
 // many routes are in flight at once: route i + kLineAhead's line
 // prefetched, route i + kPickAhead's record picked in its line (its node
-// prefetched), route i answered into out[r.place(i)]. (The fifth and
-// sixth rounds did each step for a whole chunk before the next; this
-// keeps about as many reads in flight without the arrays between steps:
-// 75-77 against 97 ns a route for batches of 256 in one set of runs,
-// docs/performance.md, seventh round.) `r` gives each route's
-// line (r.line(f, i)), key, length, origin and place in `out`.
+// prefetched), route i answered into out[r.place(i)]. One routine for
+// a batch as given (up to kChunk routes of a family) and for a sorted
+// one, whose lines then come in address order. (The fifth and sixth
+// rounds did each step for a whole chunk before the next: for batches
+// of 256 as given the two cost the same within the noise of the seventh
+// round's runs, docs/performance.md.) `r` gives each route's line
+// (r.line(f, i)), key, length, origin and place in `out`.
 constexpr size_t kLineAhead = 32;
 constexpr size_t kPickAhead = 16;
 template <typename Key, typename Routes>

@@ -264,6 +264,10 @@ template <typename Key>
   // others are ascending (padding repeats the last), so the count of the
   // others at or before addr is its index. No branch.
   unsigned at = 0;
+  // Unrolled: gcc 12 at -O2 keeps a loop (-O3 unrolls it). In cache a
+  // sorted batch of 65,536 routes cost a median 23.1 ns a route unrolled
+  // against 30.8 (four runs each, ranges 21.7-31.9 and 24.1-33.8).
+#pragma GCC unroll 8
   for (unsigned k = 1; k < kPerLine; ++k) at += unsigned{l->r[k].key.get() <= addr};
   const Record* r = &l->r[at];
   if (r->node & kSpill) [[unlikely]] r = &search_spill(*r, addr);

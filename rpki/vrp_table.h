@@ -183,7 +183,7 @@ class VrpTable {
   // go back to each route's own place. A larger batch is sorted
   // kSortedSlice routes at a time (the sort's scratch, kept by the
   // thread, stays a few MiB).
-  static constexpr size_t kSortedBatchFrom = 2048;
+  static constexpr size_t kSortedBatchFrom = 4096;
   static constexpr size_t kSortedSlice = size_t{1} << 17;
   void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out,
                       BatchOrder order = BatchOrder::kAuto) const;

@@ -300,12 +300,21 @@ void RpkiService::readable(Cache& c) {
       step(c, rpki::Received{bytes::Span(buf.data(), static_cast<size_t>(n))});
       continue;
     }
-    if (n == 0) {
-      fail(c, "closed by the cache");
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (c.client.serial_query_unanswered()) {
+      // Most likely a restarted cache refusing our session without saying
+      // so: ask for everything at once, without the back-off (the client
+      // dials again now with a Reset Query; if that is refused too, it is
+      // a failure like any other).
+      log(LogLevel::kInfo, "rpki-resync", {{"cache", c.name}},
+          "the cache closed the connection without answering our Serial Query; reconnecting to ask for "
+          "everything again");
+      close(c);
+      reconsider();
       return;
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) fail(c, std::strerror(errno));
+    fail(c, n == 0 ? "closed by the cache" : std::strerror(errno));
     return;
   }
 }

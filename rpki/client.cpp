@@ -100,7 +100,9 @@ void Client::connected(Time now, ClientActions& out) {
 }
 
 void Client::disconnected(Time now) {
-  bool at_once = state_ == State::kClosing && reconnect_now_;
+  const bool unanswered = serial_query_unanswered();
+  if (unanswered) want_reset_ = true;
+  bool at_once = (state_ == State::kClosing && reconnect_now_) || unanswered;
   state_ = State::kDisconnected;
   reconnect_now_ = false;
   clear_pending();

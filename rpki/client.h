@@ -129,6 +129,13 @@ class Client {
   [[nodiscard]] const std::vector<Vrp>& vrps() const { return vrps_; }
   [[nodiscard]] const std::set<RouterKey>& router_keys() const { return keys_; }
   [[nodiscard]] bool has_data() const { return expire_at_.has_value(); }
+  // A Serial Query is out on this connection and nothing of its answer has
+  // come. A connection lost now is most likely a cache that no longer knows
+  // our session (restarted) and closed instead of answering: the next
+  // connection asks for everything (Reset Query), at once. StayRTR sends its
+  // Corrupt Data report and closes from two threads, so the report is often
+  // lost under load.
+  [[nodiscard]] bool serial_query_unanswered() const { return state_ == State::kQuerySent && !reset_pending_; }
 
  private:
   void connected(Time now, ClientActions& out);

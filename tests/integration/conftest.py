@@ -8,6 +8,7 @@ with the package to install.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 
@@ -70,6 +71,30 @@ def pytest_runtest_makereport(item, call):
 LOG_TAIL_LINES = 80
 
 
+_TIMESTAMP = re.compile(r'^(time="[^"]*"|\{"ts":"[^"]*",)\s*')
+
+
+def collapse_repeats(lines: list[str]) -> list[str]:
+    """Runs of lines that differ only in their leading timestamp become the
+    first of them and a count: StayRTR, polling its file every second,
+    writes one line a second that would push everything else out of the
+    tail."""
+    out: list[str] = []
+    key, repeats = None, 0
+    for line in lines:
+        k = _TIMESTAMP.sub("", line)
+        if k == key:
+            repeats += 1
+            continue
+        if repeats:
+            out.append(f"    ... the line above {repeats} more time(s)\n")
+        out.append(line)
+        key, repeats = k, 0
+    if repeats:
+        out.append(f"    ... the line above {repeats} more time(s)\n")
+    return out
+
+
 def print_log_tails(root: str) -> None:
     """Prints the last lines of every log under `root` (a failed test's
     daemons: Petrel, BIRD, FRR, StayRTR ...), so that a failure in CI,
@@ -84,8 +109,9 @@ def print_log_tails(root: str) -> None:
                     lines = f.readlines()
             except OSError:
                 continue
+            lines = collapse_repeats(lines)
             print(f"===== {os.path.relpath(path, root)}: last {min(len(lines), LOG_TAIL_LINES)} "
-                  f"of {len(lines)} lines =====")
+                  f"of {len(lines)} lines (repeats collapsed) =====")
             print("".join(lines[-LOG_TAIL_LINES:]), end="")
 
 

@@ -53,6 +53,33 @@ struct Harness {
     now += d;
     return step(Tick{});
   }
+  // After a lost connection: a Reconnect after `wait` (at once when zero),
+  // then connected; what the client sent.
+  std::vector<Message> redial(Duration wait) {
+    auto r = wait == Duration::zero() ? step(Tick{}) : advance(wait);
+    EXPECT_NE(find<Reconnect>(r), nullptr);
+    return sent(step(Connected{}));
+  }
+  // In sync with one VRP, the connection lost, redialled after the retry
+  // interval: a Serial Query is out.
+  void serial_query_out() {
+    synced({V("192.0.2.0/24", 24, 1)});
+    (void)step(Disconnected{});
+    auto q = redial(seconds(50));
+    ASSERT_EQ(q.size(), 1u);
+    ASSERT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  }
+  // The connection lost after a refused Serial Query: the one VRP kept,
+  // redialled at once (not after the retry interval) with a Reset Query.
+  void disconnected_resets_at_once() {
+    (void)step(Disconnected{});
+    EXPECT_TRUE(client.has_data());
+    EXPECT_EQ(client.vrps().size(), 1u);
+    EXPECT_EQ(client.next_deadline(), now);
+    auto q = redial(Duration::zero());
+    ASSERT_EQ(q.size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+  }
   // Connected, answered Reset Query with `vrps`.
   void synced(const std::vector<Vrp>& vrps, uint16_t session = 5, uint32_t serial = 10) {
     auto a = step(Connected{});
@@ -147,8 +174,7 @@ TEST(Client, WithdrawalOfUnknownRecordKeepsTheDataAndResets) {
   // Reconnect after the retry interval, then a Reset Query.
   (void)h.step(Disconnected{});
   EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
-  ASSERT_NE(find<Reconnect>(h.advance(seconds(50))), nullptr);
-  auto q = sent(h.step(Connected{}));
+  auto q = h.redial(seconds(50));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
 }
@@ -249,19 +275,13 @@ TEST(Client, FallsBackWhenTheCacheAnswersInVersion0) {
 
 TEST(Client, VersionFallbackDuringASerialQueryStartsOver) {
   Harness h;
-  h.synced({V("192.0.2.0/24", 24, 1)});
-  (void)h.step(Disconnected{});
-  ASSERT_NE(find<Reconnect>(h.advance(seconds(50))), nullptr);
-  auto q = sent(h.step(Connected{}));
-  ASSERT_EQ(q.size(), 1u);
-  EXPECT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  ASSERT_NO_FATAL_FAILURE(h.serial_query_out());
   auto a = h.cache(0, {CacheResponse{5}});
   ASSERT_NE(find<CloseConnection>(a), nullptr);
   EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kVersionFallback);
   EXPECT_EQ(h.client.vrps().size(), 1u);  // kept until the reset answer
   (void)h.step(Disconnected{});
-  ASSERT_NE(find<Reconnect>(h.step(Tick{})), nullptr);
-  auto r = sent(h.step(Connected{}));
+  auto r = h.redial(Duration::zero());
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].version, kVersion0);
   EXPECT_TRUE(std::holds_alternative<ResetQuery>(r[0].pdu));
@@ -305,25 +325,12 @@ TEST(Client, FatalReportReceivedCloses) {
 // a Reset Query, and the data is kept meanwhile.
 TEST(Client, CorruptDataReportToSerialQueryResetsOnTheNextConnection) {
   Harness h;
-  h.synced({V("192.0.2.0/24", 24, 1)});
-  (void)h.step(Disconnected{});
-  auto r = h.advance(seconds(50));  // the retry interval
-  ASSERT_NE(find<Reconnect>(r), nullptr);
-  auto q = sent(h.step(Connected{}));
-  ASSERT_EQ(q.size(), 1u);
-  ASSERT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
+  ASSERT_NO_FATAL_FAILURE(h.serial_query_out());
   auto a = h.cache(1, {ErrorReport{ErrorCode::kCorruptData, {}, "session id mismatch"}});
   ASSERT_NE(find<CloseConnection>(a), nullptr);
   EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kResynchronise);
   EXPECT_TRUE(sent(a).empty());  // no report about a report
-  (void)h.step(Disconnected{});
-  EXPECT_TRUE(h.client.has_data());
-  EXPECT_EQ(h.client.vrps().size(), 1u);
-  EXPECT_EQ(h.client.next_deadline(), h.now);  // not after the retry interval
-  ASSERT_NE(find<Reconnect>(h.step(Tick{})), nullptr);
-  auto q2 = sent(h.step(Connected{}));
-  ASSERT_EQ(q2.size(), 1u);
-  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q2[0].pdu));
+  ASSERT_NO_FATAL_FAILURE(h.disconnected_resets_at_once());
   // The Reset Query refused as well: a failure like any other (the caller's
   // back-off), not another reconnection at once.
   auto b = h.cache(1, {ErrorReport{ErrorCode::kCorruptData, {}, "still not"}});
@@ -332,6 +339,39 @@ TEST(Client, CorruptDataReportToSerialQueryResetsOnTheNextConnection) {
   (void)h.step(Disconnected{});
   EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
   EXPECT_TRUE(h.client.has_data());
+}
+
+// A cache that closes the connection without answering our Serial Query
+// (StayRTR restarted with a new session id loses its Corrupt Data report
+// under load): the next connection, at once, asks for everything; the data
+// is kept meanwhile. A Reset Query closed on likewise waits for the retry
+// interval, and a close after the answer has begun keeps the Serial Query.
+TEST(Client, SerialQueryClosedOnUnansweredResetsAtOnce) {
+  Harness h;
+  ASSERT_NO_FATAL_FAILURE(h.serial_query_out());
+  EXPECT_TRUE(h.client.serial_query_unanswered());
+  ASSERT_NO_FATAL_FAILURE(h.disconnected_resets_at_once());
+  EXPECT_FALSE(h.client.serial_query_unanswered());
+  (void)h.step(Disconnected{});  // the Reset Query closed on too
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
+  EXPECT_TRUE(h.client.has_data());
+  // A Reset Query answered: in sync again; then a Serial Query whose answer
+  // has begun, and the connection lost: still a Serial Query next time.
+  ASSERT_EQ(h.redial(seconds(50)).size(), 1u);
+  auto a = h.cache(1, {CacheResponse{6}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                       EndOfData{6, 1, Intervals{100, 50, 1000}}});
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  (void)h.step(Disconnected{});
+  auto q3 = h.redial(seconds(50));
+  ASSERT_EQ(q3.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<SerialQuery>(q3[0].pdu));
+  (void)h.cache(1, {CacheResponse{6}});
+  EXPECT_FALSE(h.client.serial_query_unanswered());
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(50));
+  auto q4 = h.redial(seconds(50));
+  ASSERT_EQ(q4.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<SerialQuery>(q4[0].pdu));
 }
 
 TEST(Client, DataExpiresWithoutRefresh) {

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "crates/bench/proc.h"
 #include "rpki/bench/cpu_time.h"
 #include "rpki/bench/synth_vrps.h"
 #include "rpki/vrp_table.h"
@@ -48,20 +49,6 @@ void report(const char* run, size_t vrps, size_t lookups, double cpu_ns_spent,
   std::printf("{\"bench\":\"vrp_table_lookup\",\"run\":\"%s\",\"vrps\":%zu,\"lookups\":%zu,\"ns_per_lookup\":%.2f,\"cpu_ns_per_lookup\":%.2f,"
               "\"not_found\":%zu,\"valid\":%zu,\"invalid\":%zu}\n",
               run, vrps, lookups, ns, cpu, counts[0], counts[1], counts[2]);
-}
-
-// The process's memory on transparent huge pages (AnonHugePages of
-// /proc/self/smaps_rollup, kB; -1 when unknown): whether the table got them.
-long anon_huge_kb() {
-  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
-  if (!f) return -1;
-  char line[256];
-  long kb = -1;
-  while (kb < 0 && std::fgets(line, sizeof line, f)) {
-    if (std::sscanf(line, "AnonHugePages: %ld", &kb) != 1) kb = -1;
-  }
-  std::fclose(f);
-  return kb;
 }
 
 // The floor under a lookup on this machine, in the same run: thread-CPU
@@ -215,7 +202,7 @@ int main(int argc, char** argv) {
   }
   std::printf("{\"bench\":\"vrp_table_build\",\"vrps\":%zu,\"distinct\":%zu,\"build_ms\":%.1f,\"build_cpu_ms\":%.1f,\"memory_bytes\":%zu,"
               "\"anon_huge_kb\":%ld}\n",
-              vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes(), anon_huge_kb());
+              vrps.size(), table.size(), best_build_ms, best_build_cpu_ms, table.memory_bytes(), petrel::bench::anon_huge_kb());
 
   std::mt19937_64 floor_rng(7);  // not rng: the routes stay those of earlier versions
   memory_floor(table.memory_bytes(), floor_rng);

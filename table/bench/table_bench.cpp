@@ -51,6 +51,7 @@
 #include "codec/framer.h"
 #include "codec/update.h"
 #include "codec/update_builder.h"
+#include "crates/bench/proc.h"
 #include "crates/synth/synth.h"
 #include "table/exporter.h"
 #include "table/table.h"
@@ -386,8 +387,11 @@ int main(int argc, char** argv) {
       const table::Table::Memory m0 = t.memory();
       const size_t index0 = t.interner().index_bytes();
       double w0 = wall_s();
+      const long f0 = bench::minor_faults();
       one_cpu.push_back(insert(t, slots[0], feeds[0], params));
       one_wall.push_back(wall_s() - w0);
+      const long one_faults = bench::minor_faults() - f0;
+      const long one_huge_mb = bench::anon_huge_kb() / 1024;
       size_t a1 = allocated();
       one_bytes = a1 - a0;
       one_sets = t.interner().size();
@@ -409,8 +413,10 @@ int main(int argc, char** argv) {
         more_routes += feeds[p].routes;
       }
       more_cpu.push_back(more);
-      std::fprintf(stderr, "run %u: one peer %.0f routes/s, decode alone %.0f, more peers %.0f\n", run,
-                   static_cast<double>(feeds[0].routes) / one_cpu.back(),
+      std::fprintf(stderr,
+                   "run %u: one peer %.0f routes/s (%ld page faults, %ld MiB in huge pages after), decode alone "
+                   "%.0f, more peers %.0f\n",
+                   run, static_cast<double>(feeds[0].routes) / one_cpu.back(), one_faults, one_huge_mb,
                    static_cast<double>(feeds[0].routes) / base_cpu.back(),
                    more_routes ? static_cast<double>(more_routes) / more : 0.0);
       size_t a2 = allocated();

@@ -2,87 +2,12 @@
 
 #include <algorithm>
 #include <cassert>
-#include <condition_variable>
-#include <system_error>
 #include <thread>
 
 #include "codec/update.h"
+#include "table/sweep_pool.h"
 
 namespace petrel::table {
-
-// Helper threads that share a peer's withdrawal with its caller: run(fn)
-// calls fn(0) on the calling thread and fn(1), fn(2), ... on the helpers,
-// and returns when every call has. One job at a time: while another
-// caller's job runs, run() returns false at once (and that caller sweeps
-// alone: two withdrawals at once keep two threads busy anyway).
-class SweepPool {
- public:
-  // Starts up to `helpers` threads: where the system refuses one, the
-  // pool works with those it has (with none, run() calls fn(0) alone).
-  explicit SweepPool(size_t helpers) {
-    threads_.reserve(helpers);
-    for (size_t i = 0; i < helpers; ++i) {
-      try {
-        threads_.emplace_back([this, i] { loop(i + 1); });
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-  }
-  ~SweepPool() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  SweepPool(const SweepPool&) = delete;
-  SweepPool& operator=(const SweepPool&) = delete;
-  [[nodiscard]] size_t threads() const { return threads_.size() + 1; }
-
-  bool run(const std::function<void(size_t)>& fn) {
-    std::unique_lock busy(run_mu_, std::try_to_lock);
-    if (!busy) return false;
-    {
-      std::lock_guard lock(mu_);
-      job_ = &fn;
-      pending_ = threads_.size();
-      ++generation_;
-    }
-    wake_.notify_all();
-    fn(0);
-    std::unique_lock lock(mu_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
-    return true;
-  }
-
- private:
-  void loop(size_t id) {
-    uint64_t seen = 0;
-    std::unique_lock lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      const auto* job = job_;
-      lock.unlock();
-      (*job)(id);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::mutex run_mu_;  // held by the caller whose job runs
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  const std::function<void(size_t)>* job_ = nullptr;
-  size_t pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
 
 namespace {
 

@@ -15,6 +15,14 @@
 namespace petrel::table {
 namespace {
 
+// The pool (of one helper) runs a job after a failed one.
+void expect_usable(SweepPool& pool) {
+  std::atomic<int> calls{0};
+  const std::function<void(size_t)> ok = [&](size_t) { calls.fetch_add(1); };
+  EXPECT_TRUE(pool.run(ok));
+  EXPECT_EQ(calls.load(), 2);
+}
+
 TEST(SweepPool, EveryThreadCallsOncePerJob) {
   SweepPool pool(2);
   ASSERT_EQ(pool.threads(), 3u);
@@ -50,10 +58,7 @@ TEST(SweepPool, AHelpersExceptionReachesTheCallerAfterEveryCall) {
   }
   EXPECT_TRUE(helper_threw);
   EXPECT_TRUE(caller_finished);
-  std::atomic<int> calls{0};
-  const std::function<void(size_t)> ok = [&](size_t) { calls.fetch_add(1); };
-  EXPECT_TRUE(pool.run(ok));
-  EXPECT_EQ(calls.load(), 2);
+  expect_usable(pool);
 }
 
 // The caller's call throws while a helper still works on fn: run() waits
@@ -82,10 +87,7 @@ TEST(SweepPool, TheCallersExceptionWaitsForTheHelpers) {
   }
   EXPECT_TRUE(helper_started);
   EXPECT_TRUE(done_when_caught);
-  std::atomic<int> calls{0};
-  const std::function<void(size_t)> ok = [&](size_t) { calls.fetch_add(1); };
-  EXPECT_TRUE(pool.run(ok));
-  EXPECT_EQ(calls.load(), 2);
+  expect_usable(pool);
 }
 
 // A second caller while a job runs is told to sweep alone.

@@ -30,6 +30,8 @@ namespace {
 
 constexpr int64_t kMaxU16 = 65535;
 constexpr int64_t kMaxU32 = 4294967295;
+// router.expected_ipv*_prefixes: twenty times a full IPv4 table today.
+constexpr int64_t kMaxExpectedPrefixes = 20000000;
 constexpr size_t kMaxNameLen = 64;
 constexpr size_t kMaxInterfaceLen = 15;  // IFNAMSIZ - 1
 constexpr size_t kMaxShutdownMessage = 255;  // RFC 9003 section 2
@@ -350,7 +352,8 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
     return;
   }
   constexpr std::string_view p = "router";
-  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads"});
+  ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads",
+                          "expected_ipv4_prefixes", "expected_ipv6_prefixes"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -399,6 +402,11 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   }
   if (auto v = ck.integer(*t, p, "withdraw_threads", 1, 64, "a thread count 1..64"))
     out.withdraw_threads = static_cast<uint32_t>(*v);
+  for (auto [key, field] : {std::pair{"expected_ipv4_prefixes", &out.expected_ipv4_prefixes},
+                            std::pair{"expected_ipv6_prefixes", &out.expected_ipv6_prefixes}}) {
+    if (auto v = ck.integer(*t, p, key, 0, kMaxExpectedPrefixes, "a prefix count 0..20000000"))
+      *field = static_cast<uint32_t>(*v);
+  }
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {

@@ -43,6 +43,11 @@ struct RouterConfig {
   // Threads that share a peer's withdrawal when its session goes down
   // (table::TableOptions::sweep_threads); 0: min(2, the hardware's).
   uint32_t withdraw_threads = 0;
+  // Prefixes expected in IPv4 and IPv6 unicast: the table's maps are made
+  // that big at start (table::TableOptions::expected_ipv4_prefixes); 0:
+  // they grow as routes come.
+  uint32_t expected_ipv4_prefixes = 0;
+  uint32_t expected_ipv6_prefixes = 0;
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };

@@ -152,6 +152,10 @@ std::string dump(const Config& c) {
   line("rfc8212", bool_text(c.router.rfc8212));
   if (c.router.cluster_id) line("cluster_id", toml_string(c.router.cluster_id->to_string()));
   if (c.router.withdraw_threads) line("withdraw_threads", std::to_string(c.router.withdraw_threads));
+  if (c.router.expected_ipv4_prefixes)
+    line("expected_ipv4_prefixes", std::to_string(c.router.expected_ipv4_prefixes));
+  if (c.router.expected_ipv6_prefixes)
+    line("expected_ipv6_prefixes", std::to_string(c.router.expected_ipv6_prefixes));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -304,6 +308,10 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.port", running.router.port == next.router.port);
   section("router.cluster_id", running.router.cluster_id == next.router.cluster_id);
   section("router.withdraw_threads", running.router.withdraw_threads == next.router.withdraw_threads);
+  section("router.expected_ipv4_prefixes",
+          running.router.expected_ipv4_prefixes == next.router.expected_ipv4_prefixes);
+  section("router.expected_ipv6_prefixes",
+          running.router.expected_ipv6_prefixes == next.router.expected_ipv6_prefixes);
   section("http", running.http == next.http);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);

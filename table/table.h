@@ -76,6 +76,13 @@ struct TableOptions {
   // Withdrawals of fewer routes than this are swept by the caller alone
   // (waking a helper costs more than a small sweep).
   uint64_t parallel_sweep_from = 65536;
+  // Prefixes expected in IPv4 and IPv6 unicast: the shards' maps are made
+  // this big at once (their memory taken and touched in the constructor)
+  // instead of doubling while the first full table comes in; each
+  // doubling moves every entry and fills a new array. 0: grow as routes
+  // come. A hint only: the maps grow past it as they would.
+  size_t expected_ipv4_prefixes = 0;
+  size_t expected_ipv6_prefixes = 0;
 };
 
 // A family the table holds: codec::kKnownFamilyList's index.

@@ -22,14 +22,17 @@
 // and after; the messages are built before the first reading.
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
-//                    [--breakdown 0|1] [--sweep-threads N]
+//                    [--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N]
 // (--export 0 leaves the export case out: quicker when tuning the table;
 // --breakdown 1 prints, for the one-peer and more-peers phases of the last
 // run, where the allocated bytes went: the table's own counts and
 // jemalloc's current bytes per size class; --sweep-threads N: the threads
 // that share a peer's withdrawal, default the table's, min(2, hardware
 // threads); the peer-down case reports its wall time, the CPU time of all
-// of them and of the calling thread). Each run's figures go to stderr.
+// of them and of the calling thread; --expected-prefixes N: the table's
+// maps made for N IPv4 prefixes when it is made, as the daemon's
+// router.expected_ipv4_prefixes does, default 0: they grow as the routes
+// come). Each run's figures go to stderr.
 //
 // The insert runs come first in the process: run 0 is a process's first
 // table, on pages the kernel has to fault in and zero, as a daemon's first
@@ -285,6 +288,10 @@ void set_sweep_threads(O& o, uint32_t v) {
   if constexpr (requires { o.sweep_threads; }) o.sweep_threads = v;
 }
 template <typename O>
+void set_expected_prefixes(O& o, uint32_t v) {
+  if constexpr (requires { o.expected_ipv4_prefixes; }) o.expected_ipv4_prefixes = v;
+}
+template <typename O>
 size_t sweep_threads_of(const O& o) {
   if constexpr (requires { o.sweep_threads; }) return o.sweep_threads;
   return 1;
@@ -347,10 +354,11 @@ int main(int argc, char** argv) {
     else if (k == "--export") with_export = v != 0;
     else if (k == "--breakdown") breakdown = v != 0;
     else if (k == "--sweep-threads") set_sweep_threads(topt, std::max<uint32_t>(v, 1));
+    else if (k == "--expected-prefixes") set_expected_prefixes(topt, v);
     else {
       std::fprintf(stderr,
                    "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
-                   "[--breakdown 0|1] [--sweep-threads N]\n");
+                   "[--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N]\n");
       return 2;
     }
   }

@@ -303,6 +303,18 @@ TEST(Reload, WithdrawThreadsNeedARestart) {
   EXPECT_EQ(applied_config(c, n).router.withdraw_threads, 0u);
 }
 
+// The table's maps are sized when it is built: a restart.
+TEST(Reload, ExpectedPrefixesNeedARestart) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config n = parsed(reload_config("import = \"all\"\nexport = \"all\"\n", "",
+                                  "expected_ipv4_prefixes = 1000000\nexpected_ipv6_prefixes = 250000\n"));
+  EXPECT_EQ(n.router.expected_ipv4_prefixes, 1000000u);
+  EXPECT_EQ(n.router.expected_ipv6_prefixes, 250000u);
+  EXPECT_EQ(plan_reload(c, n).restart_keys,
+            (std::vector<std::string>{"router.expected_ipv4_prefixes", "router.expected_ipv6_prefixes"}));
+  EXPECT_EQ(applied_config(c, n).router.expected_ipv4_prefixes, 0u);
+}
+
 TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
   const std::string kA = "import = \"all\"\nexport = \"all\"\n";
   Config c = parsed(reload_config(kA, "[[originate]]\nprefix = \"192.0.2.0/24\"\n"

@@ -111,6 +111,38 @@ TEST(TableTest, AnnounceThenLookupAndCounts) {
   EXPECT_FALSE(t.lookup(kV6, P("2001:db8::/32"), [&](const RouteView&, bool) { ADD_FAILURE(); }));
 }
 
+// TableOptions::expected_ipv4_prefixes / expected_ipv6_prefixes: the
+// unicast maps have their room before the first route, and no more than
+// they would reach by growing to that many prefixes.
+TEST(TableTest, ExpectedPrefixesSizeTheMapsAhead) {
+  TableOptions o;
+  o.shards = 4;
+  Table none(o);
+  o.expected_ipv4_prefixes = 100000;
+  o.expected_ipv6_prefixes = 20000;
+  Table sized(o);
+  const size_t slots = sized.memory().map_bytes;
+  EXPECT_LT(none.memory().map_bytes, 100000u);
+  // 4 maps of 32,768 24-byte slots and 4 of 8,192 40-byte ones.
+  EXPECT_EQ(slots, 4u * (32768 * 24 + 8192 * 40));
+  // Growing to as many prefixes ends at the same size.
+  auto set = attrs(1, 10, 65001);
+  const uint16_t slot = *none.add_peer(peer_info(1));
+  (void)*sized.add_peer(peer_info(1));
+  std::vector<NlriPrefix> batch;
+  for (uint32_t i = 0; i < 100000; ++i) {
+    batch.push_back({*net::Prefix::make(net::IpAddress::v4(0x0A000000 | (i << 8)), 24), 0});
+    if (batch.size() == 1000) {
+      for (Table* t : {&none, &sized}) t->apply(slot, kV4, &set, batch, {});
+      batch.clear();
+    }
+  }
+  EXPECT_EQ(sized.memory().map_bytes, slots);
+  EXPECT_EQ(none.routes(), 100000u);
+  EXPECT_EQ(sized.routes(), 100000u);
+  EXPECT_EQ(none.memory().map_bytes, 4u * 32768 * 24);  // no IPv6 map made
+}
+
 TEST(TableTest, ImplicitWithdrawReplacesAndFreesTheOldSet) {
   Table t;
   auto s = *t.add_peer(peer_info(1));
@@ -371,12 +403,14 @@ RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
   const std::vector<std::string> texts = {"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.128/25",
                                           "2001:db8::/32", "2001:db8:1::/48", "0.0.0.0/0"};
   // Withdrawals swept by two threads (the caller and a helper), however few
-  // the routes.
+  // the routes; the maps sized ahead or not (a hint changes no answer).
   Table t(TableOptions{.shards = 3,
                        .journal_retention = *rc::gen::inRange<size_t>(1, 64),
                        .best = {},
                        .sweep_threads = 2,
-                       .parallel_sweep_from = 0});
+                       .parallel_sweep_from = 0,
+                       .expected_ipv4_prefixes = *rc::gen::element<size_t>(0, 1, 5, 1000),
+                       .expected_ipv6_prefixes = *rc::gen::element<size_t>(0, 3, 1000)});
   const int peers = 3;
   std::vector<uint16_t> slots;
   for (int i = 0; i < peers; ++i) slots.push_back(*t.add_peer(peer_info(static_cast<uint32_t>(i + 1), i == 2)));

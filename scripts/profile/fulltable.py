@@ -15,6 +15,8 @@ into the main table of the daemon's namespace.
 
 Environment: PETREL (the petrel binary), LOAD (petrel-load), FIBSYNC
 (fib-sync, for the floor), PEERS (1), PREFIXES (1000000), KERNEL (0),
+EXPECTED (PREFIXES: Petrel's router.expected_ipv4_prefixes, as a full-table
+router would be configured; 0 lets its maps grow as the routes come),
 OBSERVER_LATE (0; 1: the observer dials once the table is full),
 HOLD_SECS (30: how long the sessions stay up after the load, for the
 second memory sample), TIMEOUT (600), PERF_FREQ (sample the daemon with
@@ -51,6 +53,7 @@ def env_int(name: str, default: int) -> int:
 PEERS = env_int("PEERS", 1)
 PREFIXES = env_int("PREFIXES", 1_000_000)
 KERNEL = env_int("KERNEL", 0) == 1
+EXPECTED = env_int("EXPECTED", PREFIXES)
 OBSERVER_LATE = env_int("OBSERVER_LATE", 0) == 1
 HOLD = env_int("HOLD_SECS", 30)
 TIMEOUT = env_int("TIMEOUT", 600)
@@ -127,6 +130,7 @@ class Petrel(Daemon):
         q = json.dumps
         lines = ["[router]", f"asn = {DUT_AS}", f"router_id = {q(self.node.v4)}",
                  f"listen = {q([self.node.v4])}", "port = 179",
+                 f"expected_ipv4_prefixes = {EXPECTED}",
                  "[http]", f"listen = {q(self.node.v4 + ':8179')}"]
         peers = [(f"feed{i + 1}", a, FEEDER_AS + i, "all", "none") for i, a in enumerate(feeders())]
         peers.append(("observer", OBSERVER, OBSERVER_AS, "none", "all"))
@@ -342,6 +346,7 @@ def run_one(name: str) -> dict:
                         dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.vty", "*.api", "*.ctl"))
         lab.close()
     return {"daemon": name, "peers": PEERS, "prefixes": PREFIXES, "kernel": KERNEL,
+            "expected_prefixes": EXPECTED if name == "petrel" else None,
             "daemon_alive": alive, "since_start_s": round(time.monotonic() - t_start, 1),
             "load": res, "after_load": after, "after_hold": later, "logs": out_dir}
 

@@ -154,6 +154,12 @@ bool Server::start() {
   log(LogLevel::kInfo, "started",
       {{"asn", config_.router.asn}, {"router_id", config_.router.router_id.to_string()},
        {"peers", config_.peers.size()}, {"workers", workers_.size()}});
+  if (config_.router.expected_ipv4_prefixes || config_.router.expected_ipv6_prefixes)
+    log(LogLevel::kInfo, "table-sized",
+        {{"expected_ipv4_prefixes", config_.router.expected_ipv4_prefixes},
+         {"expected_ipv6_prefixes", config_.router.expected_ipv6_prefixes},
+         {"map_bytes", table_.memory().map_bytes}},
+        "the table's maps made for the expected prefixes at start");
   return true;
 }
 

@@ -966,10 +966,11 @@ class Petrel(Peer):
 
     def __init__(self, node: Node, peers: list[PetrelPeer], asn: int = 65001,
                  binary: Optional[str] = None, http_port: int = 8179,
-                 listen: Optional[list[str]] = None, extra_toml: str = ""):
+                 listen: Optional[list[str]] = None, extra_toml: str = "", router_toml: str = ""):
         self.node = node
         self.peers = peers
         self.extra_toml = extra_toml   # more TOML after the peers ([[filter]], [[originate]])
+        self.router_toml = router_toml  # more keys of [router]
         self.asn = asn
         self.binary = binary or petrel_binary()
         self.http_port = http_port
@@ -987,6 +988,7 @@ class Petrel(Peer):
             f"router_id = {q(self.node.v4)}",
             f"listen = {q(self.listen)}",
             "port = 179",
+            *([self.router_toml] if self.router_toml else []),
             "[http]",
             f"listen = {q(f'127.0.0.1:{self.http_port}')}",
         ]

@@ -8,6 +8,9 @@ shorter AS_PATH, so its routes are the best ones. Its session ends:
 Petrel must log routes-withdrawn with all N of its routes, keep the N of
 speaker "b", and every prefix must have a best route again, b's (sampled
 through /api/routes). Then b's session ends and nothing is left.
+The table's maps are made for N prefixes at start
+(router.expected_ipv4_prefixes): the daemon logs table-sized with their
+bytes, and the routes go into maps that never grow.
 
 SKIPs while the petrel binary is missing (set PETREL, or build it).
 """
@@ -57,7 +60,11 @@ def test_a_full_peers_withdrawal_beside_another_leaves_the_others_routes_best(la
     me, a_node, b_node = lab.node("petrel"), lab.node("a"), lab.node("b")
     peers = [L.PetrelPeer("a", a_node.v4, A_ASN, me.v4, passive=True, families=("ipv4-unicast",)),
              L.PetrelPeer("b", b_node.v4, B_ASN, me.v4, passive=True, families=("ipv4-unicast",))]
-    petrel = start_petrel(L.Petrel(me, peers, PETREL_ASN))
+    petrel = start_petrel(L.Petrel(me, peers, PETREL_ASN, router_toml=f"expected_ipv4_prefixes = {N}"))
+    sized = petrel.wait_events("table-sized", 1, timeout=10)
+    # 8 shards, each made for N / 8 = 8,750 prefixes at 4/5 load: 16,384
+    # slots of 24 octets
+    assert sized[0]["expected_ipv4_prefixes"] == str(N) and sized[0]["map_bytes"] == str(8 * 16384 * 24), sized
     prefixes = [prefix(i) for i in range(N)]
     sample = prefixes[:: N // 16]
     speakers = {}

@@ -664,13 +664,22 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
   // refused, which withdraws any earlier version of them. Checked on the
   // UPDATE as received: without an import filter no AttributeSet is built
   // (the table interns the canonical bytes written straight from the
-  // message, as table-bench measures it).
+  // message, as table-bench measures it). With one, the filter's set is
+  // built first and answers the checks too (the same answers: tests/table/
+  // loop_check_test.cpp), so that a 2-octet AS session, whose AS_PATH
+  // needs the set for the AS4_PATH merge, does not build it twice.
+  std::optional<codec::AttributeSet> set;
+  if (import_.filter) set = u.attribute_set();
+  const uint32_t own = set ? table::count_as(*set, config_.router.asn) : table::count_as(u, config_.router.asn);
+  const auto reflected = [&] {
+    const uint32_t id = config_.router.router_id.v4_value();
+    return set ? table::reflection_loop(*set, id, cluster_id_) : table::reflection_loop(u, id, cluster_id_);
+  };
   bool loop = false;
-  if (table::count_as(u, config_.router.asn) > allow_own_as_) {
+  if (own > allow_own_as_) {
     counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
     loop = true;
-  } else if (peer_.asn == config_.router.asn &&
-             table::reflection_loop(u, config_.router.router_id.v4_value(), cluster_id_)) {
+  } else if (peer_.asn == config_.router.asn && reflected()) {
     counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
     loop = true;
   }
@@ -684,11 +693,10 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     count(got);
     return;
   }
-  if (!import_.filter) {
+  if (!set) {
     count(batch_.add(u, false));
     return;
   }
-  const codec::AttributeSet set = u.attribute_set();
   // The filter decides prefix by prefix; accepted routes whose attributes
   // it changes go in as a set of their own.
   for (const auto& range : u.withdrawals()) {
@@ -707,7 +715,7 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
     uint64_t n = 0;
     for (const auto& p : range) {
       ++n;
-      table::FilterVerdict v = table::evaluate(*import_.filter, p.prefix, set);
+      table::FilterVerdict v = table::evaluate(*import_.filter, p.prefix, *set);
       if (!v.accept) {
         refused.push_back(p);
       } else if (!v.changes_attributes()) {
@@ -720,9 +728,9 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
         it->second.push_back(p);
       }
     }
-    batch_.add(f, &set, plain, refused);
+    batch_.add(f, &*set, plain, refused);
     for (const auto& [v, ps] : changed) {
-      codec::AttributeSet m = table::apply_verdict(set, v);
+      codec::AttributeSet m = table::apply_verdict(*set, v);
       batch_.add(f, &m, ps, {});
     }
     counters_.announced[static_cast<size_t>(fi)].fetch_add(n, std::memory_order_relaxed);

@@ -89,6 +89,10 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("treat_as_withdraw", p.treat_as_withdraw);
   w.member("attribute_discard", p.attribute_discard);
   w.end_object();
+  w.key_raw("loops").begin_object();
+  w.member("own_as", p.own_as_loops);
+  w.member("reflection", p.reflection_loops);
+  w.end_object();
   w.end_object();
 }
 
@@ -405,6 +409,14 @@ std::string metrics_text(const Snapshot& s) {
   for (const auto& p : s.peers) {
     m.sample({{"peer", p.name}, {"action", "treat_as_withdraw"}}, p.treat_as_withdraw);
     m.sample({{"peer", p.name}, {"action", "attribute_discard"}}, p.attribute_discard);
+  }
+
+  m.family("petrel_update_loops_total", "counter",
+           "UPDATEs from the peer whose routes were refused as loops, by kind (own-as: our AS in the AS_PATH; "
+           "reflection: our ORIGINATOR_ID or cluster id).");
+  for (const auto& p : s.peers) {
+    m.sample({{"peer", p.name}, {"kind", "own-as"}}, p.own_as_loops);
+    m.sample({{"peer", p.name}, {"kind", "reflection"}}, p.reflection_loops);
   }
 
   m.family("petrel_peer_connections_refused_total", "counter",

@@ -53,6 +53,11 @@ struct PeerSnapshot {
   std::array<uint64_t, kMessageTypes> messages_out{};
   uint64_t treat_as_withdraw = 0;  // RFC 7606 section 2
   uint64_t attribute_discard = 0;
+  // UPDATEs whose routes were refused as loops (RFC 4271 section 9.1.2:
+  // our AS in the AS_PATH more often than peer.allow_own_as; RFC 4456
+  // section 8: our ORIGINATOR_ID or cluster id on a reflected route).
+  uint64_t own_as_loops = 0;
+  uint64_t reflection_loops = 0;
   uint64_t established_total = 0;  // transitions into Established
   uint64_t connections_refused = 0;
 };

@@ -74,6 +74,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   }
   p.treat_as_withdraw = c.treat_as_withdraw.load(kRelaxed);
   p.attribute_discard = c.attribute_discard.load(kRelaxed);
+  p.own_as_loops = c.own_as_loops.load(kRelaxed);
+  p.reflection_loops = c.reflection_loops.load(kRelaxed);
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
   return p;

@@ -43,6 +43,8 @@ PeerSnapshot upstream() {
   p.messages_out = {0, 1, 0, 0, 4, 0};
   p.treat_as_withdraw = 2;
   p.attribute_discard = 1;
+  p.own_as_loops = 6;
+  p.reflection_loops = 3;
   p.established_total = 1;
   return p;
 }
@@ -165,6 +167,8 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["messages"]["out"]["route-refresh"], 0);
   EXPECT_EQ(p["rfc7606"]["treat_as_withdraw"], 2);
   EXPECT_EQ(p["rfc7606"]["attribute_discard"], 1);
+  EXPECT_EQ(p["loops"]["own_as"], 6);
+  EXPECT_EQ(p["loops"]["reflection"], 3);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -296,7 +300,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(typed, (std::set<std::string>{"petrel_build_info", "petrel_peer_state",
                                           "petrel_peer_update_prefixes_total", "petrel_messages_total",
                                           "petrel_peer_established_total", "petrel_update_errors_total",
-                                          "petrel_peer_connections_refused_total",
+                                          "petrel_update_loops_total", "petrel_peer_connections_refused_total",
                                           "petrel_connections_refused_total", "petrel_peer_routes",
                                           "petrel_table_prefixes", "petrel_table_routes",
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
@@ -321,6 +325,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_peer_established_total", {{"peer", "upstream-1"}}), "1");
   EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "treat_as_withdraw"}}), "2");
   EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "attribute_discard"}}), "1");
+  EXPECT_EQ(value("petrel_update_loops_total", {{"peer", "upstream-1"}, {"kind", "own-as"}}), "6");
+  EXPECT_EQ(value("petrel_update_loops_total", {{"peer", "upstream-1"}, {"kind", "reflection"}}), "3");
   EXPECT_EQ(value("petrel_peer_connections_refused_total", {{"peer", "ix\\\\peer"}}), "5");
   EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");

@@ -62,6 +62,8 @@ def test_a_two_octet_peers_loop_is_refused_beside_an_import_filter(lab):
         {"type": "AS_SEQUENCE", "asns": [PEER_ASN, 4200000007, 64999]}], got
     for p in looped:
         assert routes(petrel, p) == [], (p, routes(petrel, p))
-    counts = (petrel.api_peer("old") or {})["update_prefixes"]["ipv4-unicast"]
+    st = petrel.api_peer("old") or {}
+    counts = st["update_prefixes"]["ipv4-unicast"]
     assert counts["received"] == 1 and counts["refused"] == 2, counts
+    assert st["loops"] == {"own_as": 1, "reflection": 0}, st
     assert petrel.alive()

@@ -670,20 +670,16 @@ void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
   // needs the set for the AS4_PATH merge, does not build it twice.
   std::optional<codec::AttributeSet> set;
   if (import_.filter) set = u.attribute_set();
-  const uint32_t own = set ? table::count_as(*set, config_.router.asn) : table::count_as(u, config_.router.asn);
-  const auto reflected = [&] {
-    const uint32_t id = config_.router.router_id.v4_value();
-    return set ? table::reflection_loop(*set, id, cluster_id_) : table::reflection_loop(u, id, cluster_id_);
+  // The counter of the loop `attrs` (the set or the view) shows, if any.
+  const auto loop_of = [&](const auto& attrs) -> std::atomic<uint64_t>* {
+    const uint32_t asn = config_.router.asn;
+    if (table::count_as(attrs, asn) > allow_own_as_) return &counters_.own_as_loops;
+    if (peer_.asn == asn && table::reflection_loop(attrs, config_.router.router_id.v4_value(), cluster_id_))
+      return &counters_.reflection_loops;
+    return nullptr;
   };
-  bool loop = false;
-  if (own > allow_own_as_) {
-    counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
-    loop = true;
-  } else if (peer_.asn == config_.router.asn && reflected()) {
-    counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
-    loop = true;
-  }
-  if (loop) {
+  if (auto* loops = set ? loop_of(*set) : loop_of(u)) {
+    loops->fetch_add(1, std::memory_order_relaxed);
     const auto n = refuse_all();
     auto got = batch_.add(u, true);
     for (size_t i = 0; i < n.size(); ++i) {  // counted as received announcements, not withdrawals

@@ -19,7 +19,6 @@ BIRD_ASN = 65002
 AS4_FEEDER = 4200000010
 AS4_IN_BIRD = 4200000020
 OLD_ASN = 65020
-AS4_PATH = 17
 V4 = ("ipv4-unicast",)
 HOLD = 9
 
@@ -42,7 +41,7 @@ def paths_received(sp: S.Speaker, width: int) -> dict[str, tuple[list[int], list
     for m in sp.received(S.UPDATE):
         u = S.parse_update(m.body)
         for p in u.announced.get("ipv4-unicast", []):
-            res[p] = (path_of(u.attrs.get(S.AS_PATH, b""), width), path_of(u.attrs.get(AS4_PATH, b""), 4))
+            res[p] = (path_of(u.attrs.get(S.AS_PATH, b""), width), path_of(u.attrs.get(S.AS4_PATH, b""), 4))
     return res
 
 

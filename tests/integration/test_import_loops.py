@@ -20,7 +20,6 @@ from test_petrel import start_petrel
 
 PETREL_ASN = 4200000001   # 4-octet: a 2-octet peer sees AS_TRANS
 PEER_ASN = 65020
-AS4_PATH = 17
 FILTER = ('[[filter]]\nname = "pref"\ndefault = "accept"\n'
           '[[filter.rule]]\nprefixes = ["10.70.0.0/16 le 24"]\naction = "accept"\nset_local_pref = 50\n')
 
@@ -32,7 +31,7 @@ def two_octet_update(prefixes: list[str], next_hop: str, path4: list[int]) -> by
     as4 = bytes([S.AS_SEQUENCE, len(path4)]) + b"".join(struct.pack("!I", a) for a in path4)
     attrs = (S.attribute(S.ORIGIN, b"\x00") + S.as_path(path2, as4=False) +
              S.attribute(S.NEXT_HOP, ipaddress.IPv4Address(next_hop).packed) +
-             S.attribute(AS4_PATH, as4, S.F_OPTIONAL | S.F_TRANSITIVE))
+             S.attribute(S.AS4_PATH, as4, S.F_OPTIONAL | S.F_TRANSITIVE))
     return S.update(attrs=attrs, nlri=b"".join(S.encode_prefix(p) for p in prefixes))
 
 

@@ -18,8 +18,8 @@ namespace {
 // At most 2^22 buckets (64 bytes each for IPv4: 256 MiB would hold
 // 2^24 to 2^25 records, past any RPKI in sight).
 constexpr unsigned kMaxIndexBits = 22;
-// validate_batch: a batch below VrpTable::kSortedBatchFrom is looked up
-// this many routes at a time, split by family.
+// validate_batch: a batch looked up as given goes this many routes at a
+// time, split by family.
 constexpr size_t kChunk = 256;
 
 template <typename Key>
@@ -190,7 +190,7 @@ void FamilyIndex<Key>::index(const std::vector<Flat>& flat, Key low, Key high) {
   Line none_line{};
   for (Record& r : none_line.r) r = {StoredKey<Key>::of(Key{0}), 0};
   lines.assign(buckets + 1, none_line);
-  spill.clear();
+  more.clear();
   std::vector<Record> in;  // the bucket's records
   size_t j = 0;
   for (size_t b = 0; b < buckets; ++b) {
@@ -206,18 +206,20 @@ void FamilyIndex<Key>::index(const std::vector<Flat>& flat, Key low, Key high) {
     }
     for (; j < flat.size() && bucket_of(flat[j].key) == b; ++j)
       in.push_back({StoredKey<Key>::of(flat[j].key), flat[j].node});
-    Line& line = lines[b];
-    if (in.size() <= kPerLine) {
-      for (unsigned k = 0; k < kPerLine; ++k) line.r[k] = in[std::min<size_t>(k, in.size() - 1)];
-      continue;
+    // While more records are left than a line holds: all but the last
+    // place, and there a link keyed as the next record to the next line.
+    // Indices, not pointers: `more` grows.
+    Line* line = &lines[b];
+    size_t k = 0;
+    while (in.size() - k > kPerLine) {
+      for (unsigned p = 0; p + 1 < kPerLine; ++p) line->r[p] = in[k + p];
+      k += kPerLine - 1;
+      const auto at = static_cast<uint32_t>(more.size());
+      line->r[kPerLine - 1] = {in[k].key, kLink | at};
+      more.emplace_back();
+      line = &more[at];
     }
-    // All but the last place in the line, the rest spilt: the line's
-    // last record, keyed as the first of them, says where they are.
-    for (unsigned k = 0; k + 1 < kPerLine; ++k) line.r[k] = in[k];
-    const auto rest = in.begin() + (kPerLine - 1);
-    line.r[kPerLine - 1] = {rest->key, kSpill | static_cast<uint32_t>(spill.size())};
-    spill.push_back({StoredKey<Key>::of(static_cast<Key>(in.end() - rest)), 0});
-    spill.insert(spill.end(), rest, in.end());
+    for (unsigned p = 0; p < kPerLine; ++p) line->r[p] = in[std::min<size_t>(k + p, in.size() - 1)];
   }
   nodes.shrink_to_fit();
 }
@@ -230,18 +232,12 @@ template <typename Key>
 }
 
 template <typename Key>
-const typename FamilyIndex<Key>::Record& FamilyIndex<Key>::search_spill(const Record& s, Key addr) const {
-  // Branch-free binary search for the last record at or before addr; the
-  // first is at the spill record's key, at or before addr.
-  const Record* lo = spill.data() + (s.node & ~kSpill);
-  const auto count = static_cast<size_t>(lo->key.get());
-  ++lo;
-  for (size_t n = count; n > 1;) {
-    const size_t half = n / 2;
-    lo = (lo[half].key.get() <= addr) ? lo + half : lo;
-    n -= half;
-  }
-  return *lo;
+const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick_more(const Record* link, Key addr) const {
+  // The next line's first record is at the link's key, at or before
+  // addr; pick in it as in a bucket's line. Bounded by the bucket's
+  // overflow lines (the last has no link).
+  while (link->node & kLink) link = pick_in(&more[link->node & ~kLink], addr);
+  return link;
 }
 
 template <typename Key>
@@ -258,8 +254,8 @@ bool FamilyIndex<Key>::in_chain(uint32_t node, uint32_t as, unsigned len) const 
 }
 
 template <typename Key>
-[[gnu::always_inline]] inline const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick(const Line* l,
-                                                                                              Key addr) const {
+[[gnu::always_inline]] inline const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick_in(const Line* l,
+                                                                                                 Key addr) {
   // The line's last record at or before addr: its first is, and the
   // others are ascending (padding repeats the last), so the count of the
   // others at or before addr is its index. No branch.
@@ -269,8 +265,16 @@ template <typename Key>
   // against 30.8 (four runs each, ranges 21.7-31.9 and 24.1-33.8).
 #pragma GCC unroll 8
   for (unsigned k = 1; k < kPerLine; ++k) at += unsigned{l->r[k].key.get() <= addr};
-  const Record* r = &l->r[at];
-  if (r->node & kSpill) [[unlikely]] r = &search_spill(*r, addr);
+  return &l->r[at];
+}
+
+template <typename Key>
+[[gnu::always_inline]] inline const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick(const Line* l,
+                                                                                              Key addr) const {
+  // The bucket's line, then its overflow lines while the record in force
+  // is a link.
+  const Record* r = pick_in(l, addr);
+  if (r->node & kLink) [[unlikely]] r = pick_more(r, addr);
   return r;
 }
 
@@ -306,7 +310,7 @@ Validity FamilyIndex<Key>::validate(Key addr, unsigned len, uint32_t as) const {
 
 template <typename Key>
 size_t FamilyIndex<Key>::memory_bytes() const {
-  return lines.capacity() * sizeof(Line) + spill.capacity() * sizeof(Record) + nodes.capacity() * sizeof(Node);
+  return (lines.capacity() + more.capacity()) * sizeof(Line) + nodes.capacity() * sizeof(Node);
 }
 
 template struct FamilyIndex<uint32_t>;
@@ -388,20 +392,29 @@ void look_up(const internal::FamilyIndex<Key>& f, const Routes& r, size_t n, Val
 // look_up; the answer of route i goes to out[at[i]].
 template <typename Key>
 struct Lane {
+  using Line = typename internal::FamilyIndex<Key>::Line;
+  const Line* ln[kChunk];
   Key key[kChunk];
   uint32_t as[kChunk];
   uint8_t len[kChunk];
   uint32_t at[kChunk];
   size_t n = 0;
 
-  void add(Key k, uint32_t origin, uint8_t length, uint32_t place) {
+  // The route's line is found here, once (none when `f` was never
+  // built: look_up then reads no line), and the first kLineAhead lines
+  // are fetched while the batch is still being split, so that neither
+  // family's lookups start by waiting for memory.
+  void add(const internal::FamilyIndex<Key>& f, Key k, uint32_t origin, uint8_t length, uint32_t place) {
+    ln[n] = f.lines.empty() ? nullptr : f.line_of(k);
+    if (n < kLineAhead) {
+      const auto* l = reinterpret_cast<const char*>(ln[n]);
+      __builtin_prefetch(l);
+      if constexpr (sizeof(Line) > 64) __builtin_prefetch(l + 64);
+    }
     key[n] = k, as[n] = origin, len[n] = length, at[n++] = place;
   }
 
-  [[nodiscard]] const typename internal::FamilyIndex<Key>::Line* line(const internal::FamilyIndex<Key>& f,
-                                                                       size_t i) const {
-    return f.line_of(key[i]);
-  }
+  [[nodiscard]] const Line* line(const internal::FamilyIndex<Key>& /*f*/, size_t i) const { return ln[i]; }
   [[nodiscard]] Key key_at(size_t i) const { return key[i]; }
   [[nodiscard]] uint8_t len_at(size_t i) const { return len[i]; }
   [[nodiscard]] uint32_t as_at(size_t i) const { return as[i]; }
@@ -466,8 +479,7 @@ struct SortScratch {
 }  // namespace
 
 void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out, BatchOrder order) const {
-  const bool sort = order == BatchOrder::kSorted || (order == BatchOrder::kAuto && routes.size() >= kSortedBatchFrom);
-  if (sort) {
+  if (order == BatchOrder::kSorted) {
     for (size_t from = 0; from < routes.size(); from += kSortedSlice) {
       const size_t n = std::min(kSortedSlice, routes.size() - from);
       validate_sorted(routes.subspan(from, n), out.subspan(from, n));
@@ -484,9 +496,9 @@ void VrpTable::validate_batch(std::span<const RouteOrigin> routes, std::span<Val
       const auto place = static_cast<uint32_t>(i);
       const uint32_t as = r.origin.value_or(0);
       if (r.route.family() == net::IpFamily::V4) {
-        b4.add(internal::key_of_v4(r.route.addr()), as, r.route.len(), place);
+        b4.add(v4_, internal::key_of_v4(r.route.addr()), as, r.route.len(), place);
       } else {
-        b6.add(internal::key_of_v6(r.route.addr()), as, r.route.len(), place);
+        b6.add(v6_, internal::key_of_v6(r.route.addr()), as, r.route.len(), place);
       }
     }
     b4.run(v4_, out.data() + at);

@@ -15,7 +15,7 @@
 // every index bucket a prefix runs into. A bucket is one cache line of
 // eight records for IPv4 (two lines of five for IPv6), found from the
 // address alone (no index read), two to four records a bucket; a bucket
-// with more keeps the rest in a searched spill array. A lookup reads its
+// with more goes on in overflow lines of the same shape. A lookup reads its
 // line, picks the record in force by counting comparisons, reads that
 // record's node and answers from it: Valid if the deepest VRP matches;
 // else it goes up the chain only while the summary of the ASes above
@@ -78,15 +78,15 @@ struct FamilyIndex {
   };
   // From `key` on (to the next record), the addresses inside the prefix
   // of nodes[node] (its plen around `key`) are contained by that node's
-  // chain; the others by none. A spill record (node kSpill | at, only in
-  // a bucket's last place, when it has more records than its lines
-  // hold): those from `key` on are the spill[at].key records after
-  // spill[at].
+  // chain; the others by none. A link record (node kLink | at, only in
+  // a line's last place, when its bucket has more records than the line
+  // holds): those from `key` on are in the line more[at], whose first
+  // record is at `key`.
   struct Record {
     StoredKey<Key> key;
     uint32_t node;
   };
-  static constexpr uint32_t kSpill = uint32_t{1} << 31;
+  static constexpr uint32_t kLink = uint32_t{1} << 31;
   // A bucket: the records in force in one slice of the addresses, the
   // first at the slice's first address, padded with copies of the last;
   // one cache line for IPv4 (eight 8-byte records), two for IPv6 (five
@@ -108,9 +108,9 @@ struct FamilyIndex {
   // (1 << index_bits) buckets and then one of none records for the
   // addresses outside them; empty until build().
   Array<Line> lines;
-  // The records of buckets past kPerLine, ascending, each bucket's after
-  // one keyed with their count.
-  Array<Record> spill;
+  // The overflow lines of buckets with more records than one line holds,
+  // each bucket's in order, linked from its line's last place.
+  Array<Line> more;
   Array<Node> nodes;
   Key top = 0;          // the bits every contained address shares ...
   Key top_mask = 0;     // ... are these
@@ -128,6 +128,8 @@ struct FamilyIndex {
   // built (no lines).
   [[nodiscard]] const Line* line_of(Key addr) const;
   [[nodiscard]] const Record* pick(const Line* l, Key addr) const;
+  // The record in force in one line (its first is at or before addr).
+  [[nodiscard]] static const Record* pick_in(const Line* l, Key addr);
   [[nodiscard]] Validity answer(const Record* r, Key addr, unsigned len, uint32_t as) const;
   [[nodiscard]] Validity validate(Key addr, unsigned len, uint32_t as) const;
 
@@ -138,7 +140,7 @@ struct FamilyIndex {
     uint32_t node;
   };
   [[nodiscard]] uint32_t bucket_of(Key addr) const;
-  [[nodiscard]] const Record& search_spill(const Record& s, Key addr) const;
+  [[nodiscard]] const Record* pick_more(const Record* link, Key addr) const;
   [[nodiscard]] bool in_chain(uint32_t node, uint32_t as, unsigned len) const;
   // The flat records in address order; the highest address contained.
   Key sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat);
@@ -153,9 +155,9 @@ struct RouteOrigin {
   std::optional<uint32_t> origin;
 };
 
-// The order in which validate_batch looks routes up: kAuto sorts a batch
-// of kSortedBatchFrom routes or more (see VrpTable::validate_batch);
-// kAsGiven and kSorted force one way (for tests and benchmarks).
+// The order in which validate_batch looks routes up: kAuto is the one the
+// daemon uses, as given (see VrpTable::validate_batch); kAsGiven and
+// kSorted force one way (for tests and benchmarks).
 enum class BatchOrder : uint8_t { kAuto, kAsGiven, kSorted };
 
 class VrpTable {
@@ -175,15 +177,15 @@ class VrpTable {
   // The same for many routes: out[i] for routes[i] (out.size() >= routes.size()).
   // The steps of the routes' lookups are interleaved so that their memory
   // reads overlap: fewer ns per route than validate() in a loop when the
-  // table is larger than the caches (docs/performance.md). A batch of
-  // kSortedBatchFrom routes or more is first radix-sorted by the index
-  // line each route reads, per family, and looked up in that order: the
-  // lines and nodes are then read in increasing address order, mostly
-  // from cache or streamed by the hardware's prefetcher, and the answers
-  // go back to each route's own place. A larger batch is sorted
-  // kSortedSlice routes at a time (the sort's scratch, kept by the
-  // thread, stays a few MiB).
-  static constexpr size_t kSortedBatchFrom = 4096;
+  // table is larger than the caches (docs/performance.md). kSorted first
+  // radix-sorts the batch by the index line each route reads, per
+  // family, and looks it up in that order: the lines and nodes are then
+  // read in increasing address order, and the answers go back to each
+  // route's own place; a larger batch is sorted kSortedSlice routes at a
+  // time (the sort's scratch, kept by the thread, stays a few MiB). Since
+  // the eighth round the sort costs more than it saves at every batch
+  // size measured (docs/performance.md), so kAuto looks every batch up
+  // as given.
   static constexpr size_t kSortedSlice = size_t{1} << 17;
   void validate_batch(std::span<const RouteOrigin> routes, std::span<Validity> out,
                       BatchOrder order = BatchOrder::kAuto) const;

@@ -32,7 +32,7 @@ Validity plain(const std::vector<Vrp>& vrps, const net::Prefix& route, std::opti
 }
 
 // The first route for which validate() or validate_batch() (the batch
-// as given, sorted, and as the batch's size picks) does not answer as
+// as given, sorted, and as kAuto picks) does not answer as
 // the plain definition does; nullopt when they all agree.
 std::optional<size_t> first_disagreement(const VrpTable& table, const std::vector<Vrp>& vrps,
                                          const std::vector<RouteOrigin>& routes) {
@@ -355,12 +355,12 @@ RC_GTEST_PROP(VrpTable, BatchesOfAnySizeAgreeWithThePlainDefinition, ()) {
 }
 
 // Large batches, which validate_batch sorts by index line before it
-// looks them up (VrpTable::kSortedBatchFrom): every size around the
-// threshold and past it, both families mixed in one call, VRPs that
+// looks them up when asked to (BatchOrder::kSorted): sizes from 1 to
+// past a chunk of the way as given, both families mixed in one call, VRPs that
 // nest in chains (IPv6 ones longer than /64 too), AS 0 and NONE, the
 // same route many times in a batch, and the routes in any order (as
 // drawn, sorted, reversed). Each batch is looked up as given, sorted,
-// and as its size picks; the three must answer as the plain definition
+// and as kAuto picks; the three must answer as the plain definition
 // does, route by route, and leave the rest of `out` alone.
 RC_GTEST_PROP(VrpTable, SortedBatchesAgreeWithThePlainDefinition, ()) {
   std::vector<Vrp> vrps = *gen_vrps();
@@ -394,7 +394,7 @@ RC_GTEST_PROP(VrpTable, SortedBatchesAgreeWithThePlainDefinition, ()) {
   }
   std::vector<Validity> want(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) want[i] = plain(vrps, pool[i].route, pool[i].origin);
-  constexpr size_t kFrom = VrpTable::kSortedBatchFrom;
+  constexpr size_t kFrom = 4096;
   const size_t n = *rc::gen::element<size_t>(1, 2, 255, 256, kFrom - 1, kFrom, kFrom + 1, kFrom + 255, 2 * kFrom + 3,
                                              5 * kFrom);
   // The batch: routes of the pool drawn at random (so many twice or more).
@@ -424,7 +424,7 @@ TEST(VrpTable, LargeSortedBatchAgreesWithSingleLookups) {
   std::mt19937_64 rng(7);
   const auto vrps = bench::synth(150000, rng);
   const auto table = VrpTable::build(vrps);
-  const auto drawn = bench::synth_routes(vrps, VrpTable::kSortedSlice + VrpTable::kSortedBatchFrom + 17, rng);
+  const auto drawn = bench::synth_routes(vrps, VrpTable::kSortedSlice + 4113, rng);
   std::vector<RouteOrigin> routes;
   for (const auto& r : drawn) routes.push_back({r.route, r.origin});
   std::vector<Validity> sorted(routes.size());
@@ -609,6 +609,36 @@ TEST(VrpTable, LargeTableAgreesWithThePlainDefinition) {
   EXPECT_GT(counts[0], 0u);
   EXPECT_GT(counts[1], 0u);
   EXPECT_GT(counts[2], 0u);
+}
+
+// One bucket with many records: 40 /32s inside a /24 (a record at each
+// and one where the /24 goes on after it) fill the bucket's line and
+// several overflow lines, linked one from the next; every address of
+// the /24, with each /32's AS, the /24's and another, answers as the
+// plain definition does, and so do the addresses just around the /24.
+TEST(VrpTable, OverflowLinesOfOneBucketAgreeWithThePlainDefinition) {
+  std::vector<Vrp> vrps{{P("10.0.0.0/24"), 24, 1}, {P("192.0.2.0/24"), 24, 2}};
+  for (unsigned k = 0; k < 80; k += 2) {
+    vrps.push_back({*net::Prefix::make(net::IpAddress::v4(0x0a000000u | k), 32), 32, 100 + k});
+  }
+  // The same VRPs in one family's index, to see the lines it makes.
+  std::vector<internal::FamilyIndex<uint32_t>::Raw> raw;
+  for (const Vrp& v : vrps) raw.push_back({v.prefix.addr().v4_value(), v.prefix.len(), v.max_len, v.asn});
+  internal::FamilyIndex<uint32_t> index;
+  index.build(raw);
+  ASSERT_GE(index.more.size(), 3u);  // a chain of overflow lines, not one
+  const auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
+  for (uint32_t a = 0x09ffff00u; a <= 0x0a000100u; ++a) {
+    const auto route = *net::Prefix::make(net::IpAddress::v4(a), 32);
+    for (const uint32_t as : {1u, 7u, 100u + (a & 0xffu)}) routes.push_back({route, as});
+  }
+  routes.push_back({P("10.0.0.0/24"), 1});
+  routes.push_back({P("10.0.0.0/23"), 1});
+  const auto bad = first_disagreement(table, vrps, routes);
+  ASSERT_FALSE(bad) << routes[*bad].route.to_string() << " AS" << routes[*bad].origin.value_or(0);
+  EXPECT_EQ(table.validate(P("10.0.0.78/32"), 178), Validity::kValid);
+  EXPECT_EQ(table.validate(P("10.0.0.79/32"), 179), Validity::kInvalid);
 }
 
 TEST(VrpTable, FullLengthMaxLengthAndSlashZero) {

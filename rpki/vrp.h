@@ -10,6 +10,8 @@
 #include <array>
 #include <compare>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,5 +44,11 @@ struct RouterKey {
 // RFC 6811 section 2.
 enum class Validity : uint8_t { kNotFound, kValid, kInvalid };
 std::string_view validity_name(Validity v);
+
+// RFC 6811 section 2 word for word, by a scan of every VRP: covered,
+// matched, else not found (nullopt origin: NONE; a VRP for AS 0 matches
+// nothing). O(VRPs) a route: the reference that tests and the fuzz
+// target hold VrpTable to, not for the daemon's lookups.
+Validity validate_by_scan(std::span<const Vrp> vrps, const net::Prefix& route, std::optional<uint32_t> origin);
 
 }  // namespace petrel::rpki

@@ -22,13 +22,7 @@ net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
 
 // RFC 6811 section 2, word for word: covered, matched, else not found.
 Validity plain(const std::vector<Vrp>& vrps, const net::Prefix& route, std::optional<uint32_t> origin) {
-  bool covered = false;
-  for (const Vrp& v : vrps) {
-    if (!v.prefix.contains(route)) continue;
-    covered = true;
-    if (origin && *origin != 0 && v.asn == *origin && route.len() <= v.max_len) return Validity::kValid;
-  }
-  return covered ? Validity::kInvalid : Validity::kNotFound;
+  return validate_by_scan(vrps, route, origin);
 }
 
 // The first route for which validate() or validate_batch() (the batch

@@ -123,7 +123,8 @@ struct FamilyIndex {
   // A lookup in three steps, so that VrpTable::validate_batch can fetch
   // what the next step reads for many routes before it reads it: the
   // bucket's line (no memory read), the record in force in it (reads the
-  // line), the answer (reads the record's node, and the nodes before it
+  // line, and its overflow lines while the record picked is a link), the
+  // answer (reads the record's node, and the nodes before it
   // only when their ASes may hold the origin). Not for an index never
   // built (no lines).
   [[nodiscard]] const Line* line_of(Key addr) const;

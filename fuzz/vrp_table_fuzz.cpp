@@ -11,6 +11,7 @@
 // the base, bit 5 NONE for a route), prefix length, max length (any
 // value: past the family's allows every length), AS (2 bytes, small so
 // that origins collide; AS 0 among them), address bits (3 bytes).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -154,6 +154,13 @@ void encode_as_path_value(bytes::Writer& w, const AsPath& p, AsWidth width) {
   }
 }
 
+size_t as_path_value_size(const AsPath& p, AsWidth width) {
+  size_t n = 0;
+  for (const auto& s : p.segments)
+    n += 2 * ((s.asns.size() + 254) / 255) + s.asns.size() * static_cast<size_t>(width);
+  return n;
+}
+
 void encode_as_path(bytes::Writer& w, const AsPath& p, AsWidth width) {
   size_t at = begin_attribute(w, attr_flag::kTransitive, attr_type::kAsPath);
   encode_as_path_value(w, p, width);

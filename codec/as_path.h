@@ -118,7 +118,12 @@ AsPath to_as_path(bytes::Span validated, AsWidth w);
 // Writes the value only. Segments longer than 255 ASNs are split; on a
 // 2-octet width an AS above 65535 is written as AS_TRANS.
 void encode_as_path_value(bytes::Writer& w, const AsPath& p, AsWidth width);
-// Whole attributes.
+// The octets encode_as_path_value() writes. An AS_PATH attribute can carry
+// at most kMaxAttributeValue of them (its Attribute Length field has 16
+// bits): a 2-octet session's path widened to 4-octet AS numbers may not.
+size_t as_path_value_size(const AsPath& p, AsWidth width);
+// Whole attributes. A path whose value would not fit the length field is
+// left out (nothing is written: see end_attribute()).
 void encode_as_path(bytes::Writer& w, const AsPath& p, AsWidth width);
 void encode_as4_path(bytes::Writer& w, const AsPath& p);
 // Whether a 2-octet peer needs AS4_PATH to learn the true path.

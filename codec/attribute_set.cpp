@@ -5,6 +5,7 @@
 #include "codec/attribute_set.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "codec/update.h"
 
@@ -226,9 +227,12 @@ PathAttributes AttributeSet::decode() const {
 }
 
 // Lives here rather than in update.cpp: it is the canonical form's builder.
-void UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
+// Every attribute written is checked to fit its length field (a widened
+// AS_PATH may not); one that does not fails the whole set.
+bool UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
   out.clear();
   bytes::Writer w(out);
+  bool fits = true;
   const bool four = params_.four_octet_as;
   std::array<uint64_t, 4> met{};
   uint8_t last = 0;
@@ -241,18 +245,21 @@ void UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
     const AttrDescriptor* d = find_descriptor(a.type);
     if (!d) {
       if (a.optional() && a.transitive())
-        write_attribute(w, static_cast<uint8_t>((a.flags & kFlagBits) | attr_flag::kPartial), a.type, a.value);
+        fits &= write_attribute(w, static_cast<uint8_t>((a.flags & kFlagBits) | attr_flag::kPartial), a.type,
+                                a.value);
     } else if (attribute(a.type)) {  // else discarded or malformed
       switch (a.type) {
         case attr_type::kAsPath: {
           if (four) {
-            write_attribute(w, attr_flag::kTransitive, a.type, a.value);
+            fits &= write_attribute(w, attr_flag::kTransitive, a.type, a.value);
             break;
           }
           AsPath path = to_as_path(a.value, AsWidth::k2);
           auto as4 = attribute(attr_type::kAs4Path);
           if (as4 && !ignore_as4_) path = reconstruct_as4_path(path, to_as_path(as4->value, AsWidth::k4));
-          encode_as_path(w, path, AsWidth::k4);
+          const size_t at = begin_attribute(w, attr_flag::kTransitive, attr_type::kAsPath);
+          encode_as_path_value(w, path, AsWidth::k4);
+          fits &= end_attribute(w, at);
           break;
         }
         case attr_type::kAggregator: {
@@ -270,14 +277,14 @@ void UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
         case attr_type::kMpUnreachNlri:
           break;  // folded in above, or not part of the announced routes' set
         case attr_type::kNextHop:
-          if (!nlri_.empty()) write_attribute(w, attr_flag::kTransitive, a.type, a.value);
+          if (!nlri_.empty()) fits &= write_attribute(w, attr_flag::kTransitive, a.type, a.value);
           break;
         case attr_type::kMpReachNlri:
           if (mp_reach_ && mp_reach_->supported && !report_.is_disabled(mp_reach_->family))
             write_mp_next_hop_only(w, mp_reach_->family, mp_reach_->next_hop);
           break;
         default:
-          write_attribute(w, static_cast<uint8_t>(a.flags & kFlagBits), a.type, a.value);
+          fits &= write_attribute(w, static_cast<uint8_t>(a.flags & kFlagBits), a.type, a.value);
           break;
       }
     }
@@ -286,19 +293,27 @@ void UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
       last = a.type;
     }
   }
+  if (!fits) {
+    out.clear();
+    return false;
+  }
   // Usually in order already (MP_REACH_NLRI first, RFC 7606 section 5.1,
   // is the common exception): then no second pass.
   if (!sorted) sort_attributes(out);
+  return true;
 }
 
 AttributeSet UpdateView::attribute_set() const {
   std::vector<std::byte> tmp;
   tmp.reserve(attrs_.size() + 64);
-  write_attribute_set(tmp);
+  const bool built = write_attribute_set(tmp);
   AttributeSet s;
   s.wire_ = std::move(tmp);
-  bool ok = s.extract();
-  (void)ok;
+  // decode() reports what cannot be built (and leaves it out): a set
+  // that does not build, or does not read back, is a broken invariant.
+  const bool ok = built && s.extract();
+  assert(ok);
+  if (!ok) return AttributeSet{};
   return s;
 }
 

@@ -103,19 +103,25 @@ size_t begin_attribute(bytes::Writer& w, uint8_t flags, uint8_t type) {
   return w.size();
 }
 
-void end_attribute(bytes::Writer& w, size_t value_start) {
+bool end_attribute(bytes::Writer& w, size_t value_start) {
   size_t len = w.size() - value_start;
   auto& buf = w.buffer();
   if (len <= 255) {
     buf[value_start - 1] = std::byte(len);
-    return;
+    return true;
+  }
+  if (len > kMaxAttributeValue) {
+    buf.resize(value_start - 3);  // the header too
+    return false;
   }
   buf[value_start - 3] |= std::byte{attr_flag::kExtendedLength};
   buf.insert(buf.begin() + static_cast<std::ptrdiff_t>(value_start - 1), std::byte(len >> 8));
   buf[value_start] = std::byte(len & 0xff);
+  return true;
 }
 
-void write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span value) {
+bool write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span value) {
+  if (value.size() > kMaxAttributeValue) return false;
   bool ext = value.size() > 255;
   w.u8(static_cast<uint8_t>(ext ? (flags | attr_flag::kExtendedLength)
                                 : (flags & ~attr_flag::kExtendedLength)));
@@ -126,6 +132,7 @@ void write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span 
     w.u8(static_cast<uint8_t>(value.size()));
   }
   w.bytes(value);
+  return true;
 }
 
 bool length_ok(const AttrDescriptor& d, size_t len, bool four_octet_as) {

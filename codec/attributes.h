@@ -136,13 +136,23 @@ class AttributeRange {
   bytes::Span block_;
 };
 
+// The largest attribute value: the Extended Length form's 2-octet
+// Attribute Length (RFC 4271 section 4.3).
+inline constexpr size_t kMaxAttributeValue = 65535;
+
 // Writes an attribute header with a length placeholder and returns where
 // the value starts; end_attribute() patches the length, switching to the
-// Extended Length form only when the value exceeds 255 octets.
+// Extended Length form only when the value exceeds 255 octets. A value
+// longer than kMaxAttributeValue cannot be written with its length: the
+// whole attribute is taken back out of the writer and end_attribute()
+// returns false (a length is never written wrapped). Encoders of lists
+// built here (AS_PATH, communities) leave such an attribute out; code that
+// must not lose one checks the result, as the canonical set's builder does.
 size_t begin_attribute(bytes::Writer& w, uint8_t flags, uint8_t type);
-void end_attribute(bytes::Writer& w, size_t value_start);
+bool end_attribute(bytes::Writer& w, size_t value_start);
 // A whole attribute from a value (flags' Extended Length bit is computed).
-void write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span value);
+// False, and nothing written, for a value longer than kMaxAttributeValue.
+bool write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span value);
 
 // Checks the Attribute Length against the table's rule.
 bool length_ok(const AttrDescriptor& d, size_t len, bool four_octet_as);

@@ -4,6 +4,8 @@
 
 #include <bit>
 
+#include "codec/as_path.h"
+
 namespace petrel::codec {
 namespace {
 
@@ -20,6 +22,9 @@ bool has_bit(const std::array<uint64_t, 4>& bits, uint8_t type) {
 }
 
 NotifyError update_notify(uint8_t subcode) { return NotifyError::make(ErrorCode::kUpdateMessage, subcode); }
+NotifyError update_notify(uint8_t subcode, const RawAttribute& a) {
+  return NotifyError::with_view(ErrorCode::kUpdateMessage, subcode, a.whole);
+}
 
 }  // namespace
 
@@ -66,6 +71,8 @@ UpdateView UpdateView::decode(bytes::Span body, const SessionParams& params, Pee
   if (u.action() != ErrorAction::kSessionReset) {
     u.check_mandatory();
     u.check_as4();
+    u.check_widened_as_path();
+    u.check_missing_nlri();
   }
   if (u.action() == ErrorAction::kSessionReset) {
     u.withdrawn_ = {};
@@ -77,6 +84,7 @@ UpdateView UpdateView::decode(bytes::Span body, const SessionParams& params, Pee
 }
 
 void UpdateView::walk_attributes(bytes::Span block) {
+  const auto malformed_list = update_notify(update_error::kMalformedAttributeList);
   bytes::Reader r(block);
   attrs_ = block;
   while (!r.empty()) {
@@ -95,9 +103,10 @@ void UpdateView::walk_attributes(bytes::Span block) {
                       update_notify(update_error::kMalformedAttributeList));
         return;
       }
-      report_.add({ErrorAction::kTreatAsWithdraw, e.short_header ? uint8_t{0} : type, {},
-                   e.short_header ? "fewer octets left than an attribute header"
-                                  : "attribute length exceeds the remaining attribute octets"});
+      error({ErrorAction::kTreatAsWithdraw, e.short_header ? uint8_t{0} : type, {},
+             e.short_header ? "fewer octets left than an attribute header"
+                            : "attribute length exceeds the remaining attribute octets"},
+            malformed_list);
       break;
     }
     check_attribute(*a);
@@ -112,9 +121,18 @@ void UpdateView::walk_attributes(bytes::Span block) {
   }
 }
 
-void UpdateView::malformed(const AttrDescriptor& d, std::string_view reason, ErrorAction cost) {
+void UpdateView::error(const Diagnostic& d, const NotifyError& n) {
+  report_.add(d);
+  if (d.action > ErrorAction::kAttributeDiscard && !escalate_) {
+    escalate_ = n;
+    escalate_type_ = d.attr_type;
+  }
+}
+
+void UpdateView::malformed(const AttrDescriptor& d, std::string_view reason, ErrorAction cost,
+                           const NotifyError& n) {
   if (d.type < kSlots) discarded_ |= uint64_t{1} << d.type;
-  report_.add({cost, d.type, {}, reason});
+  error({cost, d.type, {}, reason}, n);
 }
 
 void UpdateView::discard(uint8_t type, std::string_view reason, ErrorAction action) {
@@ -159,11 +177,13 @@ void UpdateView::check_attribute(const RawAttribute& a) {
   const bool is_mp = a.type == attr_type::kMpReachNlri || a.type == attr_type::kMpUnreachNlri;
   const uint8_t ot = a.flags & (attr_flag::kOptional | attr_flag::kTransitive);
   if (ot != d->flags) {
-    malformed(*d, "Optional/Transitive flags conflict with the attribute type", d->flags_cost);
+    malformed(*d, "Optional/Transitive flags conflict with the attribute type", d->flags_cost,
+              update_notify(update_error::kAttributeFlags, a));
     if (!is_mp) return;  // the MP NLRI is still needed to withdraw
   }
   if (!length_ok(*d, a.value.size(), params_.four_octet_as)) {
-    malformed(*d, "attribute length is invalid for its type", d->cost);
+    malformed(*d, "attribute length is invalid for its type", d->cost,
+              update_notify(update_error::kAttributeLength, a));
     return;
   }
   if (d->type < kSlots) slots_[d->type] = Slot{a.value, a.flags, true};
@@ -174,22 +194,27 @@ void UpdateView::check_value(const AttrDescriptor& d, const RawAttribute& a) {
   const bytes::Span v = a.value;
   switch (a.type) {
     case attr_type::kOrigin:
-      if (auto o = decode_origin(v); !o) malformed(d, o.error().reason, d.cost);
+      if (auto o = decode_origin(v); !o)
+        malformed(d, o.error().reason, d.cost, update_notify(update_error::kInvalidOrigin, a));
       break;
     case attr_type::kAsPath: {
       AsPathRules rules{params_.four_octet_as ? AsWidth::k4 : AsWidth::k2,
                         peer_ == PeerType::kInternal};
-      if (auto ok = validate_as_path(v, rules); !ok) malformed(d, ok.error().reason, d.cost);
+      if (auto ok = validate_as_path(v, rules); !ok)
+        malformed(d, ok.error().reason, d.cost, update_notify(update_error::kMalformedAsPath));
       break;
     }
     case attr_type::kAs4Path:
-      if (auto ok = validate_as_path(v, {AsWidth::k4, false}); !ok) malformed(d, ok.error().reason, d.cost);
+      if (auto ok = validate_as_path(v, {AsWidth::k4, false}); !ok)
+        malformed(d, ok.error().reason, d.cost, update_notify(update_error::kOptionalAttribute, a));
       break;
     case attr_type::kAggregator:
-      if (auto g = decode_aggregator(v, params_.four_octet_as); !g) malformed(d, g.error().reason, d.cost);
+      if (auto g = decode_aggregator(v, params_.four_octet_as); !g)
+        malformed(d, g.error().reason, d.cost, update_notify(update_error::kOptionalAttribute, a));
       break;
     case attr_type::kAs4Aggregator:
-      if (auto g = decode_as4_aggregator(v); !g) malformed(d, g.error().reason, d.cost);
+      if (auto g = decode_as4_aggregator(v); !g)
+        malformed(d, g.error().reason, d.cost, update_notify(update_error::kOptionalAttribute, a));
       break;
     case attr_type::kMpReachNlri: {
       auto m = decode_mp_reach(v, params_.add_path_receive, params_.extended_next_hop);
@@ -226,9 +251,12 @@ void UpdateView::mp_failed(const RawAttribute& a, const MpError& e) {
                   NotifyError::with_view(ErrorCode::kUpdateMessage, update_error::kAttributeLength,
                                          a.whole));
   } else {
-    report_.disable({{}, a.type, e.family, e.reason},
-                    NotifyError::with_view(ErrorCode::kUpdateMessage,
-                                           update_error::kOptionalAttribute, a.whole));
+    const auto n = update_notify(update_error::kOptionalAttribute, a);
+    report_.disable({{}, a.type, e.family, e.reason}, n);
+    if (!escalate_) {
+      escalate_ = n;
+      escalate_type_ = a.type;
+    }
   }
   discarded_ |= uint64_t{1} << a.type;
 }
@@ -239,15 +267,17 @@ void UpdateView::check_mandatory() {
   const bool mp_nlri = mp_reach_ && (!mp_reach_->supported || !mp_reach_->nlri.empty());
   if (nlri_.empty() && !mp_nlri) return;
   for (uint8_t t : {attr_type::kOrigin, attr_type::kAsPath}) {
+    const auto missing = NotifyError::with_u8(ErrorCode::kUpdateMessage, update_error::kMissingWellKnown, t);
     if (!has_bit(seen_, t) && !(attrs_broken_)) {
-      report_.add({ErrorAction::kTreatAsWithdraw, t, {}, "missing well-known mandatory attribute"});
+      error({ErrorAction::kTreatAsWithdraw, t, {}, "missing well-known mandatory attribute"}, missing);
     } else if (!has_bit(seen_, t)) {
-      report_.add({ErrorAction::kTreatAsWithdraw, t, {}, "well-known mandatory attribute not found"});
+      error({ErrorAction::kTreatAsWithdraw, t, {}, "well-known mandatory attribute not found"}, missing);
     }
   }
   if (!nlri_.empty() && !has_bit(seen_, attr_type::kNextHop))
-    report_.add({ErrorAction::kTreatAsWithdraw, attr_type::kNextHop, {},
-                 "missing well-known mandatory attribute"});
+    error({ErrorAction::kTreatAsWithdraw, attr_type::kNextHop, {}, "missing well-known mandatory attribute"},
+          NotifyError::with_u8(ErrorCode::kUpdateMessage, update_error::kMissingWellKnown,
+                               attr_type::kNextHop));
 }
 
 void UpdateView::check_as4() {
@@ -263,6 +293,50 @@ void UpdateView::check_as4() {
     report_.add({ErrorAction::kNone, attr_type::kAs4Path, {},
                  "AGGREGATOR does not carry AS_TRANS; AS4_PATH and AS4_AGGREGATOR ignored"});
   }
+}
+
+// The canonical set carries a 2-octet session's AS_PATH with 4-octet AS
+// numbers (RFC 6793 section 4.2.3 merge included); its Attribute Length
+// has 16 bits. A path that does not fit cannot be kept, so its routes are
+// treat-as-withdraw (the attribute is malformed for this session's use, as
+// RFC 7606 section 7.2 treats an AS_PATH it cannot use) and AS_PATH is left
+// out of the set. Only a message that announces routes builds a set.
+void UpdateView::check_widened_as_path() {
+  if (params_.four_octet_as || announced().count == 0) return;
+  auto path = attribute(attr_type::kAsPath);
+  if (!path) return;
+  auto as4 = ignore_as4_ ? std::nullopt : attribute(attr_type::kAs4Path);
+  // Widening at most doubles a segment (2 + 2n octets to 2 + 4n); the
+  // merged AS4_PATH adds at most its own octets, and merging segments
+  // never adds a segment header. Most paths stop here, with no copy.
+  if (2 * path->value.size() + (as4 ? as4->value.size() : 0) <= kMaxAttributeValue) return;
+  AsPath p = to_as_path(path->value, AsWidth::k2);
+  if (as4) p = reconstruct_as4_path(p, to_as_path(as4->value, AsWidth::k4));
+  if (as_path_value_size(p, AsWidth::k4) <= kMaxAttributeValue) return;
+  malformed(*find_descriptor(attr_type::kAsPath),
+            "AS_PATH with 4-octet AS numbers exceeds 65535 octets (2-octet AS session)",
+            ErrorAction::kTreatAsWithdraw, update_notify(update_error::kMalformedAsPath));
+}
+
+// RFC 7606 section 5.2: "if an UPDATE message is encountered that does
+// contain path attributes other than MP_UNREACH_NLRI and doesn't encode
+// any reachable NLRI, [...] if any encountered error specifies an
+// error-handling approach other than 'attribute discard', then the
+// 'session reset' approach MUST be used". An MP_REACH_NLRI that could not
+// be read, or of a family Petrel skips, is taken to encode reachable NLRI.
+void UpdateView::check_missing_nlri() {
+  if (action() <= ErrorAction::kAttributeDiscard || !escalate_) return;
+  if (!nlri_.empty()) return;
+  if (has_bit(seen_, attr_type::kMpReachNlri) &&
+      !(mp_reach_ && mp_reach_->supported && mp_reach_->nlri.empty()))
+    return;
+  std::array<uint64_t, 4> others = seen_;
+  others[attr_type::kMpUnreachNlri >> 6] &= ~(uint64_t{1} << (attr_type::kMpUnreachNlri & 63u));
+  const bool other_attributes = attrs_broken_ || others[0] || others[1] || others[2] || others[3];
+  if (!other_attributes) return;
+  report_.reset({{}, escalate_type_, {},
+                 "no reachable NLRI: an error above attribute discard is a session reset (RFC 7606 section 5.2)"},
+                *escalate_);
 }
 
 std::optional<RawAttribute> UpdateView::attribute(uint8_t type) const {

@@ -18,6 +18,17 @@
 //   kSessionReset      send report().notification() and close; the ranges
 //                      are empty
 //
+// Two rules act on the whole message once the walk is done:
+// - RFC 7606 section 5.2: an UPDATE with path attributes other than
+//   MP_UNREACH_NLRI and no reachable NLRI cannot be trusted to have been
+//   parsed right, so an error costing more than attribute discard there
+//   becomes a session reset, with the NOTIFICATION of the first such error
+//   (RFC 4271 section 6.3 subcodes).
+// - On a 2-octet AS session the canonical set carries AS_PATH with 4-octet
+//   AS numbers (AS4_PATH merged in). A path that widens past 65535 octets
+//   cannot be written with its 16-bit length: the routes are
+//   treat-as-withdraw with a diagnostic naming AS_PATH, which is left out.
+//
 // Prefixes are handed out by NlriRange, lazily and without copying.
 #pragma once
 
@@ -72,12 +83,19 @@ class UpdateView {
   [[nodiscard]] std::optional<RawAttribute> attribute(uint8_t type) const;
 
   // The canonical attribute set of the announced routes (one allocation).
+  // For a view whose action() is below treat-as-withdraw (under
+  // treat-as-withdraw it still builds, without the malformed attributes,
+  // for inspection only): every attribute that cannot be built is a
+  // finding of decode(), so the set always builds (asserted).
   [[nodiscard]] AttributeSet attribute_set() const;
   // Its canonical bytes alone (attribute_set().wire()), written into `out`
   // (cleared first; its capacity is reused): for the table's import path,
   // which interns by these bytes and needs neither the allocation nor the
-  // fields AttributeSet extracts from them again.
-  void write_attribute_set(std::vector<std::byte>& out) const;
+  // fields AttributeSet extracts from them again. False, with `out`
+  // empty, if an attribute could not be written with its length (never
+  // after decode() found nothing above attribute discard): the routes
+  // must then be withdrawn, not announced.
+  [[nodiscard]] bool write_attribute_set(std::vector<std::byte>& out) const;
 
   [[nodiscard]] const SessionParams& params() const { return params_; }
   [[nodiscard]] PeerType peer() const { return peer_; }
@@ -96,7 +114,12 @@ class UpdateView {
   void mp_failed(const RawAttribute& a, const MpError& e);
   void check_mandatory();
   void check_as4();
-  void malformed(const AttrDescriptor& d, std::string_view reason, ErrorAction cost);
+  void check_widened_as_path();
+  void check_missing_nlri();
+  // A finding; `n` is the NOTIFICATION it costs if RFC 7606 section 5.2
+  // turns it into a session reset.
+  void error(const Diagnostic& d, const NotifyError& n);
+  void malformed(const AttrDescriptor& d, std::string_view reason, ErrorAction cost, const NotifyError& n);
   void discard(uint8_t type, std::string_view reason, ErrorAction action);
 
   SessionParams params_{};
@@ -111,6 +134,9 @@ class UpdateView {
   uint64_t discarded_ = 0;          // bit per slot
   bool attrs_broken_ = false;       // RFC 7606 section 4 break
   bool ignore_as4_ = false;         // RFC 6793 4.2.3: AS4_* ignored
+  // The first finding above attribute discard (RFC 7606 section 5.2).
+  std::optional<NotifyError> escalate_;
+  uint8_t escalate_type_ = 0;
 };
 
 }  // namespace petrel::codec

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AttributeSet s = v.attribute_set();
   (void)s.decode();
   std::vector<std::byte> canonical;
-  v.write_attribute_set(canonical);
+  if (!v.write_attribute_set(canonical)) __builtin_trap();  // decode() reports what cannot be built
   if (!std::equal(canonical.begin(), canonical.end(), s.wire().begin(), s.wire().end())) __builtin_trap();
   uint32_t first = 0;  // an AS of the path, if any, and its neighbours in number
   for (const auto& seg : s.as_path_segments())

@@ -461,6 +461,9 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
 Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {
   Gathered got;
   bool announces = false;
+  // The decode's verdict is the floor: whatever the caller says, an
+  // UPDATE that decoded as treat-as-withdraw (or worse) announces nothing.
+  if (u.action() >= codec::ErrorAction::kTreatAsWithdraw) treat_as_withdraw = true;
   if (!treat_as_withdraw)
     for (const auto& range : u.announced())
       if (!range.empty() && codec::known_index(range.family()) >= 0) announces = true;
@@ -478,12 +481,15 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
   if (announces) {
     if (set) {
       wire = set->wire();
-    } else {
-      u.write_attribute_set(canonical);
+    } else if (u.write_attribute_set(canonical)) {
       wire = canonical;
+    } else {
+      announces = false;  // a set that cannot be built: the routes are withdrawn
     }
-    hash = Interner::hash_of(wire);
-    in.prefetch(hash);
+    if (announces) {
+      hash = Interner::hash_of(wire);
+      in.prefetch(hash);
+    }
   }
   for (const auto& range : u.withdrawals()) {
     int fi = codec::known_index(range.family());

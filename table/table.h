@@ -134,7 +134,8 @@ class Batch {
     std::array<uint32_t, kFamilies> announced{}, withdrawn{};
   };
   // One UPDATE: its withdrawals, then its announcements (as withdrawals
-  // when treat_as_withdraw, RFC 7606). Families the table does not hold
+  // when treat_as_withdraw or when u.action() is treat-as-withdraw or
+  // stronger, RFC 7606). Families the table does not hold
   // are skipped.
   // `set`, when given, is u.attribute_set() already made by the caller.
   Gathered add(const codec::UpdateView& u, bool treat_as_withdraw = false, const codec::AttributeSet* set = nullptr);

@@ -126,6 +126,69 @@ TEST(Rfc7606, Section4_OverrunWithNoLocatableNlriIsSessionReset) {
   EXPECT_EQ(d.view.report().notification().subcode, update_error::kMalformedAttributeList);
 }
 
+// RFC 7606 section 5.2: path attributes other than MP_UNREACH_NLRI with no
+// reachable NLRI, and an error above attribute discard: session reset,
+// with the NOTIFICATION of that error (RFC 4271 section 6.3 subcodes).
+Decoded decode_withdrawal(const std::string& withdrawn, const std::string& attrs) {
+  Decoded d;
+  d.bytes = body(withdrawn, attrs, "");
+  d.view = UpdateView::decode(d.bytes, {}, PeerType::kExternal);
+  return d;
+}
+
+TEST(Rfc7606, Section5_2_BadOriginWithOnlyWithdrawnRoutesIsSessionReset) {
+  auto d = decode_withdrawal(kNlri, "40010105" + std::string(kAsPath4));
+  EXPECT_EQ(d.view.action(), ErrorAction::kSessionReset);
+  const auto& n = d.view.report().notification();
+  EXPECT_EQ(n.code, ErrorCode::kUpdateMessage);
+  EXPECT_EQ(n.subcode, update_error::kInvalidOrigin);
+  EXPECT_EQ(bytes::to_hex(n.data()), "40010105");
+  EXPECT_TRUE(has_diag(d.view, attr_type::kOrigin, ErrorAction::kSessionReset));
+  EXPECT_EQ(d.view.withdrawals().count, 0u);
+}
+
+TEST(Rfc7606, Section5_2_BadMedNextToMpUnreachIsSessionReset) {
+  // MP_UNREACH_NLRI withdrawing 2001:db8::/32, and a 3-octet MED.
+  auto d = decode_withdrawal("", "800f0800020120" "20010db8" "800403000001");
+  EXPECT_EQ(d.view.action(), ErrorAction::kSessionReset);
+  const auto& n = d.view.report().notification();
+  EXPECT_EQ(n.subcode, update_error::kAttributeLength);
+  EXPECT_EQ(bytes::to_hex(n.data()), "800403000001");
+  EXPECT_TRUE(has_diag(d.view, attr_type::kMultiExitDisc, ErrorAction::kSessionReset));
+}
+
+TEST(Rfc7606, Section5_2_AttributeOverrunWithOnlyWithdrawnRoutesIsSessionReset) {
+  // A MED claiming 9 octets where 4 remain; the withdrawn routes are found
+  // (section 4), but no reachable NLRI is.
+  auto d = decode_withdrawal(kNlri, std::string(kOrigin) + "8004090000000a");
+  EXPECT_EQ(d.view.action(), ErrorAction::kSessionReset);
+  EXPECT_EQ(d.view.report().notification().subcode, update_error::kMalformedAttributeList);
+}
+
+TEST(Rfc7606, Section5_2_AttributeDiscardWithOnlyWithdrawnRoutesStaysDiscard) {
+  // ATOMIC_AGGREGATE with a length: attribute discard is the one approach
+  // section 5.2 keeps.
+  auto d = decode_withdrawal(kNlri, "40060101");
+  EXPECT_EQ(d.view.action(), ErrorAction::kAttributeDiscard);
+  EXPECT_EQ(d.view.withdrawals().count, 1u);
+}
+
+TEST(Rfc7606, Section5_2_MpUnreachAloneIsNotEscalated) {
+  // Only MP_UNREACH_NLRI (an IPv6 prefix with a bad length): section 5.2
+  // does not apply; RFC 7606 section 7.12 / RFC 4760 section 7 do.
+  auto d = decode_withdrawal("", "800f0800020181" "20010db8");
+  EXPECT_EQ(d.view.action(), ErrorAction::kAfiSafiDisable);
+}
+
+TEST(Rfc7606, Section5_2_ReachableNlriKeepsTreatAsWithdraw) {
+  Decoded e;
+  e.bytes = body(kNlri, "40010105" + std::string(kAsPath4) + std::string(kNextHop), kNlri);
+  e.view = UpdateView::decode(e.bytes, {}, PeerType::kExternal);
+  EXPECT_EQ(e.view.action(), ErrorAction::kTreatAsWithdraw);
+  EXPECT_EQ(e.view.withdrawals().count, 1u);
+  EXPECT_EQ(e.view.announced().count, 1u);
+}
+
 TEST(Rfc7606, Rfc4271Section6_3_WithdrawnLengthOverrunIsSessionReset) {
   auto b = hx("00ff0000");
   auto v = UpdateView::decode(b, {}, PeerType::kExternal);

@@ -7,6 +7,8 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <cstdio>
+
 #include "codec/framer.h"
 #include "codec/update_builder.h"
 #include "tests/codec/update_util.h"
@@ -184,6 +186,130 @@ TEST(UpdateView, RealUpdatesDecodeAndReencode) {
   }
   EXPECT_EQ(count, 400u);
   EXPECT_GT(prefixes, 400u);
+}
+
+// A 2-octet AS_PATH value of AS_SEQUENCE segments of these sizes, every AS
+// 65001 (fde9).
+std::string two_octet_path(const std::vector<size_t>& sizes) {
+  std::string v;
+  for (size_t n : sizes) {
+    char head[16];
+    std::snprintf(head, sizeof head, "02%02zx", n);
+    v += head;
+    for (size_t i = 0; i < n; ++i) v += "fde9";
+  }
+  return v;
+}
+
+// An UPDATE announcing 10.0.0.0/24 with this AS_PATH value (and extra
+// attributes), decoded on a 2-octet AS session.
+struct TwoOctet {
+  std::vector<std::byte> bytes;
+  UpdateView view;
+};
+TwoOctet two_octet_update(const std::string& path, const std::string& extra = "") {
+  char head[32];
+  std::snprintf(head, sizeof head, "5002%04zx", path.size() / 2);
+  TwoOctet t;
+  t.bytes = body("", std::string(testing::kOrigin) + head + path + std::string(testing::kNextHop) + extra,
+                 "180a0000");
+  SessionParams p;
+  p.four_octet_as = false;
+  p.extended_message = true;
+  t.view = UpdateView::decode(t.bytes, p, PeerType::kExternal);
+  return t;
+}
+
+bool has_as_path_diag(const UpdateView& v) {
+  for (const auto& d : v.report().diagnostics())
+    if (d.attr_type == attr_type::kAsPath && d.action == ErrorAction::kTreatAsWithdraw) return true;
+  return false;
+}
+
+// The widened path (2 + 4n octets a segment) is exactly 65536 octets: a
+// 16-bit length written unchecked wraps to 0, the path reads as empty and
+// the rest of it as further attributes.
+TEST(UpdateView, WidenedAsPathPastTheLengthFieldIsTreatAsWithdraw) {
+  std::vector<size_t> sizes(64, 255);  // 66 segments, 16351 ASes: 132 + 65404 octets
+  sizes.insert(sizes.end(), {30, 1});
+  auto t = two_octet_update(two_octet_path(sizes));
+  EXPECT_EQ(t.view.action(), ErrorAction::kTreatAsWithdraw);
+  EXPECT_TRUE(has_as_path_diag(t.view));
+  EXPECT_EQ(t.view.announced().count, 1u);  // to withdraw
+  // Whatever a caller does, no set carries a wrapped AS_PATH or the rest
+  // of the path as attributes: AS_PATH is left out, ORIGIN and NEXT_HOP stay.
+  std::vector<std::byte> canonical;
+  ASSERT_TRUE(t.view.write_attribute_set(canonical));
+  auto set = t.view.attribute_set();
+  EXPECT_EQ(std::vector<std::byte>(set.wire().begin(), set.wire().end()), canonical);
+  auto a = set.decode();
+  EXPECT_FALSE(a.as_path);
+  EXPECT_TRUE(a.unknown.empty());
+  EXPECT_FALSE(a.local_pref);
+  EXPECT_EQ(a.origin, Origin::kIgp);
+  ASSERT_TRUE(a.next_hop);
+  EXPECT_EQ(a.next_hop->to_string(), "192.0.2.1");
+}
+
+TEST(UpdateView, MerelyLongWidenedAsPathIsTreatAsWithdraw) {
+  auto t = two_octet_update(two_octet_path(std::vector<size_t>(70, 255)));
+  EXPECT_EQ(t.view.action(), ErrorAction::kTreatAsWithdraw);
+  EXPECT_TRUE(has_as_path_diag(t.view));
+}
+
+TEST(UpdateView, WidenedAsPathThatFitsIsKept) {
+  // 64 x 255 ASes widen to 65408 octets: still fits.
+  auto t = two_octet_update(two_octet_path(std::vector<size_t>(64, 255)));
+  ASSERT_EQ(t.view.action(), ErrorAction::kNone);
+  auto set = t.view.attribute_set();
+  EXPECT_EQ(set.as_path_length(), 64u * 255u);
+  EXPECT_EQ(set.as_path().size(), 65408u);
+  EXPECT_EQ(set.first_as(), 65001u);
+  EXPECT_EQ(set.origin_as(), 65001u);
+}
+
+TEST(UpdateView, WidenedAsPathWithAs4PathMergedIsMeasuredAfterTheMerge) {
+  // 66 x 255 2-octet ASes widen to 67452 octets; an AS4_PATH of one AS
+  // leaves 66 x 255 - 1 of them plus one 4-octet AS: still too long.
+  auto t = two_octet_update(two_octet_path(std::vector<size_t>(66, 255)), "c01106" "0201fa56ea00");
+  EXPECT_EQ(t.view.action(), ErrorAction::kTreatAsWithdraw);
+  EXPECT_TRUE(has_as_path_diag(t.view));
+}
+
+TEST(UpdateView, WidenedAsPathWithoutNlriIsNoError) {
+  // Nothing is announced, so no set is built: no finding (and no RFC 7606
+  // section 5.2 session reset).
+  std::string path = two_octet_path(std::vector<size_t>(70, 255));
+  char head[32];
+  std::snprintf(head, sizeof head, "5002%04zx", path.size() / 2);
+  auto b = body("180a0000", std::string(testing::kOrigin) + head + path, "");
+  SessionParams p;
+  p.four_octet_as = false;
+  auto v = UpdateView::decode(b, p, PeerType::kExternal);
+  EXPECT_EQ(v.action(), ErrorAction::kNone);
+  EXPECT_EQ(v.withdrawals().count, 1u);
+}
+
+TEST(AsPath, EncodedSizeAndNoWrappedLength) {
+  AsPath p{{{SegmentType::kAsSequence, std::vector<uint32_t>(600, 65001)},
+            {SegmentType::kAsSet, {1, 2}}}};
+  std::vector<std::byte> out;
+  bytes::Writer w(out);
+  encode_as_path_value(w, p, AsWidth::k4);
+  EXPECT_EQ(out.size(), as_path_value_size(p, AsWidth::k4));
+  EXPECT_EQ(as_path_value_size(p, AsWidth::k2), 3u * 2 + 600u * 2 + 2 + 4);
+  // 16384 4-octet ASes need 65536 + 130 octets: the attribute is left out
+  // rather than written with a wrapped length.
+  AsPath big{{{SegmentType::kAsSequence, std::vector<uint32_t>(16384, 65001)}}};
+  out.assign(3, std::byte{0x55});
+  encode_as_path(w, big, AsWidth::k4);
+  EXPECT_EQ(out.size(), 3u);
+  std::vector<std::byte> value(kMaxAttributeValue + 1);
+  EXPECT_FALSE(write_attribute(w, attr_flag::kOptional | attr_flag::kTransitive, 200, value));
+  EXPECT_EQ(out.size(), 3u);
+  value.pop_back();
+  EXPECT_TRUE(write_attribute(w, attr_flag::kOptional | attr_flag::kTransitive, 200, value));
+  EXPECT_EQ(out.size(), 3u + 4u + kMaxAttributeValue);
 }
 
 // Arbitrary bytes never crash the decoder or its iterators (sanitizers

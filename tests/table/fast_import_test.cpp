@@ -114,7 +114,7 @@ RC_GTEST_PROP(FastImport, AgreesWithTheAttributeSetWayOnRandomAndMutatedUpdates,
     if (v.action() == codec::ErrorAction::kSessionReset) continue;
     const AttributeSet from_view = v.attribute_set();
     std::vector<std::byte> canonical(3, std::byte{0x55});  // not empty: cleared first
-    v.write_attribute_set(canonical);
+    RC_ASSERT(v.write_attribute_set(canonical));
     RC_ASSERT(canonical == std::vector<std::byte>(from_view.wire().begin(), from_view.wire().end()));
     Interner in_fast, in_slow;
     Attrs* a = in_fast.intern(bytes::Span(canonical));

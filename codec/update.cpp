@@ -300,9 +300,11 @@ void UpdateView::check_as4() {
 // has 16 bits. A path that does not fit cannot be kept, so its routes are
 // treat-as-withdraw (the attribute is malformed for this session's use, as
 // RFC 7606 section 7.2 treats an AS_PATH it cannot use) and AS_PATH is left
-// out of the set. Only a message that announces routes builds a set.
+// out of the set. A message that announces nothing loses only the
+// attribute (attribute discard: no route depends on it, and RFC 7606
+// section 5.2 does not turn it into a session reset).
 void UpdateView::check_widened_as_path() {
-  if (params_.four_octet_as || announced().count == 0) return;
+  if (params_.four_octet_as) return;
   auto path = attribute(attr_type::kAsPath);
   if (!path) return;
   auto as4 = ignore_as4_ ? std::nullopt : attribute(attr_type::kAs4Path);
@@ -315,7 +317,8 @@ void UpdateView::check_widened_as_path() {
   if (as_path_value_size(p, AsWidth::k4) <= kMaxAttributeValue) return;
   malformed(*find_descriptor(attr_type::kAsPath),
             "AS_PATH with 4-octet AS numbers exceeds 65535 octets (2-octet AS session)",
-            ErrorAction::kTreatAsWithdraw, update_notify(update_error::kMalformedAsPath));
+            announced().count > 0 ? ErrorAction::kTreatAsWithdraw : ErrorAction::kAttributeDiscard,
+            update_notify(update_error::kMalformedAsPath));
 }
 
 // RFC 7606 section 5.2: "if an UPDATE message is encountered that does

@@ -27,7 +27,8 @@
 // - On a 2-octet AS session the canonical set carries AS_PATH with 4-octet
 //   AS numbers (AS4_PATH merged in). A path that widens past 65535 octets
 //   cannot be written with its 16-bit length: the routes are
-//   treat-as-withdraw with a diagnostic naming AS_PATH, which is left out.
+//   treat-as-withdraw with a diagnostic naming AS_PATH, which is left out
+//   (attribute discard when the message announces nothing).
 //
 // Prefixes are handed out by NlriRange, lazily and without copying.
 #pragma once

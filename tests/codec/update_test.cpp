@@ -276,9 +276,9 @@ TEST(UpdateView, WidenedAsPathWithAs4PathMergedIsMeasuredAfterTheMerge) {
   EXPECT_TRUE(has_as_path_diag(t.view));
 }
 
-TEST(UpdateView, WidenedAsPathWithoutNlriIsNoError) {
-  // Nothing is announced, so no set is built: no finding (and no RFC 7606
-  // section 5.2 session reset).
+TEST(UpdateView, WidenedAsPathWithoutNlriIsAttributeDiscard) {
+  // Nothing is announced: only AS_PATH is lost (attribute discard, so no
+  // RFC 7606 section 5.2 session reset), and the set still builds.
   std::string path = two_octet_path(std::vector<size_t>(70, 255));
   char head[32];
   std::snprintf(head, sizeof head, "5002%04zx", path.size() / 2);
@@ -286,8 +286,9 @@ TEST(UpdateView, WidenedAsPathWithoutNlriIsNoError) {
   SessionParams p;
   p.four_octet_as = false;
   auto v = UpdateView::decode(b, p, PeerType::kExternal);
-  EXPECT_EQ(v.action(), ErrorAction::kNone);
+  EXPECT_EQ(v.action(), ErrorAction::kAttributeDiscard);
   EXPECT_EQ(v.withdrawals().count, 1u);
+  EXPECT_FALSE(v.attribute_set().decode().as_path);
 }
 
 TEST(AsPath, EncodedSizeAndNoWrappedLength) {

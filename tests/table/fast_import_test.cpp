@@ -143,6 +143,40 @@ RC_GTEST_PROP(FastImport, AgreesWithTheAttributeSetWayOnRandomAndMutatedUpdates,
   RC_TAG(compared);
 }
 
+// The decode's verdict is the floor: a view that decoded as treat-as-
+// withdraw announces nothing even when the caller asks for announcements
+// (here a 2-octet session's AS_PATH that widens past 65535 octets).
+TEST(FastImport, TreatAsWithdrawViewAnnouncesNothingWhateverTheCaller) {
+  std::vector<std::byte> b;
+  bytes::Writer w(b);
+  std::vector<std::byte> attrs;
+  bytes::Writer a(attrs);
+  a.u8(0x40), a.u8(1), a.u8(1), a.u8(0);  // ORIGIN IGP
+  a.u8(0x50), a.u8(2), a.u16(70 * 512);   // AS_PATH: 70 x 255 2-octet ASes
+  for (int s = 0; s < 70; ++s) {
+    a.u8(2), a.u8(255);
+    for (int i = 0; i < 255; ++i) a.u16(65001);
+  }
+  a.u8(0x40), a.u8(3), a.u8(4), a.u32(0xC0000201u);  // NEXT_HOP
+  w.u16(0), w.u16(static_cast<uint16_t>(attrs.size())), w.bytes(attrs);
+  w.u8(24), w.u8(10), w.u8(0), w.u8(0);  // 10.0.0.0/24
+  codec::SessionParams params;
+  params.four_octet_as = false;
+  params.extended_message = true;
+  const auto v = codec::UpdateView::decode(b, params, codec::PeerType::kExternal);
+  ASSERT_EQ(v.action(), codec::ErrorAction::kTreatAsWithdraw);
+  Table t;
+  const uint16_t slot = *t.add_peer(peer_of(1));
+  Batch batch(t);
+  const auto got = batch.add(v);  // treat_as_withdraw not passed
+  const size_t v4 = static_cast<size_t>(codec::known_index(codec::kIpv4Unicast));
+  EXPECT_EQ(got.announced[v4], 0u);
+  EXPECT_EQ(got.withdrawn[v4], 1u);
+  t.apply(slot, batch);
+  EXPECT_EQ(t.peer_routes(slot, static_cast<FamilyIndex>(v4)), 0u);
+  EXPECT_EQ(t.interner().size(), 0u);
+}
+
 // The interner's two ways in give one set for the same bytes: interned
 // from an AttributeSet, then found from its bytes (and the reverse).
 TEST(FastImport, BytesFindTheSetAnAttributeSetMade) {

@@ -379,6 +379,7 @@ void Peer::dial_later(double seconds) {
 
 void Peer::on_dial_timer(struct ev_loop*, ev_timer* w, int) {
   auto* p = static_cast<Peer*>(w->data);
+  (void)p->held();  // a hold that ran out ends (the API shows it)
   try {
     if (p->conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr)
       p->new_connection(fsm::Direction::kOutgoing, -1);
@@ -566,6 +567,8 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       limits_.reset();
       reported_ = {};
+      held_until_ = 0;
+      held_down_.store(false, std::memory_order_relaxed);
       start_export(c);
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});

@@ -715,8 +715,9 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                                fmt::format("ADD-PATH for {}, which is not in this peer's families", family_text(f)));
                       return;
                     }
-                    if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kReceive)) peer.add_path_receive.add(f);
-                    if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kSend)) peer.add_path_send.add(f);
+                    const auto bits = static_cast<uint8_t>(m);
+                    if (bits & static_cast<uint8_t>(AddPathMode::kReceive)) peer.add_path_receive.add(f);
+                    if (bits & static_cast<uint8_t>(AddPathMode::kSend)) peer.add_path_send.add(f);
                   });
 
   if (auto set = ck.family_list(t, p, "extended_next_hop")) {

@@ -234,7 +234,8 @@ void Peer::flush_batch() {
 void Peer::check_limits(uint16_t slot) {
   if (!limits_.limits().any()) return;
   std::array<uint64_t, table::kFamilies> routes{};
-  for (size_t f = 0; f < table::kFamilies; ++f) routes[f] = table_.peer_routes(slot, static_cast<table::FamilyIndex>(f));
+  for (size_t f = 0; f < table::kFamilies; ++f)
+    routes[f] = table_.peer_routes(slot, static_cast<table::FamilyIndex>(f));
   for (const table::LimitEvent& e : limits_.check(routes)) {
     char buf[32];
     const std::string family(codec::family_name(codec::kKnownFamilyList[e.family], buf));

@@ -93,6 +93,24 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("own_as", p.own_as_loops);
   w.member("reflection", p.reflection_loops);
   w.end_object();
+  w.member("unnegotiated_family", p.unnegotiated_family);
+  w.key_raw("as_path_checks").begin_object();
+  w.key_raw("enforce_first_as").boolean(p.enforce_first_as);
+  w.member("empty_as_path", p.empty_as_path);
+  w.member("first_as", p.first_as);
+  w.end_object();
+  w.key_raw("max_prefixes").begin_object();
+  w.key_raw("limits").begin_object();
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+    if (p.max_prefixes[i]) w.member(family_text(i, buf), p.max_prefixes[i]);
+  w.end_object();
+  w.key_raw("action").string_raw(p.max_prefixes_warn_only ? "warn" : "cease");
+  w.member("restart_seconds", p.max_prefixes_restart);
+  w.member("warn_percent", p.max_prefixes_warn);
+  w.member("warnings", p.max_prefixes_warnings);
+  w.member("exceeded", p.max_prefixes_exceeded);
+  w.key_raw("held_down").boolean(p.held_down);
+  w.end_object();
   w.end_object();
 }
 
@@ -417,6 +435,29 @@ std::string metrics_text(const Snapshot& s) {
   for (const auto& p : s.peers) {
     m.sample({{"peer", p.name}, {"kind", "own-as"}}, p.own_as_loops);
     m.sample({{"peer", p.name}, {"kind", "reflection"}}, p.reflection_loops);
+  }
+
+  m.family("petrel_update_refused_total", "counter",
+           "UPDATEs from the peer whose NLRI import ignored or refused whole, by reason (unnegotiated-family: "
+           "NLRI of a family the session did not negotiate, ignored; empty-as-path, first-as: an external peer's "
+           "AS_PATH empty or not starting with its AS, treated as withdrawn).");
+  for (const auto& p : s.peers) {
+    m.sample({{"peer", p.name}, {"reason", "unnegotiated-family"}}, p.unnegotiated_family);
+    m.sample({{"peer", p.name}, {"reason", "empty-as-path"}}, p.empty_as_path);
+    m.sample({{"peer", p.name}, {"reason", "first-as"}}, p.first_as);
+  }
+
+  m.family("petrel_peer_max_prefixes", "gauge", "The peer's max_prefixes limit per family (families with a limit).");
+  for (const auto& p : s.peers)
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+      if (p.max_prefixes[i]) m.sample({{"peer", p.name}, {"family", family_text(i, buf)}}, p.max_prefixes[i]);
+
+  m.family("petrel_peer_max_prefixes_events_total", "counter",
+           "Times the peer's accepted routes crossed max_prefixes_warn percent of the limit (warning) or the limit "
+           "(exceeded).");
+  for (const auto& p : s.peers) {
+    m.sample({{"peer", p.name}, {"kind", "warning"}}, p.max_prefixes_warnings);
+    m.sample({{"peer", p.name}, {"kind", "exceeded"}}, p.max_prefixes_exceeded);
   }
 
   m.family("petrel_peer_connections_refused_total", "counter",

@@ -58,6 +58,21 @@ struct PeerSnapshot {
   // section 8: our ORIGINATOR_ID or cluster id on a reflected route).
   uint64_t own_as_loops = 0;
   uint64_t reflection_loops = 0;
+  // Import guards (docs/export.md): UPDATEs with NLRI of a family the
+  // session did not negotiate; external peers' UPDATEs refused for an
+  // empty AS_PATH or a foreign first AS.
+  uint64_t unnegotiated_family = 0;
+  uint64_t empty_as_path = 0;
+  uint64_t first_as = 0;
+  bool enforce_first_as = true;
+  // max_prefixes: the limits (0: none), the action, and what happened.
+  std::array<uint32_t, codec::kKnownFamilies> max_prefixes{};
+  bool max_prefixes_warn_only = false;
+  uint32_t max_prefixes_restart = 0;
+  uint8_t max_prefixes_warn = 90;
+  uint64_t max_prefixes_warnings = 0;
+  uint64_t max_prefixes_exceeded = 0;
+  bool held_down = false;  // closed by max_prefixes, not started again yet
   uint64_t established_total = 0;  // transitions into Established
   uint64_t connections_refused = 0;
 };

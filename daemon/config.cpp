@@ -30,6 +30,7 @@ namespace {
 
 constexpr int64_t kMaxU16 = 65535;
 constexpr int64_t kMaxU32 = 4294967295;
+constexpr int64_t kMaxRestart = 7 * 24 * 3600;  // max_prefixes_restart: a week
 // router.expected_ipv*_prefixes: twenty times a full IPv4 table today.
 constexpr int64_t kMaxExpectedPrefixes = 20000000;
 constexpr size_t kMaxNameLen = 64;
@@ -302,6 +303,30 @@ class Checker {
     return f;
   }
 
+  // A table keyed by known family names (add_path, max_prefixes):
+  // fn(family, "path.key.family", the key's position, the value) for each
+  // entry whose key is one; `what` says what the table holds.
+  template <typename F>
+  void family_table(const toml::table& t, std::string_view path, std::string_view key, std::string_view what, F&& fn) {
+    const toml::node* n = t.get(key);
+    if (!n) return;
+    const std::string tkey = join(path, key);
+    const toml::table* ft = n->as_table();
+    if (!ft) {
+      error(*n, tkey, fmt::format("expected a table of {}, got {}", what, type_name(*n)));
+      return;
+    }
+    for (auto&& [k, v] : *ft) {
+      std::string fkey = fmt::format("{}.{}", tkey, k.str());
+      codec::Family f;
+      if (!codec::parse_family(k.str(), f) || codec::known_index(f) < 0) {
+        error(k.source(), fkey, fmt::format("expected one of {}, got {}", known_families_text(), in_quotes(k.str())));
+        continue;
+      }
+      fn(f, fkey, k.source(), v);
+    }
+  }
+
   // A list of distinct known families. Nothing when absent or wrong.
   std::optional<codec::FamilySet> family_list(const toml::table& t, std::string_view path, std::string_view key) {
     const toml::array* arr = array(t, path, key, "an array of family names");
@@ -514,6 +539,39 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   }
 }
 
+// enforce_first_as and the max_prefixes keys of a peer (import guards,
+// docs/export.md). families_ok: peer.families is the peer's.
+void parse_peer_limits(Checker& ck, const toml::table& t, const std::string& p, bool families_ok, PeerConfig& peer) {
+  if (auto v = ck.boolean(t, p, "enforce_first_as")) peer.enforce_first_as = *v;
+  ck.family_table(t, p, "max_prefixes", "family = number of routes",
+                  [&](codec::Family f, const std::string& fkey, const toml::source_region& at, const toml::node& v) {
+                    if (families_ok && !peer.families.has(f)) {
+                      ck.error(at, fkey,
+                               fmt::format("a limit for {}, which is not in this peer's families", family_text(f)));
+                      return;
+                    }
+                    const auto* i = v.as_integer();
+                    if (!i || i->get() < 1 || i->get() > kMaxU32) {
+                      ck.error(v, fkey,
+                               fmt::format("expected a number of routes 1..4294967295, got {}",
+                                           i ? std::to_string(i->get()) : std::string(type_name(v))));
+                      return;
+                    }
+                    peer.max_prefixes[static_cast<size_t>(codec::known_index(f))] = static_cast<uint32_t>(i->get());
+                  });
+  if (auto s = ck.string(t, p, "max_prefixes_action", "\"cease\" or \"warn\"")) {
+    if (*s == "warn") peer.max_prefixes_warn_only = true;
+    else if (*s != "cease")
+      ck.error(*t.get("max_prefixes_action"), join(p, "max_prefixes_action"),
+               fmt::format("expected \"cease\" or \"warn\", got {}", in_quotes(*s)));
+  }
+  if (auto v = ck.integer(t, p, "max_prefixes_restart", 0, kMaxRestart,
+                          "0..604800 seconds (0: the session stays down until a reload)"))
+    peer.max_prefixes_restart = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(t, p, "max_prefixes_warn", 1, 100, "a percentage 1..100 of max_prefixes"))
+    peer.max_prefixes_warn = static_cast<uint8_t>(*v);
+}
+
 // Where each peer's name and address were first seen, for duplicates.
 struct PeerSeen {
   std::map<std::string, uint32_t, std::less<>> names;
@@ -528,7 +586,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
-                "add_path_send_max"});
+                "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action", "max_prefixes_restart",
+                "max_prefixes_warn"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -638,39 +697,28 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
     families_ok = false;
   }
 
-  if (const toml::node* n = t.get("add_path")) {
-    std::string key = join(p, "add_path");
-    if (const toml::table* ap = n->as_table()) {
-      for (auto&& [k, v] : *ap) {
-        std::string fkey = fmt::format("{}.{}", key, k.str());
-        codec::Family f;
-        if (!codec::parse_family(k.str(), f) || codec::known_index(f) < 0) {
-          ck.error(k.source(), fkey, fmt::format("expected one of {}, got {}", known_families_text(), in_quotes(k.str())));
-          continue;
-        }
-        auto mode = ck.string_node(v, fkey, "\"receive\", \"send\" or \"both\"");
-        if (!mode) continue;
-        AddPathMode m;
-        if (*mode == "receive") m = AddPathMode::kReceive;
-        else if (*mode == "send") m = AddPathMode::kSend;
-        else if (*mode == "both") m = AddPathMode::kBoth;
-        else {
-          ck.error(v, fkey, fmt::format("expected \"receive\", \"send\" or \"both\", got {}", in_quotes(*mode)));
-          continue;
-        }
-        if (families_ok && !peer.families.has(f)) {
-          ck.error(k.source(), fkey,
-                   fmt::format("ADD-PATH for {}, which is not in this peer's families", family_text(f)));
-          continue;
-        }
-        if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kReceive)) peer.add_path_receive.add(f);
-        if (static_cast<uint8_t>(m) & static_cast<uint8_t>(AddPathMode::kSend)) peer.add_path_send.add(f);
-      }
-    } else {
-      ck.error(*n, key,
-               fmt::format("expected a table of family = \"receive\"|\"send\"|\"both\", got {}", type_name(*n)));
-    }
-  }
+  ck.family_table(t, p, "add_path", "family = \"receive\"|\"send\"|\"both\"",
+                  [&](codec::Family f, const std::string& fkey, const toml::source_region& at, const toml::node& v) {
+                    auto mode = ck.string_node(v, fkey, "\"receive\", \"send\" or \"both\"");
+                    if (!mode) return;
+                    AddPathMode m;
+                    if (*mode == "receive") m = AddPathMode::kReceive;
+                    else if (*mode == "send") m = AddPathMode::kSend;
+                    else if (*mode == "both") m = AddPathMode::kBoth;
+                    else {
+                      ck.error(v, fkey,
+                               fmt::format("expected \"receive\", \"send\" or \"both\", got {}", in_quotes(*mode)));
+                      return;
+                    }
+                    if (families_ok && !peer.families.has(f)) {
+                      ck.error(at, fkey,
+                               fmt::format("ADD-PATH for {}, which is not in this peer's families", family_text(f)));
+                      return;
+                    }
+                    const auto bits = static_cast<uint8_t>(m);
+                    if (bits & static_cast<uint8_t>(AddPathMode::kReceive)) peer.add_path_receive.add(f);
+                    if (bits & static_cast<uint8_t>(AddPathMode::kSend)) peer.add_path_send.add(f);
+                  });
 
   if (auto set = ck.family_list(t, p, "extended_next_hop")) {
     for (codec::Family f : codec::kKnownFamilyList) {
@@ -730,6 +778,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
     peer.allow_own_as = static_cast<uint8_t>(*v);
   if (auto v = ck.integer(t, p, "add_path_send_max", 0, 255, "0..255 paths per prefix (0: all)"))
     peer.add_path_send_max = static_cast<uint8_t>(*v);
+  parse_peer_limits(ck, t, p, families_ok, peer);
 
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }

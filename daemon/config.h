@@ -15,6 +15,7 @@
 // next hops), RFC 9687 (send hold timer), RFC 9003 (shutdown message).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -141,6 +142,17 @@ struct PeerConfig {
   bool route_reflector_client = false;  // RFC 4456
   uint8_t allow_own_as = 0;  // routes with our AS more often than this are refused
   uint8_t add_path_send_max = 0;  // ADD-PATH send: paths per prefix, 0 = all
+  // External peers: the AS_PATH must start with the peer's AS (RFC 4271
+  // section 6.3); false for route servers, which do not prepend theirs.
+  bool enforce_first_as = true;
+  // Routes accepted from the peer per family (codec::kKnownFamilyList
+  // order; 0: no limit), what happens past it, seconds before the session
+  // is started again after a Cease (0: only when an operator acts), and
+  // the percentage of the limit that logs a warning (docs/configuration.md).
+  std::array<uint32_t, codec::kKnownFamilies> max_prefixes{};
+  bool max_prefixes_warn_only = false;  // max_prefixes_action = "warn"
+  uint32_t max_prefixes_restart = 0;
+  uint8_t max_prefixes_warn = 90;
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;

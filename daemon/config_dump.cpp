@@ -206,6 +206,19 @@ std::string dump(const Config& c) {
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("allow_own_as", std::to_string(p.allow_own_as));
     line("add_path_send_max", std::to_string(p.add_path_send_max));
+    // The import guards, only where not the default (docs/export.md).
+    if (!p.enforce_first_as) line("enforce_first_as", "false");
+    std::string limits;
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+      if (!p.max_prefixes[i]) continue;
+      char buf[32];
+      limits += fmt::format("{}{} = {}", limits.empty() ? "{ " : ", ",
+                            toml_string(codec::family_name(codec::kKnownFamilyList[i], buf)), p.max_prefixes[i]);
+    }
+    if (!limits.empty()) line("max_prefixes", limits + " }");
+    if (p.max_prefixes_warn_only) line("max_prefixes_action", toml_string("warn"));
+    if (p.max_prefixes_restart) line("max_prefixes_restart", std::to_string(p.max_prefixes_restart));
+    if (p.max_prefixes_warn != 90) line("max_prefixes_warn", std::to_string(p.max_prefixes_warn));
   }
 
   for (const table::Filter& f : c.filters) {
@@ -284,6 +297,11 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("shutdown_message", a.shutdown_message == b.shutdown_message);
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
+  diff("enforce_first_as", a.enforce_first_as == b.enforce_first_as);
+  diff("max_prefixes", a.max_prefixes == b.max_prefixes);
+  diff("max_prefixes_action", a.max_prefixes_warn_only == b.max_prefixes_warn_only);
+  diff("max_prefixes_restart", a.max_prefixes_restart == b.max_prefixes_restart);
+  diff("max_prefixes_warn", a.max_prefixes_warn == b.max_prefixes_warn);
   return keys;
 }
 

@@ -76,6 +76,17 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.attribute_discard = c.attribute_discard.load(kRelaxed);
   p.own_as_loops = c.own_as_loops.load(kRelaxed);
   p.reflection_loops = c.reflection_loops.load(kRelaxed);
+  p.unnegotiated_family = c.unnegotiated_family.load(kRelaxed);
+  p.empty_as_path = c.empty_as_path.load(kRelaxed);
+  p.first_as = c.first_as.load(kRelaxed);
+  p.enforce_first_as = pc.enforce_first_as;
+  p.max_prefixes = pc.max_prefixes;
+  p.max_prefixes_warn_only = pc.max_prefixes_warn_only;
+  p.max_prefixes_restart = pc.max_prefixes_restart;
+  p.max_prefixes_warn = pc.max_prefixes_warn;
+  p.max_prefixes_warnings = c.max_prefixes_warnings.load(kRelaxed);
+  p.max_prefixes_exceeded = c.max_prefixes_exceeded.load(kRelaxed);
+  p.held_down = peer.held_down();
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
   return p;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -37,22 +38,6 @@ constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the expor
 constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter may write: the
                                               // worker's other sessions (keepalives) go between
 constexpr double kExportInterval = 0.05;      // seconds between looks at the table's journals
-
-// Prefixes of an UPDATE's announced() or withdrawals(), per family (for
-// the counters of routes that import policy refused).
-template <typename Ranges>
-std::array<uint32_t, codec::kKnownFamilies> prefix_counts(const Ranges& ranges) {
-  std::array<uint32_t, codec::kKnownFamilies> n{};
-  for (const auto& range : ranges) {
-    int fi = codec::known_index(range.family());
-    if (fi < 0) continue;
-    for (const auto& p : range) {
-      (void)p;
-      ++n[static_cast<size_t>(fi)];
-    }
-  }
-  return n;
-}
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -191,16 +176,24 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   dial_timer_.data = this;
   ev_timer_init(&export_timer_, &Peer::on_export_timer, 0, kExportInterval);
   export_timer_.data = this;
+  ev_timer_init(&limit_timer_, &Peer::on_limit_timer, 0, 0);
+  limit_timer_.data = this;
   read_buf_.resize(kReadChunk);
   import_ = import_policy(config, peer);
   export_ = export_policy(config, peer);
   allow_own_as_ = peer.allow_own_as;
   cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
+  table::PrefixLimits limits;
+  limits.max = peer.max_prefixes;
+  limits.warn_only = peer.max_prefixes_warn_only;
+  limits.warn_percent = peer.max_prefixes_warn;
+  limits_ = table::PrefixLimitWatch(limits);
 }
 
 Peer::~Peer() {
   ev_timer_stop(worker_.loop(), &dial_timer_);
   ev_timer_stop(worker_.loop(), &export_timer_);
+  ev_timer_stop(worker_.loop(), &limit_timer_);
   for (auto& c : conns_)
     if (c) close_socket(*c);
   leave_table();
@@ -235,6 +228,87 @@ void Peer::flush_batch() {
     return;
   }
   table_.apply(static_cast<uint16_t>(slot), batch_);
+  check_limits(static_cast<uint16_t>(slot));
+}
+
+void Peer::check_limits(uint16_t slot) {
+  if (!limits_.limits().any()) return;
+  std::array<uint64_t, table::kFamilies> routes{};
+  for (size_t f = 0; f < table::kFamilies; ++f)
+    routes[f] = table_.peer_routes(slot, static_cast<table::FamilyIndex>(f));
+  for (const table::LimitEvent& e : limits_.check(routes)) {
+    char buf[32];
+    const std::string family(codec::family_name(codec::kKnownFamilyList[e.family], buf));
+    const bool cease = e.kind == table::LimitEvent::Kind::kExceeded && !limits_.limits().warn_only;
+    if (e.kind == table::LimitEvent::Kind::kWarn) {
+      counters_.max_prefixes_warnings.fetch_add(1, std::memory_order_relaxed);
+      log(LogLevel::kWarn, "max-prefixes-warning",
+          {{"peer", peer_.name}, {"family", family}, {"routes", e.routes}, {"limit", e.limit},
+           {"percent", static_cast<int64_t>(limits_.limits().warn_percent)}},
+          "the peer's routes reached the warning threshold of max_prefixes");
+      continue;
+    }
+    counters_.max_prefixes_exceeded.fetch_add(1, std::memory_order_relaxed);
+    log(LogLevel::kWarn, "max-prefixes-exceeded",
+        {{"peer", peer_.name}, {"family", family}, {"routes", e.routes}, {"limit", e.limit},
+         {"action", cease ? "cease" : "warn"}},
+        cease ? "the session is closed (Cease / Maximum Number of Prefixes Reached)"
+              : "max_prefixes_action = \"warn\": the session stays up");
+    if (cease && limit_cease_.empty()) {
+      limit_cease_ = table::max_prefixes_data(e.family, e.limit);
+      // Sent from the loop (or at once by handle_read): not from inside
+      // the action or table operation that flushed the batch.
+      ev_timer_stop(worker_.loop(), &limit_timer_);
+      ev_timer_set(&limit_timer_, 0, 0);
+      ev_timer_start(worker_.loop(), &limit_timer_);
+    }
+  }
+}
+
+void Peer::cease_for_limit() {
+  ev_timer_stop(worker_.loop(), &limit_timer_);
+  if (limit_cease_.empty()) return;
+  std::vector<std::byte> data = std::move(limit_cease_);
+  limit_cease_.clear();
+  Connection* c = established();
+  if (!c) return;
+  // RFC 4486 section 4 recommends a back-off before the next attempt:
+  // max_prefixes_restart, or none until an operator reloads.
+  const uint32_t restart = peer_.max_prefixes_restart;
+  held_until_ = restart ? ev_now(worker_.loop()) + restart : INFINITY;
+  held_down_.store(true, std::memory_order_relaxed);
+  log(LogLevel::kWarn, "max-prefixes-hold", {{"peer", peer_.name}, {"restart_seconds", static_cast<int64_t>(restart)}},
+      restart ? "the session starts again after max_prefixes_restart seconds"
+              : "the session stays down until a reload (SIGHUP) or a restart of petrel");
+  step(*c, fsm::AutomaticStop{codec::cease::kMaxPrefixes, std::move(data)});
+}
+
+void Peer::on_limit_timer(struct ev_loop*, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  Connection* c = p->established();
+  try {
+    p->cease_for_limit();
+  } catch (const std::exception& e) {
+    if (c) p->session_failed(*c, e.what());
+  }
+  p->reap();
+}
+
+bool Peer::held() {
+  if (held_until_ > 0 && ev_now(worker_.loop()) >= held_until_) {
+    held_until_ = 0;
+    held_down_.store(false, std::memory_order_relaxed);
+  }
+  return held_until_ > 0;
+}
+
+void Peer::resume_after_limit() {
+  if (held_until_ == 0) return;
+  held_until_ = 0;
+  held_down_.store(false, std::memory_order_relaxed);
+  log(LogLevel::kInfo, "max-prefixes-resume", {{"peer", peer_.name}},
+      "the session that max_prefixes closed starts again");
+  if (conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr) dial_later(0);
 }
 
 uint64_t Peer::best_routes(size_t family_index) const {
@@ -255,6 +329,8 @@ void Peer::leave_table() {
     exporter_.reset();
   }
   batch_.clear();  // the session's last UPDATEs would be withdrawn at once
+  limit_cease_.clear();
+  ev_timer_stop(worker_.loop(), &limit_timer_);
   int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
   if (slot < 0) return;
   auto t0 = std::chrono::steady_clock::now();
@@ -291,6 +367,10 @@ void Peer::start() {
 
 void Peer::dial_later(double seconds) {
   if (shutting_down_ || peer_.passive || !peer_.enabled) return;
+  if (held()) {
+    if (std::isinf(held_until_)) return;  // resume_after_limit() dials
+    seconds = std::max(seconds, held_until_ - ev_now(worker_.loop()));
+  }
   ev_timer_stop(worker_.loop(), &dial_timer_);
   ev_timer_set(&dial_timer_, seconds, 0);
   ev_timer_start(worker_.loop(), &dial_timer_);
@@ -300,6 +380,7 @@ void Peer::dial_later(double seconds) {
 
 void Peer::on_dial_timer(struct ev_loop*, ev_timer* w, int) {
   auto* p = static_cast<Peer*>(w->data);
+  (void)p->held();  // a hold that ran out ends (the API shows it)
   try {
     if (p->conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr)
       p->new_connection(fsm::Direction::kOutgoing, -1);
@@ -335,10 +416,14 @@ void Peer::new_connection(fsm::Direction dir, int fd) {
 
 void Peer::incoming(int fd, const SocketAddress& remote) {
   auto& slot = conns_[static_cast<size_t>(fsm::Direction::kIncoming)];
-  if (shutting_down_ || !peer_.enabled || (slot && !slot->dead)) {
+  const bool held_down = held();
+  if (shutting_down_ || !peer_.enabled || held_down || (slot && !slot->dead)) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
-        shutting_down_ ? "shutting down" : !peer_.enabled ? "peer disabled" : "a connection from this peer is already being set up");
+        shutting_down_   ? "shutting down"
+        : !peer_.enabled ? "peer disabled"
+        : held_down      ? "max_prefixes holds the session down"
+                         : "a connection from this peer is already being set up");
     ::close(fd);
     return;
   }
@@ -481,6 +566,10 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (std::get_if<fsm::SessionUp>(&a)) {
       // Ends the session with Cease / Out of Resources (session_failed).
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
+      limits_.reset();
+      reported_ = {};
+      held_until_ = 0;
+      held_down_.store(false, std::memory_order_relaxed);
       start_export(c);
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
@@ -610,7 +699,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   // announced ones into withdrawals (RFC 7606 section 2).
   // The batch walks the prefixes once and says how many of each it took
   // (a batch without a table slot is dropped when flushed).
-  import_update(u, action == codec::ErrorAction::kTreatAsWithdraw);
+  import_update(c, u, action == codec::ErrorAction::kTreatAsWithdraw);
   if ((u.mp_reach() && !u.mp_reach()->supported) || (u.mp_unreach() && !u.mp_unreach()->supported))
     counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);
   if (auto eor = u.end_of_rib()) {
@@ -626,111 +715,59 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   }
 }
 
-void Peer::import_update(const codec::UpdateView& u, bool treat_as_withdraw) {
-  auto count = [&](const table::Batch::Gathered& got) {
-    for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
-      if (got.announced[i]) counters_.announced[i].fetch_add(got.announced[i], std::memory_order_relaxed);
-      if (got.withdrawn[i]) counters_.withdrawn[i].fetch_add(got.withdrawn[i], std::memory_order_relaxed);
-    }
+void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool treat_as_withdraw) {
+  const auto& n = *c.fsm.negotiated();
+  table::ImportRules rules;
+  rules.local_as = config_.router.asn;
+  rules.router_id = config_.router.router_id.v4_value();
+  rules.cluster_id = cluster_id_;
+  rules.peer_as = peer_.asn;
+  rules.internal = peer_.asn == config_.router.asn;
+  rules.enforce_first_as = peer_.enforce_first_as;
+  rules.allow_own_as = allow_own_as_;
+  rules.families = n.families;
+  rules.none = import_.none;
+  rules.filter = import_.filter.get();
+  const table::ImportOutcome out = table::import_update(u, treat_as_withdraw, rules, batch_);
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+    if (out.announced[i]) counters_.announced[i].fetch_add(out.announced[i], std::memory_order_relaxed);
+    if (out.withdrawn[i]) counters_.withdrawn[i].fetch_add(out.withdrawn[i], std::memory_order_relaxed);
+    if (out.refused[i]) counters_.refused[i].fetch_add(out.refused[i], std::memory_order_relaxed);
+  }
+  // The first of each kind in a session is logged; the rest are counted
+  // (a hostile peer cannot fill the log).
+  auto first = [&](size_t kind, std::atomic<uint64_t>& counter) {
+    counter.fetch_add(1, std::memory_order_relaxed);
+    return !std::exchange(reported_[kind], true);
   };
-  // Counts every announced prefix as refused; returns the counts.
-  auto refuse_all = [&] {
-    auto n = prefix_counts(u.announced());
-    for (size_t i = 0; i < n.size(); ++i)
-      if (n[i]) counters_.refused[i].fetch_add(n[i], std::memory_order_relaxed);
-    return n;
-  };
-  if (import_.none) {
-    // Nothing of this peer's enters the table; its prefixes count as any
-    // peer's do (announced, withdrawn, and the announced ones as refused;
-    // under treat-as-withdraw, every one as withdrawn).
-    auto w = prefix_counts(u.withdrawals());
-    auto a = treat_as_withdraw ? prefix_counts(u.announced()) : refuse_all();
-    for (size_t i = 0; i < w.size(); ++i) {
-      if (treat_as_withdraw) w[i] += a[i];
-      else if (a[i]) counters_.announced[i].fetch_add(a[i], std::memory_order_relaxed);
-      if (w[i]) counters_.withdrawn[i].fetch_add(w[i], std::memory_order_relaxed);
-    }
-    return;
+  if (out.unnegotiated && first(0, counters_.unnegotiated_family)) {
+    char buf[32];
+    log(LogLevel::kWarn, "unnegotiated-family",
+        {{"peer", peer_.name}, {"family", std::string(codec::family_name(out.unnegotiated_family, buf))},
+         {"prefixes", out.unnegotiated_prefixes}},
+        "NLRI of a family the session did not negotiate is ignored (RFC 4760); further ones are counted");
   }
-  bool announces = false;
-  for (const auto& range : u.announced())
-    if (!range.empty() && codec::known_index(range.family()) >= 0) announces = true;
-  if (!announces || treat_as_withdraw) {
-    count(batch_.add(u, treat_as_withdraw));
-    return;
-  }
-  // Loops (RFC 4271 section 9.1.2; RFC 4456 section 8): the routes are
-  // refused, which withdraws any earlier version of them. Checked on the
-  // UPDATE as received: without an import filter no AttributeSet is built
-  // (the table interns the canonical bytes written straight from the
-  // message, as table-bench measures it). With one, the filter's set is
-  // built first and answers the checks too (the same answers: tests/table/
-  // loop_check_test.cpp), so that a 2-octet AS session, whose AS_PATH
-  // needs the set for the AS4_PATH merge, does not build it twice.
-  std::optional<codec::AttributeSet> set;
-  if (import_.filter) set = u.attribute_set();
-  // The counter of the loop `attrs` (the set or the view) shows, if any.
-  const auto loop_of = [&](const auto& attrs) -> std::atomic<uint64_t>* {
-    const uint32_t asn = config_.router.asn;
-    if (table::count_as(attrs, asn) > allow_own_as_) return &counters_.own_as_loops;
-    if (peer_.asn == asn && table::reflection_loop(attrs, config_.router.router_id.v4_value(), cluster_id_))
-      return &counters_.reflection_loops;
-    return nullptr;
-  };
-  if (auto* loops = set ? loop_of(*set) : loop_of(u)) {
-    loops->fetch_add(1, std::memory_order_relaxed);
-    const auto n = refuse_all();
-    auto got = batch_.add(u, true);
-    for (size_t i = 0; i < n.size(); ++i) {  // counted as received announcements, not withdrawals
-      got.withdrawn[i] -= n[i];
-      got.announced[i] += n[i];
-    }
-    count(got);
-    return;
-  }
-  if (!set) {
-    count(batch_.add(u, false));
-    return;
-  }
-  // The filter decides prefix by prefix; accepted routes whose attributes
-  // it changes go in as a set of their own.
-  for (const auto& range : u.withdrawals()) {
-    int fi = codec::known_index(range.family());
-    if (fi < 0) continue;
-    std::vector<codec::NlriPrefix> w(range.begin(), range.end());
-    batch_.add(static_cast<table::FamilyIndex>(fi), nullptr, {}, w);
-    counters_.withdrawn[static_cast<size_t>(fi)].fetch_add(w.size(), std::memory_order_relaxed);
-  }
-  for (const auto& range : u.announced()) {
-    int fi = codec::known_index(range.family());
-    if (fi < 0 || range.empty()) continue;
-    const auto f = static_cast<table::FamilyIndex>(fi);
-    std::vector<codec::NlriPrefix> plain, refused;
-    std::vector<std::pair<table::FilterVerdict, std::vector<codec::NlriPrefix>>> changed;
-    uint64_t n = 0;
-    for (const auto& p : range) {
-      ++n;
-      table::FilterVerdict v = table::evaluate(*import_.filter, p.prefix, *set);
-      if (!v.accept) {
-        refused.push_back(p);
-      } else if (!v.changes_attributes()) {
-        plain.push_back(p);
-      } else {
-        auto it = std::find_if(changed.begin(), changed.end(), [&](const auto& g) {
-          return g.first.local_pref == v.local_pref && g.first.med == v.med;
-        });
-        if (it == changed.end()) it = changed.insert(changed.end(), {v, {}});
-        it->second.push_back(p);
-      }
-    }
-    batch_.add(f, &*set, plain, refused);
-    for (const auto& [v, ps] : changed) {
-      codec::AttributeSet m = table::apply_verdict(*set, v);
-      batch_.add(f, &m, ps, {});
-    }
-    counters_.announced[static_cast<size_t>(fi)].fetch_add(n, std::memory_order_relaxed);
-    if (!refused.empty()) counters_.refused[static_cast<size_t>(fi)].fetch_add(refused.size(), std::memory_order_relaxed);
+  switch (out.refusal) {
+    case table::ImportRefusal::kEmptyAsPath:
+      if (first(1, counters_.empty_as_path))
+        log(LogLevel::kWarn, "empty-as-path", {{"peer", peer_.name}},
+            "an external peer's routes with an empty AS_PATH are treated as withdrawn (RFC 7606 section 7.2); "
+            "further ones are counted");
+      break;
+    case table::ImportRefusal::kFirstAs:
+      if (first(2, counters_.first_as))
+        log(LogLevel::kWarn, "first-as", {{"peer", peer_.name}, {"first_as", out.first_as}, {"peer_as", peer_.asn}},
+            "routes whose AS_PATH does not start with the peer's AS are treated as withdrawn (enforce_first_as, "
+            "RFC 7606 section 7.2); further ones are counted");
+      break;
+    case table::ImportRefusal::kOwnAs:
+      counters_.own_as_loops.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case table::ImportRefusal::kReflection:
+      counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
+      break;
+    case table::ImportRefusal::kNone:
+      break;
   }
 }
 
@@ -1055,6 +1092,10 @@ void Peer::handle_read(Connection& c) {
         auto st = c.framer.next(m, err);
         if (st == codec::Framer::Status::kNeedMore) {
           flush_batch();
+          if (!limit_cease_.empty()) {
+            cease_for_limit();  // read no more of this peer's routes
+            return;
+          }
           break;
         }
         if (st == codec::Framer::Status::kError) {

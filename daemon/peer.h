@@ -28,6 +28,7 @@
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
 #include "table/exporter.h"
+#include "table/import.h"
 #include "table/table.h"
 
 namespace petrel::daemon {
@@ -50,6 +51,15 @@ struct PeerCounters {
   std::array<std::atomic<uint64_t>, codec::kKnownFamilies> refused{};
   std::atomic<uint64_t> own_as_loops{0};
   std::atomic<uint64_t> reflection_loops{0};
+  // Import guards (table/import.h): UPDATEs with NLRI of a family the
+  // session did not negotiate (ignored); UPDATEs of an external peer
+  // refused for an empty AS_PATH or a leftmost AS not the peer's;
+  // max_prefixes warnings and limits crossed.
+  std::atomic<uint64_t> unnegotiated_family{0};
+  std::atomic<uint64_t> empty_as_path{0};
+  std::atomic<uint64_t> first_as{0};
+  std::atomic<uint64_t> max_prefixes_warnings{0};
+  std::atomic<uint64_t> max_prefixes_exceeded{0};
 };
 
 // A snapshot for logs and, later, the API.
@@ -85,7 +95,14 @@ class Peer {
   void reload(Policy import, Policy export_policy, uint8_t allow_own_as, bool import_changed,
               bool export_changed);
 
+  // A session that max_prefixes closed and holds down (for
+  // max_prefixes_restart seconds, or until this is called: a reload)
+  // starts again.
+  void resume_after_limit();
+
   [[nodiscard]] const PeerConfig& config() const { return peer_; }
+  // Whether max_prefixes holds the session down now. Any thread.
+  [[nodiscard]] bool held_down() const { return held_down_.load(std::memory_order_relaxed); }
   [[nodiscard]] Worker& worker() const { return worker_; }
   [[nodiscard]] const PeerCounters& counters() const { return counters_; }
   [[nodiscard]] PeerStatus status() const;
@@ -130,8 +147,17 @@ class Peer {
   // Runs the exporter again as soon as the loop comes round.
   void again_soon();
   Connection* established();
-  // Import policy for one UPDATE: into batch_, counting what it refused.
-  void import_update(const codec::UpdateView& u, bool treat_as_withdraw);
+  // Import (table/import.h) of one UPDATE into batch_: counters and the
+  // first log line of each kind of refusal in a session.
+  void import_update(const Connection& c, const codec::UpdateView& u, bool treat_as_withdraw);
+  // max_prefixes after a batch: warnings logged; past the limit, a Cease
+  // is due (limit_cease_), sent by cease_for_limit() from a safe point.
+  void check_limits(uint16_t slot);
+  void cease_for_limit();
+  // Whether max_prefixes holds the session down (false again once
+  // max_prefixes_restart has passed).
+  bool held();
+  static void on_limit_timer(struct ev_loop*, ev_timer* w, int);
   static void on_export_timer(struct ev_loop*, ev_timer* w, int);
 
   static void on_read(struct ev_loop*, ev_io* w, int);
@@ -154,6 +180,12 @@ class Peer {
   Policy export_;
   uint8_t allow_own_as_ = 0;
   uint32_t cluster_id_ = 0;
+  table::PrefixLimitWatch limits_;
+  std::vector<std::byte> limit_cease_;  // the NOTIFICATION data of a Cease due, or empty
+  ev_timer limit_timer_;
+  double held_until_ = 0;  // ev_now() until which the session stays down; infinity: until a reload
+  std::atomic<bool> held_down_{false};
+  std::array<bool, 4> reported_{};  // per session: first refusal of each kind logged
   std::unique_ptr<table::Exporter> exporter_;  // while a session is up
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   ev_timer export_timer_;

@@ -280,6 +280,12 @@ bool Server::reload() {
       peer->reload(std::move(in), std::move(out), own, ic, ec);
     });
   }
+  // An operator's reload starts again the sessions max_prefixes closed and
+  // holds down (docs/export.md, "max_prefixes").
+  for (auto& p : peers_) {
+    Peer* peer = p.get();
+    if (peer->held_down()) peer->worker().post([peer] { peer->resume_after_limit(); });
+  }
   if (!plan.restart_keys.empty())
     log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
         "these changes take effect when petrel restarts");

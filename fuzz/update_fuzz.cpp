@@ -5,6 +5,11 @@
 // the session asks) answer as on the set. The first byte picks the session:
 // bit 0 2-octet AS, bit 1 ADD-PATH receive (IPv4/IPv6 unicast), bit 2
 // extended next hop for IPv4, bit 3 internal peer.
+// Then the import (table/import.h) into a table, once on the view and once
+// through an accept-all filter (the AttributeSet's way), which must agree;
+// a family the session did not negotiate (bit 4: IPv4 unicast, bit 5:
+// IPv6 unicast) never has a route. Bit 6: enforce_first_as off; bit 7: the
+// peer's AS is the path's first.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +20,8 @@
 #include "codec/update_builder.h"
 #include "fuzz/fuzz.h"
 #include "table/export.h"
+#include "table/import.h"
+#include "table/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace petrel::codec;  // NOLINT
@@ -61,5 +68,49 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)UpdateBuilder(p).announce(r.family(), s, list, out);
   }
   (void)UpdateBuilder(p).build(kIpv4Unicast, nullptr, {}, wd, out);
+
+  namespace table = petrel::table;
+  static const table::TableOptions small = [] {
+    table::TableOptions o;
+    o.shards = 1;
+    o.journal_retention = 64;
+    return o;
+  }();
+  static table::Table tables[2] = {table::Table(small), table::Table(small)};
+  static const table::Filter accept_all{"all", {}, table::FilterAction::kAccept};
+  table::ImportRules rules;
+  rules.local_as = 65001;
+  rules.router_id = id;
+  rules.cluster_id = cluster_id;
+  rules.internal = mode & 8;
+  rules.peer_as = rules.internal ? 65001 : (mode & 128) ? first : 65010;
+  rules.enforce_first_as = !(mode & 64);
+  rules.families = FamilySet{kIpv4Unicast, kIpv6Unicast, kIpv4Multicast, kIpv6Multicast};
+  if (mode & 16) rules.families.remove(kIpv4Unicast);
+  if (mode & 32) rules.families.remove(kIpv6Unicast);
+  const bool taw = v.action() == ErrorAction::kTreatAsWithdraw;
+  table::ImportOutcome outcome[2];
+  for (int i = 0; i < 2; ++i) {
+    table::Table& t = tables[i];
+    table::PeerInfo info;
+    info.asn = rules.peer_as;
+    info.internal = rules.internal;
+    const uint16_t slot = *t.add_peer(info);
+    table::ImportRules r = rules;
+    if (i == 1) r.filter = &accept_all;
+    table::Batch b(t);
+    outcome[i] = table::import_update(v, taw, r, b);
+    t.apply(slot, b);
+    for (size_t f = 0; f < kKnownFamilies; ++f) {
+      const uint64_t n = t.peer_routes(slot, static_cast<table::FamilyIndex>(f));
+      if (!rules.families.has(kKnownFamilyList[f]) && n != 0) __builtin_trap();
+      if (n > outcome[i].announced[f] - outcome[i].refused[f]) __builtin_trap();
+    }
+    (void)t.remove_peer(slot);
+  }
+  if (outcome[0].refusal != outcome[1].refusal || outcome[0].announced != outcome[1].announced ||
+      outcome[0].refused != outcome[1].refused || outcome[0].unnegotiated != outcome[1].unnegotiated ||
+      outcome[0].unnegotiated_prefixes != outcome[1].unnegotiated_prefixes)
+    __builtin_trap();
   return 0;
 }

@@ -45,6 +45,14 @@ PeerSnapshot upstream() {
   p.attribute_discard = 1;
   p.own_as_loops = 6;
   p.reflection_loops = 3;
+  p.unnegotiated_family = 4;
+  p.empty_as_path = 8;
+  p.first_as = 9;
+  p.max_prefixes = {1200000, 0, 0, 0};
+  p.max_prefixes_restart = 300;
+  p.max_prefixes_warnings = 2;
+  p.max_prefixes_exceeded = 1;
+  p.held_down = true;
   p.established_total = 1;
   return p;
 }
@@ -169,6 +177,18 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["rfc7606"]["attribute_discard"], 1);
   EXPECT_EQ(p["loops"]["own_as"], 6);
   EXPECT_EQ(p["loops"]["reflection"], 3);
+  EXPECT_EQ(p["unnegotiated_family"], 4);
+  EXPECT_EQ(p["as_path_checks"]["enforce_first_as"], true);
+  EXPECT_EQ(p["as_path_checks"]["empty_as_path"], 8);
+  EXPECT_EQ(p["as_path_checks"]["first_as"], 9);
+  EXPECT_EQ(p["max_prefixes"]["limits"]["ipv4-unicast"], 1200000);
+  EXPECT_FALSE(p["max_prefixes"]["limits"].contains("ipv6-unicast"));
+  EXPECT_EQ(p["max_prefixes"]["action"], "cease");
+  EXPECT_EQ(p["max_prefixes"]["restart_seconds"], 300);
+  EXPECT_EQ(p["max_prefixes"]["warn_percent"], 90);
+  EXPECT_EQ(p["max_prefixes"]["warnings"], 2);
+  EXPECT_EQ(p["max_prefixes"]["exceeded"], 1);
+  EXPECT_EQ(p["max_prefixes"]["held_down"], true);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -305,7 +325,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_table_prefixes", "petrel_table_routes",
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
                                           "petrel_peer_prefixes", "petrel_attribute_sets",
-                                          "petrel_memory_bytes"}));
+                                          "petrel_memory_bytes", "petrel_update_refused_total",
+                                          "petrel_peer_max_prefixes", "petrel_peer_max_prefixes_events_total"}));
   auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
     const Sample* s = find(samples, name, labels);
     return s ? s->value : "<missing>";
@@ -327,6 +348,13 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_update_errors_total", {{"peer", "upstream-1"}, {"action", "attribute_discard"}}), "1");
   EXPECT_EQ(value("petrel_update_loops_total", {{"peer", "upstream-1"}, {"kind", "own-as"}}), "6");
   EXPECT_EQ(value("petrel_update_loops_total", {{"peer", "upstream-1"}, {"kind", "reflection"}}), "3");
+  EXPECT_EQ(value("petrel_update_refused_total", {{"peer", "upstream-1"}, {"reason", "unnegotiated-family"}}), "4");
+  EXPECT_EQ(value("petrel_update_refused_total", {{"peer", "upstream-1"}, {"reason", "empty-as-path"}}), "8");
+  EXPECT_EQ(value("petrel_update_refused_total", {{"peer", "upstream-1"}, {"reason", "first-as"}}), "9");
+  EXPECT_EQ(value("petrel_peer_max_prefixes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "1200000");
+  EXPECT_EQ(value("petrel_peer_max_prefixes", {{"peer", "upstream-1"}, {"family", "ipv6-unicast"}}), "<missing>");
+  EXPECT_EQ(value("petrel_peer_max_prefixes_events_total", {{"peer", "upstream-1"}, {"kind", "warning"}}), "2");
+  EXPECT_EQ(value("petrel_peer_max_prefixes_events_total", {{"peer", "upstream-1"}, {"kind", "exceeded"}}), "1");
   EXPECT_EQ(value("petrel_peer_connections_refused_total", {{"peer", "ix\\\\peer"}}), "5");
   EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");

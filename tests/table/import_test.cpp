@@ -1,0 +1,440 @@
+// Import of one UPDATE (table/import.h) against a real table, without
+// sockets: NLRI of families the session did not negotiate, the external
+// peer's AS_PATH checks (empty, first AS, on 2-octet sessions the merged
+// path), loops, policy, counting; and the max_prefixes watch against a
+// naive model.
+#include "table/import.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "codec/update.h"
+#include "codec/update_builder.h"
+#include "tests/table/attrs_gen.h"
+
+namespace petrel::table {
+namespace {
+
+constexpr uint32_t kLocalAs = 65001;
+constexpr uint32_t kPeerAs = 65010;
+constexpr size_t kV4 = 0, kV6 = 1;  // kKnownFamilyList indexes
+
+void put16(std::vector<std::byte>& b, uint32_t v) {
+  b.push_back(std::byte(v >> 8));
+  b.push_back(std::byte(v & 0xff));
+}
+void put32(std::vector<std::byte>& b, uint32_t v) {
+  put16(b, v >> 16);
+  put16(b, v & 0xffff);
+}
+void attr(std::vector<std::byte>& b, uint8_t flags, uint8_t type, const std::vector<std::byte>& v) {
+  b.push_back(std::byte(flags));
+  b.push_back(std::byte(type));
+  b.push_back(std::byte(v.size()));
+  b.insert(b.end(), v.begin(), v.end());
+}
+std::vector<std::byte> bytes_of(std::initializer_list<int> v) {
+  std::vector<std::byte> out;
+  for (int x : v) out.push_back(std::byte(x));
+  return out;
+}
+
+// An UPDATE body written by hand (4-octet ASes): ORIGIN IGP, an AS_PATH of
+// one AS_SEQUENCE (none when `path` is empty), and any of 198.51.100.0/24
+// in the classic NLRI field, 2001:db8::/32 in MP_REACH_NLRI and
+// 2001:db8:1::/48 in MP_UNREACH_NLRI.
+struct Parts {
+  std::vector<uint32_t> path{kPeerAs, 65020};
+  bool v4 = true;
+  bool v6_reach = false;
+  bool v6_unreach = false;
+};
+std::vector<std::byte> raw_update(const Parts& p) {
+  std::vector<std::byte> attrs;
+  attr(attrs, 0x40, 1, bytes_of({0}));
+  std::vector<std::byte> path;
+  if (!p.path.empty()) {
+    path.push_back(std::byte{2});
+    path.push_back(std::byte(p.path.size()));
+    for (uint32_t a : p.path) put32(path, a);
+  }
+  attr(attrs, 0x40, 2, path);
+  if (p.v4) attr(attrs, 0x40, 3, bytes_of({192, 0, 2, 1}));
+  if (p.v6_reach)
+    attr(attrs, 0x80, 14,
+         bytes_of({0, 2, 1, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 32, 0x20, 0x01, 0x0d,
+                   0xb8}));
+  if (p.v6_unreach) attr(attrs, 0x80, 15, bytes_of({0, 2, 1, 48, 0x20, 0x01, 0x0d, 0xb8, 0, 1}));
+  std::vector<std::byte> body;
+  put16(body, 0);
+  put16(body, static_cast<uint32_t>(attrs.size()));
+  body.insert(body.end(), attrs.begin(), attrs.end());
+  if (p.v4) {
+    auto n = bytes_of({24, 198, 51, 100});
+    body.insert(body.end(), n.begin(), n.end());
+  }
+  return body;
+}
+
+// A table with one peer whose UPDATEs go through import_update.
+struct Session {
+  Table table;
+  uint16_t slot = 0;
+  ImportRules rules;
+  codec::SessionParams params;
+
+  explicit Session(codec::FamilySet families = {codec::kIpv4Unicast, codec::kIpv6Unicast}, bool internal = false) {
+    rules.local_as = kLocalAs;
+    rules.router_id = 0x01010101;
+    rules.cluster_id = 0x01010101;
+    rules.peer_as = internal ? kLocalAs : kPeerAs;
+    rules.internal = internal;
+    rules.families = families;
+    PeerInfo info;
+    info.asn = rules.peer_as;
+    info.internal = internal;
+    info.router_id = 0x02020202;
+    slot = *table.add_peer(info);
+  }
+  ImportOutcome import(const std::vector<std::byte>& body, bool treat_as_withdraw = false) {
+    const auto u = codec::UpdateView::decode(
+        body, params, rules.internal ? codec::PeerType::kInternal : codec::PeerType::kExternal);
+    EXPECT_NE(u.action(), codec::ErrorAction::kSessionReset);
+    Batch b(table);
+    ImportOutcome out = import_update(u, treat_as_withdraw || u.action() == codec::ErrorAction::kTreatAsWithdraw,
+                                      rules, b);
+    table.apply(slot, b);
+    return out;
+  }
+  [[nodiscard]] uint64_t routes(size_t f) const { return table.peer_routes(slot, static_cast<FamilyIndex>(f)); }
+};
+
+// ---- families the session did not negotiate (RFC 4760)
+
+TEST(Import, MpReachOfAnUnnegotiatedFamilyNeverEntersTheTable) {
+  Session s({codec::kIpv4Unicast});
+  Parts p;
+  p.v6_reach = true;
+  const ImportOutcome out = s.import(raw_update(p));
+  EXPECT_TRUE(out.unnegotiated);
+  EXPECT_EQ(out.unnegotiated_family, codec::kIpv6Unicast);
+  EXPECT_EQ(out.unnegotiated_prefixes, 1u);
+  EXPECT_EQ(s.routes(kV4), 1u);  // the negotiated family's route goes in
+  EXPECT_EQ(s.routes(kV6), 0u);
+  EXPECT_EQ(out.announced[kV4], 1u);
+  EXPECT_EQ(out.announced[kV6], 0u);
+  EXPECT_EQ(s.table.prefixes(static_cast<FamilyIndex>(kV6)), 0u);
+}
+
+TEST(Import, AnUpdateOfOnlyAnUnnegotiatedFamilyChangesNothing) {
+  Session s({codec::kIpv4Unicast});
+  Parts p;
+  p.v4 = false;
+  p.v6_reach = true;
+  p.v6_unreach = true;
+  const ImportOutcome out = s.import(raw_update(p));
+  EXPECT_TRUE(out.unnegotiated);
+  EXPECT_EQ(out.unnegotiated_prefixes, 2u);
+  EXPECT_EQ(s.routes(kV6), 0u);
+  EXPECT_EQ(out.announced, (std::array<uint32_t, kFamilies>{}));
+  EXPECT_EQ(out.withdrawn, (std::array<uint32_t, kFamilies>{}));
+}
+
+TEST(Import, ClassicNlriIsUnnegotiatedOnAnIpv6OnlySession) {
+  Session s({codec::kIpv6Unicast});
+  Parts p;
+  p.v6_reach = true;
+  const ImportOutcome out = s.import(raw_update(p));
+  EXPECT_TRUE(out.unnegotiated);
+  EXPECT_EQ(out.unnegotiated_family, codec::kIpv4Unicast);
+  EXPECT_EQ(s.routes(kV4), 0u);
+  EXPECT_EQ(s.routes(kV6), 1u);
+}
+
+TEST(Import, UnnegotiatedFamilyWithAFilterAndWithTreatAsWithdraw) {
+  Session s({codec::kIpv4Unicast});
+  Filter all{"all", {}, FilterAction::kAccept};
+  s.rules.filter = &all;
+  Parts p;
+  p.v6_reach = true;
+  EXPECT_TRUE(s.import(raw_update(p)).unnegotiated);
+  EXPECT_EQ(s.routes(kV4), 1u);
+  EXPECT_EQ(s.routes(kV6), 0u);
+  s.rules.filter = nullptr;
+  const ImportOutcome w = s.import(raw_update(p), true);  // the codec's treat-as-withdraw
+  EXPECT_TRUE(w.unnegotiated);
+  EXPECT_EQ(w.withdrawn[kV4], 1u);
+  EXPECT_EQ(w.withdrawn[kV6], 0u);
+  EXPECT_EQ(s.routes(kV4), 0u);
+}
+
+// ---- the external peer's AS_PATH (RFC 4271 6.3, RFC 7606 7.2)
+
+TEST(Import, EmptyAsPathFromAnExternalPeerIsTreatedAsWithdraw) {
+  Session s;
+  EXPECT_EQ(s.import(raw_update({})).refusal, ImportRefusal::kNone);
+  ASSERT_EQ(s.routes(kV4), 1u);
+  Parts p;
+  p.path = {};
+  const ImportOutcome out = s.import(raw_update(p));
+  EXPECT_EQ(out.refusal, ImportRefusal::kEmptyAsPath);
+  EXPECT_EQ(s.routes(kV4), 0u);  // the earlier version went
+  EXPECT_EQ(out.announced[kV4], 1u);
+  EXPECT_EQ(out.refused[kV4], 1u);
+  EXPECT_EQ(out.withdrawn[kV4], 0u);
+  s.rules.enforce_first_as = false;  // a route server's session: still malformed
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kEmptyAsPath);
+}
+
+TEST(Import, EmptyAsPathFromAnInternalPeerIsFine) {
+  Session s({codec::kIpv4Unicast}, true);
+  Parts p;
+  p.path = {};
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+  EXPECT_EQ(s.routes(kV4), 1u);
+}
+
+TEST(Import, FirstAsMustBeThePeers) {
+  Session s;
+  Parts p;
+  p.path = {65099, kPeerAs};
+  ImportOutcome out = s.import(raw_update(p));
+  EXPECT_EQ(out.refusal, ImportRefusal::kFirstAs);
+  EXPECT_EQ(out.first_as, 65099u);
+  EXPECT_EQ(s.routes(kV4), 0u);
+  // With an import filter (the AttributeSet's way) the same.
+  Filter all{"all", {}, FilterAction::kAccept};
+  s.rules.filter = &all;
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kFirstAs);
+  EXPECT_EQ(s.routes(kV4), 0u);
+  // A route server does not prepend its AS.
+  s.rules.enforce_first_as = false;
+  out = s.import(raw_update(p));
+  EXPECT_EQ(out.refusal, ImportRefusal::kNone);
+  EXPECT_EQ(out.first_as, 0u);
+  EXPECT_EQ(s.routes(kV4), 1u);
+}
+
+TEST(Import, FirstSegmentMustBeASequence) {
+  Session s;
+  codec::PathAttributes pa;
+  pa.origin = codec::Origin::kIgp;
+  pa.as_path = codec::AsPath{{{codec::SegmentType::kAsSet, {kPeerAs, 65020}}}};
+  pa.next_hop = net::IpAddress::v4(0xC0000201u);
+  std::vector<codec::NlriPrefix> prefixes{{*net::Prefix::make(net::IpAddress::v4(0xC6336400u), 24), 0}};
+  std::vector<std::byte> msgs;
+  ASSERT_TRUE(codec::UpdateBuilder(s.params).announce(codec::kIpv4Unicast, codec::AttributeSet::from(pa), prefixes,
+                                                      msgs).ok());
+  const std::vector<std::byte> body(msgs.begin() + codec::kHeaderLen, msgs.end());
+  EXPECT_EQ(s.import(body).refusal, ImportRefusal::kFirstAs);
+}
+
+// On a 2-octet session the path checked is AS_PATH merged with AS4_PATH
+// (RFC 6793 section 4.2.3).
+std::vector<std::byte> two_octet_update(const std::vector<uint32_t>& as_path, const std::vector<uint32_t>& as4_path) {
+  std::vector<std::byte> attrs;
+  attr(attrs, 0x40, 1, bytes_of({0}));
+  std::vector<std::byte> path{std::byte{2}, std::byte(as_path.size())};
+  for (uint32_t a : as_path) put16(path, a);
+  attr(attrs, 0x40, 2, path);
+  attr(attrs, 0x40, 3, bytes_of({192, 0, 2, 1}));
+  std::vector<std::byte> path4{std::byte{2}, std::byte(as4_path.size())};
+  for (uint32_t a : as4_path) put32(path4, a);
+  attr(attrs, 0xC0, 17, path4);  // AS4_PATH: optional transitive
+  std::vector<std::byte> body;
+  put16(body, 0);
+  put16(body, static_cast<uint32_t>(attrs.size()));
+  body.insert(body.end(), attrs.begin(), attrs.end());
+  auto n = bytes_of({24, 198, 51, 100});
+  body.insert(body.end(), n.begin(), n.end());
+  return body;
+}
+
+TEST(Import, TwoOctetSessionChecksTheMergedPath) {
+  Session s;
+  s.params.four_octet_as = false;
+  // The peer, then a 4-octet AS as AS_TRANS: accepted.
+  EXPECT_EQ(s.import(two_octet_update({kPeerAs, codec::kAsTrans}, {kPeerAs, 4200000001u})).refusal,
+            ImportRefusal::kNone);
+  EXPECT_EQ(s.routes(kV4), 1u);
+  // AS4_PATH as long as AS_PATH replaces all of it: its first AS is not
+  // the peer's, though AS_PATH's is.
+  EXPECT_EQ(s.import(two_octet_update({kPeerAs, 65020}, {4200000009u, 65020})).refusal, ImportRefusal::kFirstAs);
+  EXPECT_EQ(s.routes(kV4), 0u);
+}
+
+// ---- loops and policy, as before the move
+
+TEST(Import, OwnAsAndImportNoneCount) {
+  Session s;
+  Parts p;
+  p.path = {kPeerAs, kLocalAs};
+  ImportOutcome out = s.import(raw_update(p));
+  EXPECT_EQ(out.refusal, ImportRefusal::kOwnAs);
+  EXPECT_EQ(out.refused[kV4], 1u);
+  s.rules.allow_own_as = 1;
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+  EXPECT_EQ(s.routes(kV4), 1u);
+  s.rules.none = true;
+  p.v6_unreach = true;
+  out = s.import(raw_update(p));
+  EXPECT_EQ(out.announced[kV4], 1u);
+  EXPECT_EQ(out.refused[kV4], 1u);
+  EXPECT_EQ(out.withdrawn[kV6], 1u);
+  EXPECT_EQ(s.routes(kV4), 1u);  // "none" adds nothing and removes nothing of its own
+}
+
+// ---- properties
+
+// The refusal a naive reading of the attributes gives (4-octet session):
+// step 3 on the path as written, then the loop checks.
+ImportRefusal model(const codec::PathAttributes& pa, const ImportRules& r) {
+  const auto& segs = pa.as_path ? pa.as_path->segments : std::vector<codec::AsSegment>{};
+  if (!r.internal) {
+    if (segs.empty()) return ImportRefusal::kEmptyAsPath;
+    if (r.enforce_first_as && (segs[0].type != codec::SegmentType::kAsSequence || segs[0].asns.empty() ||
+                               segs[0].asns[0] != r.peer_as))
+      return ImportRefusal::kFirstAs;
+  }
+  uint32_t own = 0;
+  for (const auto& seg : segs) own += static_cast<uint32_t>(std::count(seg.asns.begin(), seg.asns.end(), r.local_as));
+  if (own > r.allow_own_as) return ImportRefusal::kOwnAs;
+  if (r.internal && ((pa.originator_id && *pa.originator_id == r.router_id) ||
+                     std::find(pa.cluster_list.begin(), pa.cluster_list.end(), r.cluster_id) != pa.cluster_list.end()))
+    return ImportRefusal::kReflection;
+  return ImportRefusal::kNone;
+}
+
+RC_GTEST_PROP(Import, RefusesExactlyWhatTheModelRefusesWithAndWithoutAFilter, ()) {
+  const bool internal = *rc::gen::arbitrary<bool>();
+  codec::PathAttributes pa = *testing::gen_attrs();
+  Session plain({codec::kIpv4Unicast}, internal);
+  Session filtered({codec::kIpv4Unicast}, internal);
+  // The peer's AS first, most of the time; our AS and ids from the path
+  // now and then.
+  if (pa.as_path && !pa.as_path->segments.empty() && *rc::gen::inRange(0, 4) != 0) {
+    auto& first = pa.as_path->segments.front();
+    if (first.type == codec::SegmentType::kAsSequence && !first.asns.empty()) first.asns[0] = plain.rules.peer_as;
+  }
+  const bool enforce = *rc::gen::arbitrary<bool>();
+  const auto allow = *rc::gen::inRange<uint8_t>(0, 2);
+  Filter all{"all", {}, FilterAction::kAccept};
+  for (Session* s : {&plain, &filtered}) {
+    s->rules.enforce_first_as = enforce;
+    s->rules.allow_own_as = allow;
+    if (pa.originator_id && *rc::gen::inRange(0, 3) == 0) s->rules.router_id = *pa.originator_id;
+  }
+  filtered.rules.router_id = plain.rules.router_id;
+  filtered.rules.filter = &all;
+  std::vector<codec::NlriPrefix> prefixes{{*net::Prefix::make(net::IpAddress::v4(0x0A000000u), 8), 0},
+                                          {*net::Prefix::make(net::IpAddress::v4(0xC6336400u), 24), 0}};
+  std::vector<std::byte> msgs;
+  RC_PRE(codec::UpdateBuilder(plain.params)
+             .announce(codec::kIpv4Unicast, codec::AttributeSet::from(pa), prefixes, msgs)
+             .ok());
+  const size_t len = std::to_integer<size_t>(msgs[16]) << 8 | std::to_integer<size_t>(msgs[17]);
+  RC_PRE(len == msgs.size());  // one message
+  const std::vector<std::byte> body(msgs.begin() + codec::kHeaderLen, msgs.end());
+  const auto u = codec::UpdateView::decode(body, plain.params,
+                                           internal ? codec::PeerType::kInternal : codec::PeerType::kExternal);
+  RC_PRE(u.action() < codec::ErrorAction::kTreatAsWithdraw);
+  const ImportOutcome a = plain.import(body);
+  const ImportOutcome b = filtered.import(body);
+  const ImportRefusal want = model(pa, plain.rules);
+  RC_ASSERT(a.refusal == want);
+  RC_ASSERT(b.refusal == want);
+  RC_ASSERT(a.announced == b.announced);
+  RC_ASSERT(a.refused == b.refused);
+  RC_ASSERT(a.first_as == b.first_as);
+  RC_ASSERT(a.announced[kV4] == 2u);
+  RC_ASSERT(a.refused[kV4] == (want == ImportRefusal::kNone ? 0u : 2u));
+  RC_ASSERT(plain.routes(kV4) == (want == ImportRefusal::kNone ? 2u : 0u));
+  RC_ASSERT(filtered.routes(kV4) == plain.routes(kV4));
+  RC_TAG(import_refusal_name(want));
+}
+
+// Whatever is negotiated, a family outside it never has a route, and the
+// negotiated ones get theirs.
+RC_GTEST_PROP(Import, UnnegotiatedFamiliesNeverReachTheTable, ()) {
+  codec::FamilySet fams;
+  const bool v4 = *rc::gen::arbitrary<bool>(), v6 = *rc::gen::arbitrary<bool>();
+  if (v4) fams.add(codec::kIpv4Unicast);
+  if (v6) fams.add(codec::kIpv6Unicast);
+  Session s(fams);
+  Filter all{"all", {}, FilterAction::kAccept};
+  if (*rc::gen::arbitrary<bool>()) s.rules.filter = &all;
+  Parts p;
+  p.v4 = *rc::gen::arbitrary<bool>();
+  p.v6_reach = *rc::gen::arbitrary<bool>();
+  p.v6_unreach = *rc::gen::arbitrary<bool>();
+  const ImportOutcome out = s.import(raw_update(p));
+  RC_ASSERT(s.routes(kV4) == (v4 && p.v4 ? 1u : 0u));
+  RC_ASSERT(s.routes(kV6) == (v6 && p.v6_reach ? 1u : 0u));
+  RC_ASSERT(out.unnegotiated == ((!v4 && p.v4) || (!v6 && (p.v6_reach || p.v6_unreach))));
+  RC_ASSERT(out.unnegotiated_prefixes == (!v4 && p.v4 ? 1u : 0u) + (!v6 ? (p.v6_reach ? 1u : 0u) + (p.v6_unreach ? 1u : 0u) : 0u));
+}
+
+// ---- max_prefixes
+
+TEST(PrefixLimit, NotificationDataIsAfiSafiAndTheLimit) {
+  EXPECT_EQ(max_prefixes_data(static_cast<FamilyIndex>(kV6), 250000),
+            bytes_of({0, 2, 1, 0x00, 0x03, 0xd0, 0x90}));
+  EXPECT_EQ(max_prefixes_data(static_cast<FamilyIndex>(kV4), 1200000), bytes_of({0, 1, 1, 0x00, 0x12, 0x4f, 0x80}));
+}
+
+TEST(PrefixLimit, WarnsOnceAndExceedsPastTheLimit) {
+  PrefixLimits l;
+  l.max[kV4] = 100;
+  PrefixLimitWatch w(l);
+  std::array<uint64_t, kFamilies> r{};
+  r[kV4] = 89;
+  EXPECT_TRUE(w.check(r).empty());
+  r[kV4] = 90;
+  auto e = w.check(r);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].kind, LimitEvent::Kind::kWarn);
+  r[kV4] = 100;  // at the limit: not past it
+  EXPECT_TRUE(w.check(r).empty());
+  r[kV4] = 101;
+  e = w.check(r);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].kind, LimitEvent::Kind::kExceeded);
+  EXPECT_EQ(e[0].routes, 101u);
+  EXPECT_EQ(e[0].limit, 100u);
+  EXPECT_TRUE(w.check(r).empty());
+  r[kV6] = 1u << 30;  // no limit there
+  EXPECT_TRUE(w.check(r).empty());
+  w.reset();
+  EXPECT_EQ(w.check(r).size(), 2u);
+}
+
+RC_GTEST_PROP(PrefixLimit, EventsAreTheCrossingsOfANaiveModel, ()) {
+  PrefixLimits l;
+  l.max[kV4] = *rc::gen::inRange<uint32_t>(1, 50);
+  l.warn_percent = *rc::gen::inRange<uint8_t>(1, 101);
+  PrefixLimitWatch w(l);
+  const auto counts = *rc::gen::container<std::vector<uint64_t>>(rc::gen::inRange<uint64_t>(0, 60));
+  bool was_warn = false, was_over = false;
+  for (uint64_t n : counts) {
+    std::array<uint64_t, kFamilies> r{};
+    r[kV4] = n;
+    const auto events = w.check(r);
+    const uint64_t threshold = (uint64_t{l.max[kV4]} * l.warn_percent + 99) / 100;  // rounded up
+    const bool is_warn = n >= threshold;
+    const bool is_over = n > l.max[kV4];
+    std::vector<LimitEvent::Kind> want;
+    if (is_warn && !was_warn) want.push_back(LimitEvent::Kind::kWarn);
+    if (is_over && !was_over) want.push_back(LimitEvent::Kind::kExceeded);
+    RC_ASSERT(events.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) RC_ASSERT(events[i].kind == want[i]);
+    was_warn = is_warn;
+    was_over = is_over;
+  }
+}
+
+}  // namespace
+}  // namespace petrel::table

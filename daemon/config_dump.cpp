@@ -206,6 +206,18 @@ std::string dump(const Config& c) {
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("allow_own_as", std::to_string(p.allow_own_as));
     line("add_path_send_max", std::to_string(p.add_path_send_max));
+    // Transport security: only what is set (the defaults are "none").
+    if (!p.password_file.empty()) line("password_file", toml_string(p.password_file));
+    else if (!p.password.empty()) line("password", toml_string(p.password));
+    if (p.tcp_ao) {
+      const TcpAoConfig& a = *p.tcp_ao;
+      std::string secret = a.password_file.empty() ? "password = " + toml_string(a.password)
+                                                   : "password_file = " + toml_string(a.password_file);
+      line("tcp_ao", fmt::format("{{ key_id = {}, rnext_key_id = {}, algorithm = {}, {} }}", a.key_id, a.rnext_key_id,
+                                 toml_string(a.algorithm), secret));
+    }
+    if (p.ttl_security) line("ttl_security", bool_text(true));
+    if (p.multihop != default_multihop(p, c.router.asn)) line("multihop", std::to_string(p.multihop));
   }
 
   for (const table::Filter& f : c.filters) {
@@ -284,6 +296,10 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("shutdown_message", a.shutdown_message == b.shutdown_message);
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
+  diff("password", a.password == b.password && a.password_file == b.password_file);
+  diff("tcp_ao", a.tcp_ao == b.tcp_ao);
+  diff("ttl_security", a.ttl_security == b.ttl_security);
+  diff("multihop", a.multihop == b.multihop);
   return keys;
 }
 

@@ -10,6 +10,7 @@ SKIPs while the petrel binary is missing (set PETREL, or build it).
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
 import socket
@@ -219,3 +220,69 @@ def test_accept_out_of_descriptors_backs_off(lab):
     resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
     hdr = s.recv(19)
     assert len(hdr) == 19 and hdr[18] == 1, hdr.hex()
+
+
+def kernel_has_tcp_ao() -> bool:
+    """Whether the running kernel takes TCP_AO_ADD_KEY (38): ENOPROTOOPT
+    when it was built without CONFIG_TCP_AO."""
+    with socket.socket() as s:
+        key = bytearray(288)   # struct tcp_ao_add, linux/tcp.h
+        struct.pack_into("=H", key, 0, socket.AF_INET)
+        key[128:138] = b"hmac(sha1)"
+        key[207] = 1           # keylen
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, 38, bytes(key))
+        except OSError as e:
+            return e.errno != errno.ENOPROTOOPT
+    return True
+
+
+def test_tcp_ao_without_kernel_support_is_a_clear_error(lab):
+    """Where the kernel has no TCP-AO, `petrel run` with a tcp_ao peer stops
+    at start and says why (event tcp-ao-failed), rather than run sessions
+    without the protection asked for."""
+    if kernel_has_tcp_ao():
+        pytest.skip("the running kernel has TCP-AO")
+    me, bn = lab.node("petrel"), lab.node("b")
+    petrel = L.Petrel(me, [L.PetrelPeer("b", bn.v4, 65002, me.v4, hold_time=HOLD, extra=(
+        'tcp_ao = { key_id = 1, password = "secret" }',))], PETREL_ASN)
+    with pytest.raises(L.LabError):
+        start(petrel)
+    ev = petrel.events("tcp-ao-failed", peer="b")
+    assert ev and "no TCP-AO" in ev[0]["msg"] and "Linux 6.7" in ev[0]["msg"], petrel.log_text()
+
+
+def test_tcp_ao_between_two_petrels(lab):
+    """TCP-AO (RFC 5925) Petrel to Petrel: A dials B with one master key
+    tuple (A sends KeyID 1 and expects 2, B the mirror image, HMAC-SHA1),
+    and the session comes up. C has B's address in A's configuration
+    mirrored, but the wrong key (AES-128-CMAC): its segments are dropped,
+    A reads no OPEN from it and the session stays down."""
+    if not kernel_has_tcp_ao():
+        pytest.skip("the running kernel has no TCP-AO (CONFIG_TCP_AO is not set)")
+    an, bn, cn = lab.node("a"), lab.node("b"), lab.node("c")
+    secret = "petrel-tcp-ao-test"
+    a = L.Petrel(an, [
+        L.PetrelPeer("b", bn.v4, 65002, an.v4, hold_time=HOLD, extra=(
+            f'tcp_ao = {{ key_id = 1, rnext_key_id = 2, password = "{secret}" }}',)),
+        L.PetrelPeer("c", cn.v4, 65003, an.v4, passive=True, hold_time=HOLD, extra=(
+            f'tcp_ao = {{ key_id = 1, rnext_key_id = 3, algorithm = "cmac-aes128", password = "{secret}" }}',)),
+    ], 65001)
+    b = L.Petrel(bn, [
+        L.PetrelPeer("a", an.v4, 65001, bn.v4, passive=True, hold_time=HOLD, extra=(
+            f'tcp_ao = {{ key_id = 2, rnext_key_id = 1, password = "{secret}" }}',)),
+    ], 65002)
+    c = L.Petrel(cn, [
+        L.PetrelPeer("a", an.v4, 65001, cn.v4, hold_time=HOLD, extra=(
+            'tcp_ao = { key_id = 3, rnext_key_id = 1, algorithm = "cmac-aes128", password = "wrong" }',)),
+    ], 65003)
+    start(b)
+    start(c)
+    start(a)
+    up = a.wait_events("session-up", peer="b", timeout=20)
+    assert up[0]["direction"] == "outgoing", up
+    b.wait_events("session-up", peer="a", timeout=5)
+    time.sleep(4)   # C dials every second (connect_retry 1)
+    assert not a.events("session-up", peer="c") and not c.events("session-up")
+    assert messages_in(a, "c").get("open", 0) == 0, messages_in(a, "c")
+    assert messages_in(c, "a").get("open", 0) == 0, messages_in(c, "a")

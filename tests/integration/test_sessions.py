@@ -97,13 +97,15 @@ def test_silent_connection_does_not_keep_the_peer_out(lab):
     rest = read_until_eof(silent, 5)
     msgs = messages(first + rest)
     notes = [b[:2] for t, b in msgs if t == 3]
-    assert notes == [bytes([6, 5])], f"silent connection got {msgs}, want one Cease / Connection Rejected"
+    assert notes == [bytes([6, 5])], \
+        f"silent connection got {msgs}, want one Cease / Connection Rejected"
     ev = petrel.wait_events("connection-replaced", peer="bird")
     assert ev[0]["state"] == "OpenSent", ev
     print(f"BIRD established {took:.1f} s after it started, past a silent connection")
 
 
-def test_md5_sessions_with_bird_and_frr(lab):
+@pytest.mark.parametrize("transport", ["v4", "v6"])
+def test_md5_sessions_with_bird_and_frr(lab, transport):
     """TCP MD5: Petrel dials BIRD (the key on the dialling socket) and FRR
     dials Petrel (the key on the listener); both come up. A third peer with
     the wrong password never gets a connection through: Petrel accepts
@@ -112,21 +114,22 @@ def test_md5_sessions_with_bird_and_frr(lab):
     require("frr")
     me = lab.node("petrel")
     bn, fn, wn = lab.node("bird"), lab.node("frr"), lab.node("wrong")
+    here = me.addr(transport)
     secret = "petrel-md5-test"
+    key = (f'password = "{secret}"',)
     peers = [
-        L.PetrelPeer("bird", bn.v4, 65002, me.v4, hold_time=HOLD,
-                     extra=(f'password = "{secret}"',)),
-        L.PetrelPeer("frr", fn.v4, 65003, me.v4, passive=True, hold_time=HOLD,
-                     extra=(f'password = "{secret}"',)),
-        L.PetrelPeer("wrong", wn.v4, 65004, me.v4, passive=True, hold_time=HOLD,
-                     extra=(f'password = "{secret}"',)),
+        L.PetrelPeer("bird", bn.addr(transport), 65002, here, hold_time=HOLD, extra=key),
+        L.PetrelPeer("frr", fn.addr(transport), 65003, here, passive=True, hold_time=HOLD,
+                     extra=key),
+        L.PetrelPeer("wrong", wn.addr(transport), 65004, here, passive=True, hold_time=HOLD,
+                     extra=key),
     ]
-    bird = L.Bird(bn, L.Session(65002, PETREL_ASN, me.v4, bn.v4, passive=True, hold_time=HOLD,
-                                password=secret)).start()
+    bird = L.Bird(bn, L.Session(65002, PETREL_ASN, here, bn.addr(transport), passive=True,
+                                hold_time=HOLD, password=secret)).start()
     petrel = start(L.Petrel(me, peers, PETREL_ASN))
-    frr = L.Frr(fn, L.Session(65003, PETREL_ASN, me.v4, fn.v4, hold_time=HOLD,
+    frr = L.Frr(fn, L.Session(65003, PETREL_ASN, here, fn.addr(transport), hold_time=HOLD,
                               password=secret)).start()
-    wrong = L.Bird(wn, L.Session(65004, PETREL_ASN, me.v4, wn.v4, hold_time=HOLD,
+    wrong = L.Bird(wn, L.Session(65004, PETREL_ASN, here, wn.addr(transport), hold_time=HOLD,
                                  password="not-the-secret")).start()
     bird.wait_established(30)
     frr.wait_established(30)
@@ -139,7 +142,8 @@ def test_md5_sessions_with_bird_and_frr(lab):
     got = messages_in(petrel, "wrong")
     assert got.get("open", 0) == 0, f"Petrel received messages from the wrong-password peer: {got}"
     # the kernel dropped its SYNs: no connection from it was ever accepted
-    est = me.run(["ss", "-Htn", "state", "established", "dst", wn.v4], check=False).stdout
+    est = me.run(["ss", "-Htn", "state", "established", "dst", wn.addr(transport)],
+                 check=False).stdout
     assert est.strip() == "", est
 
 
@@ -266,7 +270,8 @@ def test_tcp_ao_between_two_petrels(lab):
         L.PetrelPeer("b", bn.v4, 65002, an.v4, hold_time=HOLD, extra=(
             f'tcp_ao = {{ key_id = 1, rnext_key_id = 2, password = "{secret}" }}',)),
         L.PetrelPeer("c", cn.v4, 65003, an.v4, passive=True, hold_time=HOLD, extra=(
-            f'tcp_ao = {{ key_id = 1, rnext_key_id = 3, algorithm = "cmac-aes128", password = "{secret}" }}',)),
+            f'tcp_ao = {{ key_id = 1, rnext_key_id = 3, algorithm = "cmac-aes128", '
+            f'password = "{secret}" }}',)),
     ], 65001)
     b = L.Petrel(bn, [
         L.PetrelPeer("a", an.v4, 65001, bn.v4, passive=True, hold_time=HOLD, extra=(
@@ -274,7 +279,8 @@ def test_tcp_ao_between_two_petrels(lab):
     ], 65002)
     c = L.Petrel(cn, [
         L.PetrelPeer("a", an.v4, 65001, cn.v4, hold_time=HOLD, extra=(
-            'tcp_ao = { key_id = 3, rnext_key_id = 1, algorithm = "cmac-aes128", password = "wrong" }',)),
+            'tcp_ao = { key_id = 3, rnext_key_id = 1, algorithm = "cmac-aes128", '
+            'password = "wrong" }',)),
     ], 65003)
     start(b)
     start(c)

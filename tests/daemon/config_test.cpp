@@ -297,6 +297,30 @@ TEST(Reload, WhatNeedsARestartIsListedByKey) {
   EXPECT_EQ(applied.peers[1].address, c.peers[1].address);
 }
 
+// Keys and TTLs are set on sockets when they are made: a restart.
+TEST(Reload, TransportSecurityNeedsARestart) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config n = parsed(reload_config(
+      "import = \"all\"\nexport = \"all\"\npassword = \"x\"\nttl_security = true\nmultihop = 2\n"));
+  EXPECT_EQ(c.peers[0].multihop, 1);  // external: one hop unless set
+  ReloadPlan p = plan_reload(c, n);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_EQ(p.peers[0].restart_keys,
+            (std::vector<std::string>{"peer[0].password", "peer[0].ttl_security", "peer[0].multihop"}));
+  EXPECT_TRUE(applied_config(c, n).peers[0].password.empty());
+}
+
+TEST(Config, InternalPeersDefaultTo255Hops) {
+  auto cfg = parse_config(
+      "[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n"
+      "[[peer]]\nname = \"i\"\naddress = \"198.18.0.2\"\nasn = 65001\n"
+      "[[peer]]\nname = \"e\"\naddress = \"198.18.0.3\"\nasn = 65002\n",
+      "t.toml");
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  EXPECT_EQ(cfg->peers[0].multihop, 255);
+  EXPECT_EQ(cfg->peers[1].multihop, 1);
+}
+
 // The table's withdrawal threads are set when it is built: a restart.
 TEST(Reload, WithdrawThreadsNeedARestart) {
   Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));

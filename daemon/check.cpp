@@ -33,6 +33,7 @@ int check_main(int argc, char** argv) {
     fmt::print(stderr, "petrel check: {} error{} in {}\n", n, n == 1 ? "" : "s", cl.config_path);
     return kExitFailure;
   }
+  for (const std::string& w : secret_file_warnings(*cfg)) fmt::print(stderr, "warning: {}\n", w);
   size_t n = cfg->peers.size();
   std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
   if (cl.has("--dump")) {

@@ -20,8 +20,10 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace petrel::daemon {
@@ -185,6 +187,7 @@ class Checker {
     return std::move(errors_);
   }
   [[nodiscard]] bool ok() const { return errors_.empty(); }
+  [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] size_t count() const { return errors_.size(); }
 
   // Every key of t must be one of allowed.
@@ -576,7 +579,127 @@ void parse_peer_limits(Checker& ck, const toml::table& t, const std::string& p, 
 struct PeerSeen {
   std::map<std::string, uint32_t, std::less<>> names;
   std::map<std::pair<net::IpAddress, std::string>, std::pair<std::string, uint32_t>> addresses;
+  // Link-local peers by address alone: the kernel keys TCP MD5 and TCP-AO
+  // by address (interfaces only for VRFs), so one address on two links
+  // must have one key. The peer's name, its MD5 and AO secrets.
+  std::map<net::IpAddress, std::tuple<std::string, std::string, std::string>> link_local_keys;
 };
+
+// The secret in a password file: its contents less one trailing newline.
+// A relative path is taken from the configuration file's folder; `path`
+// becomes the path used. Nothing (with why) when it cannot be used.
+std::optional<std::string> read_secret(std::string& path, std::string_view config_file, std::string& why) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) {
+    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+    if (!dir.empty()) path = (dir / p).string();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+    return std::nullopt;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    why = fmt::format("cannot read {}: I/O error", in_quotes(path));
+    return std::nullopt;
+  }
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
+
+constexpr size_t kMaxKeyLen = 80;  // TCP_MD5SIG_MAXKEYLEN, TCP_AO_MAXKEYLEN
+
+// `password` or `password_file` of table t (a peer, or its tcp_ao): the
+// secret into `secret`, the file's path into `file`. Both set is an error.
+void parse_secret(Checker& ck, const toml::table& t, std::string_view p, std::string& secret, std::string& file) {
+  constexpr std::string_view kWhat = "a password of 1 to 80 octets";
+  auto inline_secret = ck.string(t, p, "password", kWhat);
+  auto path = ck.string(t, p, "password_file", "the path of a file that holds the password");
+  if (t.get("password") && t.get("password_file")) {
+    ck.error(*t.get("password_file"), join(p, "password_file"), "set password or password_file, not both");
+    return;
+  }
+  const toml::node* n = t.get("password") ? t.get("password") : t.get("password_file");
+  std::string key = join(p, t.get("password") ? "password" : "password_file");
+  std::optional<std::string> value;
+  if (inline_secret) value = std::string(*inline_secret);
+  if (path) {
+    std::string where(*path);
+    std::string why;
+    if (where.empty()) {
+      ck.error(*n, key, "expected the path of a file that holds the password, got \"\"");
+      return;
+    }
+    value = read_secret(where, ck.file(), why);
+    if (!value) {
+      ck.error(*n, key, std::move(why));
+      return;
+    }
+    file = where;
+  }
+  if (!value) return;
+  if (value->empty() || value->size() > kMaxKeyLen) {
+    ck.error(*n, key, fmt::format("expected {}{}, got {} octets", kWhat, path ? " in the file" : "", value->size()));
+    return;
+  }
+  secret = std::move(*value);
+}
+
+// Transport security: TCP MD5 (RFC 2385), TCP-AO (RFC 5925), GTSM (RFC
+// 5082) and the hops to the peer.
+void parse_transport(Checker& ck, const toml::table& t, const std::string& p, uint32_t router_asn,
+                     PeerConfig& peer) {
+  parse_secret(ck, t, p, peer.password, peer.password_file);
+  if (const toml::node* n = t.get("tcp_ao")) {
+    std::string ap = join(p, "tcp_ao");
+    const toml::table* ao = n->as_table();
+    if (!ao) {
+      ck.error(*n, ap, fmt::format("expected a table {{ key_id = N, password = \"...\" }}, got {}", type_name(*n)));
+    } else {
+      ck.only_keys(*ao, ap, {"key_id", "rnext_key_id", "password", "password_file", "algorithm"});
+      TcpAoConfig c;
+      if (!ao->get("key_id")) ck.missing(*ao, ap, "key_id", "the KeyID 0..255 of the segments we send");
+      if (auto v = ck.integer(*ao, ap, "key_id", 0, 255, "a KeyID 0..255")) c.key_id = static_cast<uint8_t>(*v);
+      c.rnext_key_id = c.key_id;
+      if (auto v = ck.integer(*ao, ap, "rnext_key_id", 0, 255, "a KeyID 0..255"))
+        c.rnext_key_id = static_cast<uint8_t>(*v);
+      if (auto s = ck.string(*ao, ap, "algorithm", "\"hmac-sha1\" or \"cmac-aes128\"")) {
+        if (*s != "hmac-sha1" && *s != "cmac-aes128")
+          ck.error(*ao->get("algorithm"), join(ap, "algorithm"),
+                   fmt::format("expected \"hmac-sha1\" or \"cmac-aes128\" (RFC 5926), got {}", in_quotes(*s)));
+        else
+          c.algorithm = std::string(*s);
+      }
+      if (!ao->get("password") && !ao->get("password_file"))
+        ck.missing(*ao, ap, "password", "the master key, or password_file with the path of a file that holds it");
+      parse_secret(ck, *ao, ap, c.password, c.password_file);
+      if (t.get("password") || t.get("password_file"))
+        ck.error(*n, ap, "TCP-AO and TCP MD5 (password) cannot both protect a session (RFC 5925 section 2.2)");
+      peer.tcp_ao = std::move(c);
+    }
+  }
+  if (auto v = ck.boolean(t, p, "ttl_security")) peer.ttl_security = *v;
+  peer.multihop = default_multihop(peer, router_asn);
+  if (auto v = ck.integer(t, p, "multihop", 1, 255, "a hop count 1..255 (1: directly connected)"))
+    peer.multihop = static_cast<uint8_t>(*v);
+}
+
+// One link-local address on several links has one key (see PeerSeen).
+void check_link_local_keys(Checker& ck, const toml::table& t, std::string_view p, const PeerConfig& peer,
+                           PeerSeen& seen) {
+  if (!peer.address.is_link_local()) return;
+  std::string ao = peer.tcp_ao ? peer.tcp_ao->password : std::string();
+  auto [it, fresh] = seen.link_local_keys.try_emplace(peer.address, peer.name, peer.password, ao);
+  if (fresh) return;
+  const auto& [other, md5, other_ao] = it->second;
+  if (md5 != peer.password || other_ao != ao)
+    ck.error(*t.get("address"), join(p, "address"),
+             fmt::format("peer {} has the same link-local address with another key: the kernel keys TCP MD5 and "
+                         "TCP-AO by address (an interface only for a VRF), so give both the same password",
+                         in_quotes(other)));
+}
 
 // no_listener: router.listen is written as [] (not merely left empty by
 // its own errors, which are reported already).
@@ -587,7 +710,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
                 "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action", "max_prefixes_restart",
-                "max_prefixes_warn"});
+                "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security", "multihop"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -780,6 +903,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
     peer.add_path_send_max = static_cast<uint8_t>(*v);
   parse_peer_limits(ck, t, p, families_ok, peer);
 
+  parse_transport(ck, t, p, router_asn, peer);
+  if (ck.count() == errors_before && have_address) check_link_local_keys(ck, t, p, peer, seen);
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }
 
@@ -1002,6 +1127,26 @@ const table::Filter* Config::find_filter(std::string_view name) const {
   for (const auto& f : filters)
     if (f.name == name) return &f;
   return nullptr;
+}
+
+uint8_t default_multihop(const PeerConfig& peer, uint32_t local_asn) { return peer.is_ebgp(local_asn) ? 1 : 255; }
+
+std::vector<std::string> secret_file_warnings(const Config& config) {
+  std::vector<std::string> out;
+  auto check = [&out](size_t i, std::string_view key, const std::string& path) {
+    if (path.empty()) return;
+    std::error_code ec;
+    using std::filesystem::perms;
+    const perms mode = std::filesystem::status(path, ec).permissions();
+    if (ec || (mode & (perms::group_read | perms::others_read)) == perms::none) return;
+    out.push_back(fmt::format("peer[{}].{}: {} is readable by {} (chmod 600 it: it holds a secret)", i, key,
+                              in_quotes(path), (mode & perms::others_read) != perms::none ? "others" : "its group"));
+  };
+  for (size_t i = 0; i < config.peers.size(); ++i) {
+    check(i, "password_file", config.peers[i].password_file);
+    if (config.peers[i].tcp_ao) check(i, "tcp_ao.password_file", config.peers[i].tcp_ao->password_file);
+  }
+  return out;
 }
 
 Result<Config, ConfigErrors> load_config(const std::string& path) {

@@ -111,6 +111,17 @@ struct RpkiConfig {
 // ADD-PATH per family (RFC 7911): which directions we advertise.
 enum class AddPathMode : uint8_t { kReceive = 1, kSend = 2, kBoth = 3 };
 
+// A peer's TCP-AO master key tuple (RFC 5925): `tcp_ao = { ... }`.
+struct TcpAoConfig {
+  uint8_t key_id = 0;        // SendID: the KeyID of the segments we send
+  uint8_t rnext_key_id = 0;  // RecvID: the KeyID the peer sends with (default key_id)
+  std::string algorithm = "hmac-sha1";  // or "cmac-aes128" (RFC 5926)
+  std::string password;       // the secret, inline or read from password_file
+  std::string password_file;  // where it was read from; empty when inline
+
+  friend bool operator==(const TcpAoConfig&, const TcpAoConfig&) = default;
+};
+
 // [[peer]]. A peer is identified by (address, interface); the interface is
 // set exactly when the address is link-local (fe80::/10).
 struct PeerConfig {
@@ -153,6 +164,14 @@ struct PeerConfig {
   bool max_prefixes_warn_only = false;  // max_prefixes_action = "warn"
   uint32_t max_prefixes_restart = 0;
   uint8_t max_prefixes_warn = 90;
+  // Transport security (docs/configuration.md). TCP MD5 (RFC 2385): the
+  // key, inline or read from password_file (kept as its path, relative
+  // ones resolved from the configuration file's folder).
+  std::string password;
+  std::string password_file;
+  std::optional<TcpAoConfig> tcp_ao;  // RFC 5925; never with a TCP MD5 password
+  bool ttl_security = false;          // GTSM, RFC 5082
+  uint8_t multihop = 1;               // hops to the peer; default_multihop() unless set
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;
@@ -160,6 +179,11 @@ struct PeerConfig {
 
   friend bool operator==(const PeerConfig&, const PeerConfig&) = default;
 };
+
+// Hops to a peer when `multihop` is not set: 1 for an external peer (our
+// packets go out with TTL 1, as other BGP daemons do), 255 for an internal
+// one.
+uint8_t default_multihop(const PeerConfig& peer, uint32_t local_asn);
 
 // The send hold time in seconds for a session with this negotiated hold
 // time: the configured one, or RFC 9687's default. 0 means disabled.
@@ -216,6 +240,11 @@ using ConfigErrors = std::vector<ConfigError>;  // sorted by position; never emp
 Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_view source_name);
 // Reads and parses the file at path; errors name it as given.
 Result<Config, ConfigErrors> load_config(const std::string& path);
+
+// Secret files (password_file) that group or others may read: one line
+// each, "peer[0].password_file: FILE is readable by ...". `petrel check`
+// prints them and `petrel run` logs them.
+std::vector<std::string> secret_file_warnings(const Config& config);
 
 // The effective configuration as canonical TOML: fixed key order, every
 // default written out, addresses in canonical form. Parsing the dump gives

@@ -219,6 +219,18 @@ std::string dump(const Config& c) {
     if (p.max_prefixes_warn_only) line("max_prefixes_action", toml_string("warn"));
     if (p.max_prefixes_restart) line("max_prefixes_restart", std::to_string(p.max_prefixes_restart));
     if (p.max_prefixes_warn != 90) line("max_prefixes_warn", std::to_string(p.max_prefixes_warn));
+    // Transport security: only what is set (the defaults are "none").
+    if (!p.password_file.empty()) line("password_file", toml_string(p.password_file));
+    else if (!p.password.empty()) line("password", toml_string(p.password));
+    if (p.tcp_ao) {
+      const TcpAoConfig& a = *p.tcp_ao;
+      std::string secret = a.password_file.empty() ? "password = " + toml_string(a.password)
+                                                   : "password_file = " + toml_string(a.password_file);
+      line("tcp_ao", fmt::format("{{ key_id = {}, rnext_key_id = {}, algorithm = {}, {} }}", a.key_id, a.rnext_key_id,
+                                 toml_string(a.algorithm), secret));
+    }
+    if (p.ttl_security) line("ttl_security", bool_text(true));
+    if (p.multihop != default_multihop(p, c.router.asn)) line("multihop", std::to_string(p.multihop));
   }
 
   for (const table::Filter& f : c.filters) {
@@ -302,6 +314,10 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("max_prefixes_action", a.max_prefixes_warn_only == b.max_prefixes_warn_only);
   diff("max_prefixes_restart", a.max_prefixes_restart == b.max_prefixes_restart);
   diff("max_prefixes_warn", a.max_prefixes_warn == b.max_prefixes_warn);
+  diff("password", a.password == b.password && a.password_file == b.password_file);
+  diff("tcp_ao", a.tcp_ao == b.tcp_ao);
+  diff("ttl_security", a.ttl_security == b.ttl_security);
+  diff("multihop", a.multihop == b.multihop);
   return keys;
 }
 

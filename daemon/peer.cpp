@@ -161,11 +161,29 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   return f;
 }
 
+TransportOptions transport_options(const PeerConfig& peer) {
+  TransportOptions o;
+  o.md5_password = peer.password;
+  if (peer.tcp_ao) {
+    const TcpAoConfig& a = *peer.tcp_ao;
+    o.ao = TcpAoKey{a.key_id, a.rnext_key_id, a.algorithm == "cmac-aes128" ? "cmac(aes128)" : "hmac(sha1)",
+                    a.password};
+  }
+  if (peer.ttl_security) {
+    o.ttl = 255;
+    o.min_ttl = 256 - peer.multihop;
+  } else {
+    o.ttl = peer.multihop;
+  }
+  return o;
+}
+
 Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
            table::Interner& out_sets, uint64_t seed)
     : config_(config),
       peer_(peer),
       fsm_config_(make_fsm_config(config, peer)),
+      transport_(transport_options(peer)),
       worker_(worker),
       table_(table),
       out_sets_(out_sets),
@@ -417,15 +435,33 @@ void Peer::new_connection(fsm::Direction dir, int fd) {
 void Peer::incoming(int fd, const SocketAddress& remote) {
   auto& slot = conns_[static_cast<size_t>(fsm::Direction::kIncoming)];
   const bool held_down = held();
-  if (shutting_down_ || !peer_.enabled || held_down || (slot && !slot->dead)) {
+  std::optional<fsm::State> earlier;
+  if (slot && !slot->dead) earlier = slot->fsm.state();
+  const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier);
+  if (shutting_down_ || !peer_.enabled || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
         shutting_down_   ? "shutting down"
         : !peer_.enabled ? "peer disabled"
         : held_down      ? "max_prefixes holds the session down"
-                         : "a connection from this peer is already being set up");
+                         : "a connection from this peer holds its OPEN");
     ::close(fd);
     return;
+  }
+  if (verdict == fsm::IncomingVerdict::kReplaceExisting) {
+    // The earlier connection never received an OPEN: a silent connect
+    // must not keep the peer out for the open-hold time (fsm/collision.h).
+    Connection& old = *slot;
+    log(LogLevel::kInfo, "connection-replaced",
+        {{"peer", peer_.name}, {"remote", remote.to_string()}, {"replaced", old.remote},
+         {"state", fsm::state_name(old.fsm.state())}},
+        "an earlier incoming connection that sent no OPEN is closed (Cease / Connection Rejected)");
+    try {
+      step(old, fsm::AutomaticStop{codec::cease::kConnectionRejected, {}});
+    } catch (const std::exception&) {
+      old.dead = true;
+    }
+    old.dead = true;
   }
   if (slot) reap();
   log(LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
@@ -545,7 +581,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       if (c.fd >= 0) close_socket(c);
       SocketAddress remote{peer_.address, peer_.port, peer_.interface, 0};
       std::string err;
-      int fd = start_connect(remote, peer_.local_address, err);
+      int fd = start_connect(remote, peer_.local_address, transport_, err);
       if (fd < 0) {
         set_status(c.fsm.state(), err);
         log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);

@@ -103,6 +103,8 @@ class Peer {
   [[nodiscard]] const PeerConfig& config() const { return peer_; }
   // Whether max_prefixes holds the session down now. Any thread.
   [[nodiscard]] bool held_down() const { return held_down_.load(std::memory_order_relaxed); }
+  // The socket options of the peer's connections (any thread: constant).
+  [[nodiscard]] const TransportOptions& transport() const { return transport_; }
   [[nodiscard]] Worker& worker() const { return worker_; }
   [[nodiscard]] const PeerCounters& counters() const { return counters_; }
   [[nodiscard]] PeerStatus status() const;
@@ -170,6 +172,7 @@ class Peer {
   const Config& config_;
   PeerConfig peer_;
   fsm::PeerConfig fsm_config_;
+  TransportOptions transport_;
   Worker& worker_;
   table::Table& table_;
   table::Interner& out_sets_;
@@ -209,5 +212,9 @@ class Peer {
 
 // The FSM's view of a configured peer.
 fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer);
+// The socket options of a configured peer's connections: its TCP MD5 or
+// TCP-AO key, and its TTLs (multihop; GTSM sends 255 and accepts
+// 255 - (multihop - 1) and above, RFC 5082 section 3).
+TransportOptions transport_options(const PeerConfig& peer);
 
 }  // namespace petrel::daemon

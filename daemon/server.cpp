@@ -17,6 +17,10 @@ namespace {
 constexpr int kListenBacklog = 64;
 constexpr int kAcceptsPerWakeup = 64;
 constexpr double kShutdownGraceSeconds = 3.0;
+// A listener rests this long when accept() runs out of file descriptors:
+// the pending connection stays in the backlog, and a level-triggered
+// watcher would otherwise spin on it.
+constexpr double kAcceptRestSeconds = 0.5;
 
 // RPKI validation in the table when caches are configured.
 table::TableOptions table_options(const Config& c, const table::Validator& v) {
@@ -81,6 +85,7 @@ Server::Server(Config config, ServerOptions options)
 Server::~Server() {
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
+    ev_timer_stop(loop_, &l->rest);
     if (l->fd >= 0) ::close(l->fd);
   }
   for (auto& w : workers_) {
@@ -92,7 +97,52 @@ Server::~Server() {
   peers_.clear();
 }
 
+bool Server::check_tcp_ao() {
+  for (const auto& p : peers_) {
+    const PeerConfig& pc = p->config();
+    if (!p->transport().ao) continue;
+    int fd = ::socket(pc.address.is_v4() ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    std::string err = fd < 0 ? std::string(std::strerror(errno)) : std::string();
+    bool ok = fd >= 0 && set_ao_key(fd, SocketAddress{pc.address, pc.port, pc.interface, 0}, *p->transport().ao, err);
+    if (fd >= 0) ::close(fd);
+    if (!ok) {
+      log(LogLevel::kError, "tcp-ao-failed", {{"peer", pc.name}}, "peer[].tcp_ao: " + err);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Server::secure_listener(int fd, const SocketAddress& where) {
+  bool gtsm = false;
+  for (const auto& p : peers_) {
+    const PeerConfig& pc = p->config();
+    if (pc.address.family() != where.addr.family()) continue;
+    const TransportOptions& t = p->transport();
+    SocketAddress remote{pc.address, pc.port, pc.interface, 0};
+    std::string err;
+    bool ok = true;
+    if (!t.md5_password.empty()) ok = set_md5_key(fd, remote, t.md5_password, err);
+    if (ok && t.ao) ok = set_ao_key(fd, remote, *t.ao, err);
+    if (!ok) {
+      log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}, {"peer", pc.name}},
+          "the peer's key: " + err);
+      return false;
+    }
+    gtsm = gtsm || t.min_ttl > 0;
+  }
+  std::string err;
+  if (gtsm && (!keep_syn(fd, err) || !set_ttl(fd, where.addr.family(), 255, 0, err))) {
+    log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}}, "ttl_security: " + err);
+    return false;
+  }
+  return true;
+}
+
 bool Server::start() {
+  for (const std::string& w : secret_file_warnings(config_))
+    log(LogLevel::kWarn, "secret-file-readable", {}, w);
+  if (!check_tcp_ao()) return false;
   for (const auto& addr : config_.router.listen) {
     SocketAddress where{addr, config_.router.port, {}, 0};
     std::string err;
@@ -106,9 +156,15 @@ bool Server::start() {
       log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}}, err + hint);
       return false;
     }
+    if (!secure_listener(fd, where)) {
+      ::close(fd);
+      return false;
+    }
     auto l = std::make_unique<Listener>(Listener{this, fd, {}, where});
     ev_io_init(&l->io, &Server::on_accept, fd, EV_READ);
     l->io.data = l.get();
+    ev_timer_init(&l->rest, &Server::on_listener_rested, kAcceptRestSeconds, 0);
+    l->rest.data = l.get();
     ev_io_start(loop_, &l->io);
     log(LogLevel::kInfo, "listening", {{"address", where.to_string()}});
     listeners_.push_back(std::move(l));
@@ -200,6 +256,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why) {
   // resets it.
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
+    ev_timer_stop(loop_, &l->rest);
     ::close(l->fd);
     l->fd = -1;
   }
@@ -313,6 +370,37 @@ void Server::on_accept(struct ev_loop*, ev_io* w, int) {
   l->server->accept_from(*l);
 }
 
+void Server::on_listener_rested(struct ev_loop* loop, ev_timer* w, int) {
+  auto* l = static_cast<Listener*>(w->data);
+  if (l->fd >= 0) ev_io_start(loop, &l->io);
+}
+
+bool Server::admit_ttl(Peer& peer, int fd, const SocketAddress& remote) {
+  const TransportOptions& t = peer.transport();
+  if (t.min_ttl > 0) {
+    // RFC 5082 section 3: the SYN's TTL, checked before the connection is
+    // handed on; IP_MINTTL on the socket then drops any later segment
+    // that comes from further away.
+    auto ttl = syn_ttl(fd);
+    if (!ttl || *ttl < t.min_ttl) {
+      refused_.fetch_add(1);
+      if (refused_log_.allow(monotonic_seconds()))
+        log(LogLevel::kWarn, "connection-refused",
+            {{"remote", remote.to_string()}, {"peer", peer.config().name},
+             {"ttl", ttl ? static_cast<int64_t>(*ttl) : -1}, {"min_ttl", static_cast<int64_t>(t.min_ttl)},
+             {"suppressed", refused_log_.take_suppressed()}},
+            "ttl_security: the SYN came from further away than the peer's hops allow");
+      return false;
+    }
+  }
+  std::string err;
+  if (!set_ttl(fd, remote.addr.family(), t.ttl, t.min_ttl, err)) {
+    log(LogLevel::kWarn, "connection-refused", {{"remote", remote.to_string()}, {"peer", peer.config().name}}, err);
+    return false;
+  }
+  return true;
+}
+
 void Server::accept_from(Listener& l) {
   for (int i = 0; i < kAcceptsPerWakeup; ++i) {
     sockaddr_storage ss{};
@@ -320,8 +408,21 @@ void Server::accept_from(Listener& l) {
     int fd = ::accept4(l.fd, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        log(LogLevel::kWarn, "accept-failed", {{"address", l.where.to_string()}}, std::strerror(errno));
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      const int e = errno;
+      const bool exhausted = e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+      if (exhausted) {
+        // The connection stays queued: rest the watcher, or it would wake
+        // again at once for the same backlog (a busy loop).
+        ev_io_stop(loop_, &l.io);
+        ev_timer_stop(loop_, &l.rest);
+        ev_timer_set(&l.rest, kAcceptRestSeconds, 0);
+        ev_timer_start(loop_, &l.rest);
+      }
+      if (accept_log_.allow(monotonic_seconds()))
+        log(LogLevel::kWarn, "accept-failed",
+            {{"address", l.where.to_string()}, {"suppressed", accept_log_.take_suppressed()}},
+            std::string(std::strerror(e)) + (exhausted ? "; the listener rests for 0.5 s" : ""));
       return;
     }
     SocketAddress remote = from_sockaddr(ss);
@@ -338,6 +439,10 @@ void Server::accept_from(Listener& l) {
       continue;
     }
     set_network_control_tos(fd, remote.addr.family());
+    if (!admit_ttl(*peer, fd, remote)) {
+      ::close(fd);
+      continue;
+    }
     peer->worker().post([peer, fd, remote] { peer->incoming(fd, remote); });
   }
 }

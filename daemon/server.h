@@ -70,12 +70,25 @@ class Server {
     int fd;
     ev_io io;
     SocketAddress where;
+    // accept() ran out of descriptors (EMFILE, ENFILE): the watcher rests
+    // until this fires, instead of waking at once for the same backlog.
+    ev_timer rest{};
   };
 
   static void on_accept(struct ev_loop*, ev_io* w, int);
   static void on_signal(struct ev_loop*, ev_signal* w, int);
   static void on_watchdog(struct ev_loop*, ev_timer* w, int);
   void accept_from(Listener& l);
+  static void on_listener_rested(struct ev_loop*, ev_timer* w, int);
+  // The peers' TCP MD5 and TCP-AO keys on a listener of their family, and
+  // for GTSM peers the SYN kept (its TTL is checked) and TTL 255 for the
+  // SYN-ACK. False (logged) when the kernel refuses one.
+  bool secure_listener(int fd, const SocketAddress& where);
+  // Whether the kernel takes each TCP-AO peer's key (logged when not).
+  bool check_tcp_ao();
+  // An accepted connection of `peer` passes its TTL rules (GTSM: the SYN's
+  // TTL) and gets its TTLs; false when it is refused.
+  bool admit_ttl(Peer& peer, int fd, const SocketAddress& remote);
   void begin_shutdown(int exit_code, std::string_view why);
   Peer* find_peer(const SocketAddress& remote);
   // [[originate]] routes into the table (a slot of their own, "local",
@@ -104,6 +117,7 @@ class Server {
   std::atomic<size_t> peers_closed_{0};
   std::atomic<uint64_t> refused_{0};
   RateLimit refused_log_{1.0, 10.0};
+  RateLimit accept_log_{1.0, 5.0};
   bool shutting_down_ = false;
   int exit_code_ = 0;
 };

@@ -1,4 +1,6 @@
-// Listener and dialer sockets (TCP, IPv4 and IPv6, link-local scopes).
+// Listener and dialer sockets (TCP, IPv4 and IPv6, link-local scopes), and
+// the options that protect a session's transport: TCP MD5 (RFC 2385),
+// TCP-AO (RFC 5925), TTL limits (RFC 5082).
 #include "daemon/sockets.h"
 
 #include <ifaddrs.h>
@@ -127,7 +129,127 @@ int open_listener(const SocketAddress& where, int backlog, std::string& err, Bin
   return fd;
 }
 
-int start_connect(const SocketAddress& remote, const std::optional<net::IpAddress>& local, std::string& err) {
+namespace {
+
+// TCP-AO's socket API (Linux 6.7, include/uapi/linux/tcp.h). Debian 12's
+// headers predate it, so the option number and struct tcp_ao_add are
+// written out here as the kernel's UAPI defines them.
+constexpr int kTcpAoAddKey = 38;  // TCP_AO_ADD_KEY
+constexpr size_t kTcpAoMaxKeyLen = 80;
+struct TcpAoAdd {
+  sockaddr_storage addr;  // the peer's address for the key
+  char alg_name[64];      // crypto API name
+  int32_t ifindex;        // L3 (VRF) device index; with TCP_AO_KEYF_IFINDEX
+  uint32_t set_current : 1, set_rnext : 1, reserved : 30;
+  uint16_t reserved2;
+  uint8_t prefix;  // the peer address's prefix length
+  uint8_t sndid;
+  uint8_t rcvid;
+  uint8_t maclen;  // 0: the algorithm's default (12 octets for both here)
+  uint8_t keyflags;
+  uint8_t keylen;
+  uint8_t key[kTcpAoMaxKeyLen];
+} __attribute__((aligned(8)));
+static_assert(sizeof(TcpAoAdd) == 288, "struct tcp_ao_add of linux/tcp.h");
+
+}  // namespace
+
+bool set_md5_key(int fd, const SocketAddress& peer, std::string_view password, std::string& err) {
+  struct tcp_md5sig sig {};
+  socklen_t len;
+  SocketAddress scopeless = peer;  // keys are per address (see sockets.h)
+  scopeless.ifname.clear();
+  scopeless.ifindex = 0;
+  if (peer.addr.is_link_local()) scopeless.ifindex = 1;  // to_sockaddr needs one; the kernel ignores it
+  if (!to_sockaddr(scopeless, sig.tcpm_addr, len, err)) return false;
+  if (password.size() > TCP_MD5SIG_MAXKEYLEN) {
+    err = "TCP MD5 password longer than 80 octets";
+    return false;
+  }
+  sig.tcpm_keylen = static_cast<uint16_t>(password.size());
+  std::memcpy(sig.tcpm_key, password.data(), password.size());
+  if (setsockopt(fd, IPPROTO_TCP, TCP_MD5SIG, &sig, sizeof sig) != 0) {
+    err = errno_text("setsockopt TCP_MD5SIG");
+    return false;
+  }
+  return true;
+}
+
+bool set_ao_key(int fd, const SocketAddress& peer, const TcpAoKey& key, std::string& err) {
+  TcpAoAdd add{};
+  socklen_t len;
+  SocketAddress scopeless = peer;
+  scopeless.ifname.clear();
+  scopeless.ifindex = peer.addr.is_link_local() ? 1 : 0;
+  if (!to_sockaddr(scopeless, add.addr, len, err)) return false;
+  if (key.secret.size() > kTcpAoMaxKeyLen || key.algorithm.size() >= sizeof add.alg_name) {
+    err = "TCP-AO key longer than 80 octets";
+    return false;
+  }
+  std::memcpy(add.alg_name, key.algorithm.data(), key.algorithm.size());
+  add.set_current = 1;
+  add.set_rnext = 1;
+  add.prefix = static_cast<uint8_t>(peer.addr.is_v4() ? 32 : 128);
+  add.sndid = key.send_id;
+  add.rcvid = key.recv_id;
+  add.keylen = static_cast<uint8_t>(key.secret.size());
+  std::memcpy(add.key, key.secret.data(), key.secret.size());
+  if (setsockopt(fd, IPPROTO_TCP, kTcpAoAddKey, &add, sizeof add) != 0) {
+    err = errno == ENOPROTOOPT ? "this kernel has no TCP-AO (it needs Linux 6.7 or later with CONFIG_TCP_AO)"
+                               : errno_text("setsockopt TCP_AO_ADD_KEY");
+    return false;
+  }
+  return true;
+}
+
+bool set_ttl(int fd, net::IpFamily family, int ttl, int min_ttl, std::string& err) {
+  const bool v4 = family == net::IpFamily::V4;
+  if (ttl > 0) {
+    if (setsockopt(fd, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_TTL : IPV6_UNICAST_HOPS, &ttl, sizeof ttl) != 0) {
+      err = errno_text(v4 ? "setsockopt IP_TTL" : "setsockopt IPV6_UNICAST_HOPS");
+      return false;
+    }
+  }
+  if (min_ttl > 0) {
+    if (setsockopt(fd, v4 ? IPPROTO_IP : IPPROTO_IPV6, v4 ? IP_MINTTL : IPV6_MINHOPCOUNT, &min_ttl,
+                   sizeof min_ttl) != 0) {
+      err = errno_text(v4 ? "setsockopt IP_MINTTL" : "setsockopt IPV6_MINHOPCOUNT");
+      return false;
+    }
+  }
+  return true;
+}
+
+bool apply_transport(int fd, const SocketAddress& peer, const TransportOptions& opts, std::string& err) {
+  if (!set_ttl(fd, peer.addr.family(), opts.ttl, opts.min_ttl, err)) return false;
+  if (!opts.md5_password.empty() && !set_md5_key(fd, peer, opts.md5_password, err)) return false;
+  if (opts.ao && !set_ao_key(fd, peer, *opts.ao, err)) return false;
+  return true;
+}
+
+bool keep_syn(int listener_fd, std::string& err) {
+  int one = 1;
+  if (setsockopt(listener_fd, IPPROTO_TCP, TCP_SAVE_SYN, &one, sizeof one) != 0) {
+    err = errno_text("setsockopt TCP_SAVE_SYN");
+    return false;
+  }
+  return true;
+}
+
+std::optional<int> syn_ttl(int fd) {
+  uint8_t buf[512];
+  socklen_t len = sizeof buf;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_SAVED_SYN, buf, &len) != 0 || len < 20) return std::nullopt;
+  // The saved headers start at the IP header: IPv4's TTL is octet 8,
+  // IPv6's hop limit octet 7.
+  const unsigned version = buf[0] >> 4;
+  if (version == 4) return buf[8];
+  if (version == 6 && len >= 40) return buf[7];
+  return std::nullopt;
+}
+
+int start_connect(const SocketAddress& remote, const std::optional<net::IpAddress>& local,
+                  const TransportOptions& opts, std::string& err) {
   sockaddr_storage ss;
   socklen_t len;
   if (!to_sockaddr(remote, ss, len, err)) return -1;
@@ -137,6 +259,10 @@ int start_connect(const SocketAddress& remote, const std::optional<net::IpAddres
     return -1;
   }
   set_network_control_tos(fd, remote.addr.family());
+  if (!apply_transport(fd, remote, opts, err)) {
+    ::close(fd);
+    return -1;
+  }
   if (local && !local->is_unspecified()) {
     SocketAddress le{*local, 0, remote.ifname, remote.ifindex};
     sockaddr_storage ls;

@@ -1,4 +1,5 @@
-// Connection collision resolution: RFC 4271 section 6.8, RFC 6286 section 2.3.
+// Connection collision resolution: RFC 4271 section 6.8, RFC 6286 section 2.3;
+// replacing an incoming connection that never received an OPEN.
 #include "fsm/collision.h"
 
 namespace petrel::fsm {
@@ -52,6 +53,28 @@ CollisionVerdict resolve_collision(const CollisionInput& in) {
   // The winner's connection is the one the winner opened.
   Direction keep = remote_wins ? Direction::kIncoming : Direction::kOutgoing;
   return a.direction == keep ? CollisionVerdict::kCloseSecond : CollisionVerdict::kCloseFirst;
+}
+
+std::string_view incoming_verdict_name(IncomingVerdict v) {
+  switch (v) {
+    case IncomingVerdict::kAccept: return "accept";
+    case IncomingVerdict::kReplaceExisting: return "replace-existing";
+    case IncomingVerdict::kRefuseNew: return "refuse-new";
+  }
+  return "unknown";
+}
+
+IncomingVerdict admit_incoming(std::optional<State> existing) {
+  if (!existing) return IncomingVerdict::kAccept;
+  switch (*existing) {
+    case State::kIdle: return IncomingVerdict::kAccept;
+    case State::kConnect:
+    case State::kActive:
+    case State::kOpenSent: return IncomingVerdict::kReplaceExisting;
+    case State::kOpenConfirm:
+    case State::kEstablished: return IncomingVerdict::kRefuseNew;
+  }
+  return IncomingVerdict::kRefuseNew;
 }
 
 }  // namespace petrel::fsm

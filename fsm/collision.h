@@ -7,9 +7,15 @@
 // known), the daemon calls resolve_collision() with both connections and
 // steps the loser with a CollisionDump event, which sends Cease /
 // Connection Collision Resolution (subcode 7) and closes it.
+//
+// Before that, admit_incoming() decides what a new connection from the
+// peer's address does to an earlier incoming one: a connection that never
+// received an OPEN must not keep the real peer out until its open-hold
+// time runs out (a silent connect from a spoofed or stale source).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "fsm/state.h"
@@ -51,5 +57,24 @@ std::string_view collision_verdict_name(CollisionVerdict v);
 //    Identifier survives; with equal identifiers (possible between ASes,
 //    RFC 6286 section 2.3) the one opened by the speaker in the larger AS.
 [[nodiscard]] CollisionVerdict resolve_collision(const CollisionInput& in);
+
+enum class IncomingVerdict : uint8_t {
+  kAccept,           // no earlier incoming connection (or one already closed)
+  kReplaceExisting,  // close the earlier one (it never got an OPEN) and take the new one
+  kRefuseNew,        // the earlier one holds the peer's OPEN: keep it, close the new one
+};
+std::string_view incoming_verdict_name(IncomingVerdict v);
+
+// A new incoming connection from a peer while `existing` (the state of the
+// earlier incoming connection from the same peer, nothing when there is
+// none) is open. An earlier connection that has not received an OPEN
+// (Connect, Active, OpenSent) is replaced: the daemon stops it with
+// AutomaticStop / Cease Connection Rejected (RFC 4486 section 4), which
+// the FSM sends only if our OPEN went out (RFC 4271 section 8.2.2). One
+// that has (OpenConfirm, Established) is kept and the new connection
+// closed, as RFC 4271 section 6.8 does with a connection that collides
+// with an Established one; our outgoing connection is not affected and
+// goes through resolve_collision() as before.
+[[nodiscard]] IncomingVerdict admit_incoming(std::optional<State> existing);
 
 }  // namespace petrel::fsm

@@ -60,6 +60,9 @@ std::string errors_text(const ConfigErrors& errs) {
 TEST(ConfigGolden, EveryFileMatches) {
   fs::path dir = env_dir("PETREL_GOLDEN_CONFIG_DIR");
   ASSERT_FALSE(dir.empty()) << "PETREL_GOLDEN_CONFIG_DIR is not set";
+  // Files named by golden files (password_file) are found from the
+  // configuration's folder; the sources here are bare file names.
+  fs::current_path(dir);
   auto inputs = files_with(dir, ".toml");
   ASSERT_GE(inputs.size(), 25u) << "golden files in " << dir;
   bool regenerate = std::getenv("PETREL_REGENERATE_GOLDEN") != nullptr;
@@ -93,6 +96,7 @@ TEST(ConfigGolden, EveryFileMatches) {
 TEST(ConfigGolden, DumpParsesBackToTheSameConfig) {
   fs::path dir = env_dir("PETREL_GOLDEN_CONFIG_DIR");
   ASSERT_FALSE(dir.empty());
+  fs::current_path(dir);
   for (const fs::path& in : files_with(dir, ".toml")) {
     SCOPED_TRACE(in.filename().string());
     auto cfg = parse_config(read_file(in), in.filename().string());
@@ -291,6 +295,30 @@ TEST(Reload, WhatNeedsARestartIsListedByKey) {
   EXPECT_EQ(applied.peers[0].hold_time, 90);
   EXPECT_EQ(applied.peers[0].export_filter.value_or(""), "half");
   EXPECT_EQ(applied.peers[1].address, c.peers[1].address);
+}
+
+// Keys and TTLs are set on sockets when they are made: a restart.
+TEST(Reload, TransportSecurityNeedsARestart) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config n = parsed(reload_config(
+      "import = \"all\"\nexport = \"all\"\npassword = \"x\"\nttl_security = true\nmultihop = 2\n"));
+  EXPECT_EQ(c.peers[0].multihop, 1);  // external: one hop unless set
+  ReloadPlan p = plan_reload(c, n);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_EQ(p.peers[0].restart_keys,
+            (std::vector<std::string>{"peer[0].password", "peer[0].ttl_security", "peer[0].multihop"}));
+  EXPECT_TRUE(applied_config(c, n).peers[0].password.empty());
+}
+
+TEST(Config, InternalPeersDefaultTo255Hops) {
+  auto cfg = parse_config(
+      "[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n"
+      "[[peer]]\nname = \"i\"\naddress = \"198.18.0.2\"\nasn = 65001\n"
+      "[[peer]]\nname = \"e\"\naddress = \"198.18.0.3\"\nasn = 65002\n",
+      "t.toml");
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  EXPECT_EQ(cfg->peers[0].multihop, 255);
+  EXPECT_EQ(cfg->peers[1].multihop, 1);
 }
 
 // The table's withdrawal threads are set when it is built: a restart.

@@ -5,6 +5,12 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <optional>
+#include <utility>
+
+#include "codec/notification.h"
+#include "fsm/fsm.h"
+
 namespace petrel::fsm {
 namespace {
 
@@ -86,6 +92,57 @@ RC_GTEST_PROP(Collision, BothEndsCloseTheSameConnection,
   bool a_closes_a_opened = (va == CollisionVerdict::kCloseFirst) == (a1 == Direction::kOutgoing);
   bool b_closes_a_opened = (vb == CollisionVerdict::kCloseFirst) == (b1 == Direction::kIncoming);
   RC_ASSERT(a_closes_a_opened == b_closes_a_opened);
+}
+
+// A new incoming connection from the peer's address: an earlier incoming
+// one that never received an OPEN is replaced (a silent connect must not
+// keep the real peer out for the open-hold time), one that did is kept.
+TEST(AdmitIncoming, ReplacesAConnectionThatNeverReceivedAnOpen) {
+  EXPECT_EQ(admit_incoming(std::nullopt), IncomingVerdict::kAccept);
+  EXPECT_EQ(admit_incoming(State::kIdle), IncomingVerdict::kAccept);
+  EXPECT_EQ(admit_incoming(State::kConnect), IncomingVerdict::kReplaceExisting);
+  EXPECT_EQ(admit_incoming(State::kActive), IncomingVerdict::kReplaceExisting);  // DelayOpen
+  EXPECT_EQ(admit_incoming(State::kOpenSent), IncomingVerdict::kReplaceExisting);
+  EXPECT_EQ(admit_incoming(State::kOpenConfirm), IncomingVerdict::kRefuseNew);
+  EXPECT_EQ(admit_incoming(State::kEstablished), IncomingVerdict::kRefuseNew);
+  EXPECT_EQ(incoming_verdict_name(IncomingVerdict::kReplaceExisting), "replace-existing");
+}
+
+// What replacing does on the wire: the daemon steps the old connection
+// with AutomaticStop / Connection Rejected. In OpenSent (our OPEN went
+// out) that is Cease 6/5 and a close; before our OPEN (DelayOpen) just a
+// close (RFC 4271 8.2.2: no NOTIFICATION without an OPEN).
+TEST(AdmitIncoming, ReplacedConnectionIsClosedWithConnectionRejected) {
+  using namespace std::chrono_literals;
+  const Time t0 = Time{} + std::chrono::hours(1);
+  PeerConfig cfg;
+  cfg.local_as = 65001;
+  cfg.peer_as = 65002;
+  cfg.local_id = 1;
+  cfg.passive = true;
+  for (bool delay_open : {false, true}) {
+    SCOPED_TRACE(delay_open ? "delay_open" : "no delay_open");
+    cfg.delay_open = delay_open ? std::chrono::seconds(5) : std::chrono::seconds(0);
+    Fsm f(cfg);
+    (void)f.step(ManualStart{}, t0);
+    (void)f.step(TcpAccepted{}, t0);
+    ASSERT_EQ(admit_incoming(f.state()), IncomingVerdict::kReplaceExisting);
+    Actions out = f.step(AutomaticStop{codec::cease::kConnectionRejected, {}}, t0 + 1s);
+    std::optional<std::pair<uint8_t, uint8_t>> sent;
+    bool disconnect = false;
+    for (const Action& a : out) {
+      if (const auto* s = std::get_if<Send>(&a); s && s->type == codec::MessageType::kNotification) {
+        auto n = codec::decode_notification(bytes::Span(s->bytes).subspan(codec::kHeaderLen));
+        ASSERT_TRUE(n.ok());
+        sent = std::pair{n->code, n->subcode};
+      }
+      if (std::holds_alternative<Disconnect>(a)) disconnect = true;
+    }
+    EXPECT_TRUE(disconnect);
+    EXPECT_EQ(f.state(), State::kIdle);
+    if (delay_open) EXPECT_FALSE(sent.has_value());
+    else EXPECT_EQ(sent, (std::pair<uint8_t, uint8_t>{6, codec::cease::kConnectionRejected}));
+  }
 }
 
 }  // namespace

@@ -396,6 +396,8 @@ class Session:
     hold_time: int = 9
     connect_retry: int = 1
     announce: tuple[str, ...] = ()   # prefixes to originate
+    password: str = ""               # TCP MD5 (RFC 2385); "" for none
+    ttl_security: bool = False       # GTSM (RFC 5082), one hop
 
     @property
     def link_local(self) -> bool:
@@ -514,6 +516,10 @@ class Bird(Peer):
         lines.append(f"  hold time {s.hold_time}; keepalive time {max(1, s.hold_time // 3)};")
         lines.append(f"  connect delay time 1; connect retry time {max(1, s.connect_retry)};")
         lines.append("  error wait time 1, 2;")
+        if s.password:
+            lines.append(f'  password "{s.password}";')
+        if s.ttl_security:
+            lines.append("  ttl security on;")
         session_v6 = ":" in s.peer_address
         for fam, ver in (("ipv4-unicast", "ipv4"), ("ipv6-unicast", "ipv6")):
             if fam not in s.families:
@@ -628,6 +634,10 @@ class Frr(Peer):
             lines.append(f" neighbor {n} update-source {s.local_address}")
         if s.passive:
             lines.append(f" neighbor {n} passive")
+        if s.password:
+            lines.append(f" neighbor {n} password {s.password}")
+        if s.ttl_security:
+            lines.append(f" neighbor {n} ttl-security hops 1")
         for fam, afi in (("ipv4-unicast", "ipv4"), ("ipv6-unicast", "ipv6")):
             if fam not in s.families:
                 continue

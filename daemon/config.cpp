@@ -528,7 +528,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
-                "add_path_send_max"});
+                "add_path_send_max", "max_paths_per_prefix"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -730,6 +730,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
     peer.allow_own_as = static_cast<uint8_t>(*v);
   if (auto v = ck.integer(t, p, "add_path_send_max", 0, 255, "0..255 paths per prefix (0: all)"))
     peer.add_path_send_max = static_cast<uint8_t>(*v);
+  if (auto v = ck.integer(t, p, "max_paths_per_prefix", 1, 1000000, "1..1000000 paths per prefix from the peer"))
+    peer.max_paths_per_prefix = static_cast<uint32_t>(*v);
 
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
 }

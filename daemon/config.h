@@ -141,6 +141,9 @@ struct PeerConfig {
   bool route_reflector_client = false;  // RFC 4456
   uint8_t allow_own_as = 0;  // routes with our AS more often than this are refused
   uint8_t add_path_send_max = 0;  // ADD-PATH send: paths per prefix, 0 = all
+  // ADD-PATH receive: paths per prefix the table keeps from the peer
+  // (table::PeerInfo::max_paths_per_prefix); further ones are refused.
+  uint32_t max_paths_per_prefix = 64;
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;

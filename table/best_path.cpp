@@ -81,9 +81,19 @@ bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathO
     heap.resize(c.size());
     g = heap.data();
   }
+  // Paths alike (one peer's flood) share a set: its AS and MED are read
+  // once for a run of candidates holding it.
   size_t n = 0;
-  for (size_t i = 0; i < c.size(); ++i)
-    if (alive[i]) g[n++] = {o.always_compare_med ? 0 : c[i].attrs->neighbour_as(), static_cast<uint32_t>(i), 0};
+  const Attrs* last = nullptr;
+  uint32_t last_as = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!alive[i]) continue;
+    if (!o.always_compare_med && c[i].attrs != last) {
+      last = c[i].attrs;
+      last_as = last->neighbour_as();
+    }
+    g[n++] = {last_as, static_cast<uint32_t>(i), 0};
+  }
   std::sort(g, g + n, [](const Member& x, const Member& y) {
     return x.neighbour != y.neighbour ? x.neighbour < y.neighbour : x.index < y.index;
   });
@@ -92,9 +102,15 @@ bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathO
     while (to < n && g[to].neighbour == g[from].neighbour) ++to;
     if (to - from > 1) {
       uint32_t lowest = UINT32_MAX;
+      const Attrs* read = nullptr;
+      uint32_t med = 0;
       for (size_t k = from; k < to; ++k) {
-        g[k].med = c[g[k].index].attrs->med();
-        lowest = std::min(lowest, g[k].med);
+        if (c[g[k].index].attrs != read) {
+          read = c[g[k].index].attrs;
+          med = read->med();
+        }
+        g[k].med = med;
+        lowest = std::min(lowest, med);
       }
       for (size_t k = from; k < to; ++k)
         if (g[k].med != lowest) alive.kill(g[k].index);

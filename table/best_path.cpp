@@ -86,17 +86,20 @@ bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathO
   size_t n = 0;
   const Attrs* last = nullptr;
   uint32_t last_as = 0;
+  bool one_group = true;
   for (size_t i = 0; i < c.size(); ++i) {
     if (!alive[i]) continue;
     if (!o.always_compare_med && c[i].attrs != last) {
       last = c[i].attrs;
       last_as = last->neighbour_as();
     }
+    if (n > 0 && last_as != g[0].neighbour) one_group = false;
     g[n++] = {last_as, static_cast<uint32_t>(i), 0};
   }
-  std::sort(g, g + n, [](const Member& x, const Member& y) {
-    return x.neighbour != y.neighbour ? x.neighbour < y.neighbour : x.index < y.index;
-  });
+  if (!one_group)  // (one group, the usual case with many paths: no sort)
+    std::sort(g, g + n, [](const Member& x, const Member& y) {
+      return x.neighbour != y.neighbour ? x.neighbour < y.neighbour : x.index < y.index;
+    });
   for (size_t from = 0; from < n;) {
     size_t to = from + 1;
     while (to < n && g[to].neighbour == g[from].neighbour) ++to;
@@ -170,7 +173,9 @@ Beside added_beside_best(const Candidate& added, const Candidate& best, const Be
   if (!same_med_group(added, best, o)) return Beside::kChooseAgain;
   const uint32_t a = added.attrs->med(), b = best.attrs->med();
   if (a > b) return Beside::kBestStays;  // the best removes it at step c
-  if (a < b) return Beside::kChooseAgain;  // it removes the best at step c
+  // Below: it removes the best at step c. With always_compare_med every
+  // candidate that reaches step c is in one group, so it removes them all.
+  if (a < b) return o.always_compare_med ? Beside::kAddedIsBest : Beside::kChooseAgain;
   return wins_after_med(added, best, o) ? Beside::kAddedIsBest : Beside::kBestStays;
 }
 

@@ -103,8 +103,9 @@ bool wins_after_med(const Candidate& a, const Candidate& b, const BestPathOption
 // that follows from the two alone, kChooseAgain when the other candidates
 // matter. That is when `added` ties with the best before step c and has a
 // lower MED in the best's group (it removes the best at step c, and a
-// candidate of another group that lost to the best may win now), or
-// belongs to another group (whose lowest MED only the others know). With
+// candidate of another group that lost to the best may win now; with
+// always_compare_med there is one group, and it wins), or belongs to
+// another group (whose lowest MED only the others know). With
 // the same MED in the best's group it survives step c beside the best and
 // removes nothing, so the two decide after step c.
 enum class Beside : uint8_t { kBestStays, kAddedIsBest, kChooseAgain };

@@ -144,15 +144,56 @@ void Table::choose_best(Entry<K>& e) const {
       at = big_at.data();
     }
     size_t n = 0;
-    for (uint32_t i = 0; i < r.size(); ++i) {
-      if (low && (r[i].rank() != low || !eligible(r[i]))) continue;
-      c[n] = candidate(r[i]);
-      at[n++] = i;
+    if (r.size() <= Entry<K>::kIndexFrom) {
+      for (uint32_t i = 0; i < r.size(); ++i) {
+        if (low && (r[i].rank() != low || !eligible(r[i]))) continue;
+        c[n] = candidate(r[i]);
+        at[n++] = i;
+      }
+    } else {
+      n = alike_classes(r, low, c, at);
     }
     int b = select_best(std::span<const Candidate>(c, n), options_.best);
     if (b >= 0) best = at[b];
   }
   e.set_best(best);
+}
+
+// Routes alike (one peer's, one set, both eligible or both not: a flood's
+// paths) tie on every step before the path identifier, and at step c the
+// one removes whatever the other does: only the lowest identifier of such
+// a class can be the best, and the others change nothing. So for many
+// routes, one candidate a class (found with a hash of the class, O(n)),
+// and select_best sorts and compares those.
+size_t Table::alike_classes(std::span<const Route> r, uint16_t low, Candidate* c, uint32_t* at) const {
+  thread_local std::vector<uint32_t> slots;  // a candidate's index + 1; 0: empty
+  size_t cap = 16;
+  while (cap < 2 * r.size()) cap *= 2;
+  slots.assign(cap, 0);
+  const unsigned shift = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+  size_t n = 0;
+  for (uint32_t i = 0; i < r.size(); ++i) {
+    const bool ok = eligible(r[i]);
+    if (low && (r[i].rank() != low || !ok)) continue;
+    const uint64_t key = reinterpret_cast<uintptr_t>(r[i].attrs) ^ (uint64_t{r[i].peer} << 1 | ok) << 48;
+    for (size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift);; h = (h + 1) & (cap - 1)) {
+      if (slots[h] == 0) {
+        c[n] = candidate(r[i]);
+        at[n++] = i;
+        slots[h] = static_cast<uint32_t>(n);
+        break;
+      }
+      Candidate& x = c[slots[h] - 1];
+      if (x.attrs == r[i].attrs && x.slot == r[i].peer && x.eligible == ok) {
+        if (r[i].path_id < x.path_id) {
+          x.path_id = r[i].path_id;
+          at[slots[h] - 1] = i;
+        }
+        break;
+      }
+    }
+  }
+  return n;
 }
 
 template <typename K>

@@ -430,6 +430,10 @@ class Table {
   // every one is known, else 0.
   template <typename K>
   uint32_t best_by_rank(const Entry<K>& e, int32_t skip = -1, uint16_t* lowest = nullptr) const;
+  // choose_best's candidates among many routes: one for each class of
+  // routes alike (the lowest path identifier), those of rank `low` when
+  // it is not 0; their indices in r in `at`. Returns how many.
+  size_t alike_classes(std::span<const Route> r, uint16_t low, Candidate* c, uint32_t* at) const;
   // The route's Route::rank from its set and peer.
   void set_rank(Route& r) const;
   // reaches_med_step for two routes, from their ranks when both are known.

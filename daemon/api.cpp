@@ -77,6 +77,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   }
   w.end_object();
   w.member("unknown_family_updates", p.unknown_family_updates);
+  w.member("paths_refused", p.paths_refused);
   w.key_raw("messages").begin_object();
   for (int dir = 0; dir < 2; ++dir) {
     const auto& counts = dir == 0 ? p.messages_in : p.messages_out;
@@ -459,6 +460,10 @@ std::string metrics_text(const Snapshot& s) {
     m.sample({{"peer", p.name}, {"kind", "warning"}}, p.max_prefixes_warnings);
     m.sample({{"peer", p.name}, {"kind", "exceeded"}}, p.max_prefixes_exceeded);
   }
+  m.family("petrel_peer_paths_refused_total", "counter",
+           "ADD-PATH paths from the peer refused because the prefix already had peer.max_paths_per_prefix of its "
+           "paths; counted since the session came up.");
+  for (const auto& p : s.peers) m.sample({{"peer", p.name}}, p.paths_refused);
 
   m.family("petrel_peer_connections_refused_total", "counter",
            "Connections from the peer's address closed at once (peer disabled, shutting down, or one already "

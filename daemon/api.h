@@ -49,6 +49,7 @@ struct PeerSnapshot {
   std::array<uint64_t, codec::kKnownFamilies> advertised{};  // paths the peer holds from us now
   std::array<uint64_t, codec::kKnownFamilies> best{};        // prefixes whose best route is the peer's
   uint64_t unknown_family_updates = 0;
+  uint64_t paths_refused = 0;  // ADD-PATH paths over peer.max_paths_per_prefix, this session
   std::array<uint64_t, kMessageTypes> messages_in{};
   std::array<uint64_t, kMessageTypes> messages_out{};
   uint64_t treat_as_withdraw = 0;  // RFC 7606 section 2

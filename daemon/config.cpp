@@ -710,7 +710,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
                 "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action", "max_prefixes_restart",
-                "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security", "multihop"});
+                "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security", "multihop",
+                "max_paths_per_prefix"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -902,6 +903,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   if (auto v = ck.integer(t, p, "add_path_send_max", 0, 255, "0..255 paths per prefix (0: all)"))
     peer.add_path_send_max = static_cast<uint8_t>(*v);
   parse_peer_limits(ck, t, p, families_ok, peer);
+  if (auto v = ck.integer(t, p, "max_paths_per_prefix", 1, 1000000, "1..1000000 paths per prefix from the peer"))
+    peer.max_paths_per_prefix = static_cast<uint32_t>(*v);
 
   parse_transport(ck, t, p, router_asn, peer);
   if (ck.count() == errors_before && have_address) check_link_local_keys(ck, t, p, peer, seen);

@@ -172,6 +172,9 @@ struct PeerConfig {
   std::optional<TcpAoConfig> tcp_ao;  // RFC 5925; never with a TCP MD5 password
   bool ttl_security = false;          // GTSM, RFC 5082
   uint8_t multihop = 1;               // hops to the peer; default_multihop() unless set
+  // ADD-PATH receive: paths per prefix the table keeps from the peer
+  // (table::PeerInfo::max_paths_per_prefix); further ones are refused.
+  uint32_t max_paths_per_prefix = 64;
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;

@@ -194,6 +194,7 @@ std::string dump(const Config& c) {
     line("connect_retry", std::to_string(p.connect_retry));
     line("families", family_list(p.families));
     line("add_path", add_path_table(p));
+    line("max_paths_per_prefix", std::to_string(p.max_paths_per_prefix));
     line("extended_next_hop", family_list(p.extended_next_hop));
     if (p.local_address) line("local_address", toml_string(p.local_address->to_string()));
     line("description", toml_string(p.description));
@@ -301,6 +302,7 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("families", a.families == b.families);
   diff("add_path", a.add_path_receive == b.add_path_receive && a.add_path_send == b.add_path_send);
   diff("add_path_send_max", a.add_path_send_max == b.add_path_send_max);
+  diff("max_paths_per_prefix", a.max_paths_per_prefix == b.max_paths_per_prefix);
   diff("extended_next_hop", a.extended_next_hop == b.extended_next_hop);
   diff("local_address", a.local_address == b.local_address);
   diff("description", a.description == b.description);

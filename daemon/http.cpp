@@ -68,6 +68,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
     p.best[i] = peer.best_routes(i);
   }
   p.unknown_family_updates = c.unknown_family_updates.load(kRelaxed);
+  p.paths_refused = peer.paths_refused();
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {
     p.messages_in[t] = c.messages_in[t].load(kRelaxed);
     p.messages_out[t] = c.messages_out[t].load(kRelaxed);

@@ -223,6 +223,11 @@ uint64_t Peer::table_routes(size_t family_index) const {
   return table_.peer_routes(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(family_index));
 }
 
+uint64_t Peer::paths_refused() const {
+  int32_t slot = table_slot_.load(std::memory_order_acquire);
+  return slot < 0 ? 0 : table_.peer_paths_refused(static_cast<uint16_t>(slot));
+}
+
 bool Peer::enter_table(Connection& c) {
   const auto& n = *c.fsm.negotiated();
   table::PeerInfo info;
@@ -232,6 +237,7 @@ bool Peer::enter_table(Connection& c) {
   info.asn = n.peer_as;
   info.internal = n.peer_as == config_.router.asn;
   info.rr_client = peer_.route_reflector_client;
+  info.max_paths_per_prefix = peer_.max_paths_per_prefix;
   auto slot = table_.add_peer(info);
   if (!slot) return false;
   table_slot_.store(*slot, std::memory_order_release);

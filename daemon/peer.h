@@ -111,6 +111,8 @@ class Peer {
   // Routes the peer has in the table now (0 while its session is down).
   // Any thread.
   [[nodiscard]] uint64_t table_routes(size_t family_index) const;
+  // ADD-PATH paths refused over peer.max_paths_per_prefix, this session.
+  [[nodiscard]] uint64_t paths_refused() const;
   // Prefixes whose best route is the peer's (0 while its session is down).
   [[nodiscard]] uint64_t best_routes(size_t family_index) const;
   // Prefixes the peer holds from us now (0 while its session is down).

@@ -41,6 +41,22 @@ inline void prefetch_line(const void* p) {
 
 class Interner;
 
+// The key of the table's hashes of what peers choose (attribute sets,
+// path identifiers): drawn at random once per process, so that a peer
+// cannot craft inputs that share one hash and make each insert walk all
+// the others. Tests pass a fixed one.
+struct HashKey {
+  uint64_t k0 = 0, k1 = 0;
+  // The process's key: drawn from std::random_device on first use.
+  static HashKey process();
+  friend bool operator==(const HashKey&, const HashKey&) = default;
+};
+
+// SipHash-2-4 (the reference's parameters; the interner runs the same
+// code with 1-3): for the tests that check it against the reference's
+// vectors.
+[[nodiscard]] uint64_t siphash24(const HashKey& key, bytes::Span s);
+
 class Attrs {
  public:
   Attrs(const Attrs&) = delete;
@@ -48,9 +64,6 @@ class Attrs {
 
   // The canonical attribute bytes.
   [[nodiscard]] bytes::Span wire() const { return {bytes_(), wire_len_}; }
-  // The interner's hash of the bytes: computed when asked (the interner
-  // asks when a set's last reference goes), not kept.
-  [[nodiscard]] uint32_t hash() const;
   [[nodiscard]] uint32_t refs() const { return refs_.load(std::memory_order_relaxed); }
   // Decoded again from the canonical bytes (for the API and exporters).
   [[nodiscard]] codec::AttributeSet decode() const;
@@ -103,7 +116,7 @@ static_assert(sizeof(Attrs) == 12);
 // The set of interned attribute sets. Thread-safe.
 class Interner {
  public:
-  explicit Interner(size_t stripes = 64);
+  explicit Interner(size_t stripes = 64, HashKey key = HashKey::process());
   ~Interner();
   Interner(const Interner&) = delete;
   Interner& operator=(const Interner&) = delete;
@@ -118,7 +131,11 @@ class Interner {
   // have asked for its index slot with prefetch() in the meantime.
   [[nodiscard]] Attrs* intern_hashed(const codec::AttributeSet& set, uint32_t hash, uint32_t refs = 1);
   [[nodiscard]] Attrs* intern_hashed(bytes::Span canonical, uint32_t hash, uint32_t refs = 1);
-  [[nodiscard]] static uint32_t hash_of(bytes::Span canonical);
+  // The keyed hash of canonical bytes (SipHash-1-3 under the interner's
+  // key, folded to 32 bits). A set's hash is computed when asked (when its
+  // last reference goes), not kept.
+  [[nodiscard]] uint32_t hash_of(bytes::Span canonical) const;
+  [[nodiscard]] const HashKey& key() const { return key_; }
   // Asks the CPU for the index slot where a set of this hash is looked up.
   void prefetch(uint32_t hash) const;
   // Takes `n` more references to a set the caller already holds one of.
@@ -172,9 +189,12 @@ class Interner {
   // The set of bytes w, found or made; fields() is asked only for a new one.
   template <typename F>
   Attrs* intern_wire(bytes::Span w, uint32_t h, uint32_t refs, F&& fields);
-  static void grow(Stripe& s);
-  static void unlink(Stripe& s, Attrs* a, uint32_t hash);
+  void grow(Stripe& s) const;
+  void unlink(Stripe& s, Attrs* a, uint32_t hash) const;
+  // The home of the set in slot value v: from its tag while that suffices.
+  [[nodiscard]] size_t home_of_slot(uintptr_t v, size_t n) const;
 
+  HashKey key_;
   std::vector<Stripe> stripes_;
 };
 

@@ -22,10 +22,6 @@ uint64_t cluster_list(const Candidate& c, const BestPathOptions&) { return c.att
 uint64_t path_id(const Candidate& c, const BestPathOptions&) { return c.path_id; }
 uint64_t slot(const Candidate& c, const BestPathOptions&) { return c.slot; }
 
-bool same_med_group(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
-  return o.always_compare_med || a.attrs->neighbour_as() == b.attrs->neighbour_as();
-}
-
 // Candidates still in the running; inline for the usual few routes.
 class Alive {
  public:
@@ -64,39 +60,65 @@ bool keep_lowest(std::span<const Candidate> c, Alive& alive, Measure m, const Be
 }
 
 // Step c: a candidate goes when another from the same neighbouring AS
-// (still in the running at the start of the step) has a lower MED. Each
-// candidate's neighbouring AS is read once (Attrs reads it from its
-// bytes), not once per pair, and its MED (further into the bytes) only
+// (still in the running at the start of the step) has a lower MED, that
+// is, when its MED is above the lowest of its group. The candidates are
+// grouped by neighbouring AS with a sort (n log n; comparing every pair
+// was quadratic, and a flood of ADD-PATH paths from one AS made each
+// insert cost that). Each candidate's neighbouring AS is read once (Attrs
+// reads it from its bytes), and its MED (further into the bytes) only
 // when another candidate shares that AS.
 bool keep_lowest_med(std::span<const Candidate> c, Alive& alive, const BestPathOptions& o) {
-  struct Group {
+  struct Member {
     uint32_t neighbour;
+    uint32_t index;
     uint32_t med;
-    bool med_read;
   };
   constexpr size_t kInline = 16;
-  std::array<Group, kInline> inline_groups;
-  std::vector<Group> heap;
-  Group* g = inline_groups.data();
+  std::array<Member, kInline> inline_members;
+  std::vector<Member> heap;
+  Member* g = inline_members.data();
   if (c.size() > kInline) {
     heap.resize(c.size());
     g = heap.data();
   }
-  Alive before = alive;
-  for (size_t i = 0; i < c.size(); ++i)
-    if (before[i]) g[i] = {o.always_compare_med ? 0 : c[i].attrs->neighbour_as(), 0, false};
-  auto med = [&](size_t i) {
-    if (!g[i].med_read) g[i] = {g[i].neighbour, c[i].attrs->med(), true};
-    return g[i].med;
-  };
+  // Paths alike (one peer's flood) share a set: its AS and MED are read
+  // once for a run of candidates holding it.
+  size_t n = 0;
+  const Attrs* last = nullptr;
+  uint32_t last_as = 0;
+  bool one_group = true;
   for (size_t i = 0; i < c.size(); ++i) {
-    if (!before[i]) continue;
-    for (size_t j = 0; j < c.size(); ++j) {
-      if (j != i && before[j] && g[i].neighbour == g[j].neighbour && med(j) < med(i)) {
-        alive.kill(i);
-        break;
-      }
+    if (!alive[i]) continue;
+    if (!o.always_compare_med && c[i].attrs != last) {
+      last = c[i].attrs;
+      last_as = last->neighbour_as();
     }
+    if (n > 0 && last_as != g[0].neighbour) one_group = false;
+    g[n++] = {last_as, static_cast<uint32_t>(i), 0};
+  }
+  if (!one_group)  // (one group, the usual case with many paths: no sort)
+    std::sort(g, g + n, [](const Member& x, const Member& y) {
+      return x.neighbour != y.neighbour ? x.neighbour < y.neighbour : x.index < y.index;
+    });
+  for (size_t from = 0; from < n;) {
+    size_t to = from + 1;
+    while (to < n && g[to].neighbour == g[from].neighbour) ++to;
+    if (to - from > 1) {
+      uint32_t lowest = UINT32_MAX;
+      const Attrs* read = nullptr;
+      uint32_t med = 0;
+      for (size_t k = from; k < to; ++k) {
+        if (c[g[k].index].attrs != read) {
+          read = c[g[k].index].attrs;
+          med = read->med();
+        }
+        g[k].med = med;
+        lowest = std::min(lowest, med);
+      }
+      for (size_t k = from; k < to; ++k)
+        if (g[k].med != lowest) alive.kill(g[k].index);
+    }
+    from = to;
   }
   return alive.count() == 1;
 }
@@ -117,6 +139,10 @@ bool keep_lowest_address(std::span<const Candidate> c, Alive& alive) {
 
 }  // namespace
 
+bool same_med_group(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
+  return o.always_compare_med || a.attrs->neighbour_as() == b.attrs->neighbour_as();
+}
+
 bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o) {
   return c.eligible && degree_of_preference(c, o) == degree_of_preference(best, o) &&
          c.attrs->as_path_length() == best.attrs->as_path_length() && c.attrs->origin() == best.attrs->origin();
@@ -128,6 +154,34 @@ bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptio
     if (x != y) return x < y;
   }
   return false;  // they tie: the caller should not have asked
+}
+
+bool wins_after_med(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
+  for (Measure m : {internal, router_id, cluster_list}) {
+    const uint64_t x = m(a, o), y = m(b, o);
+    if (x != y) return x < y;
+  }
+  if (const int r = peer_address_cmp(a, b); r != 0) return r < 0;
+  if (a.path_id != b.path_id) return a.path_id < b.path_id;
+  return a.slot < b.slot;
+}
+
+Beside added_beside_best(const Candidate& added, const Candidate& best, const BestPathOptions& o) {
+  if (!added.eligible) return Beside::kBestStays;
+  if (!reaches_med_step(added, best, o))
+    return wins_before_med(added, best, o) ? Beside::kAddedIsBest : Beside::kBestStays;
+  if (!same_med_group(added, best, o)) return Beside::kChooseAgain;
+  const uint32_t a = added.attrs->med(), b = best.attrs->med();
+  if (a > b) return Beside::kBestStays;  // the best removes it at step c
+  // Below: it removes the best at step c. With always_compare_med every
+  // candidate that reaches step c is in one group, so it removes them all.
+  if (a < b) return o.always_compare_med ? Beside::kAddedIsBest : Beside::kChooseAgain;
+  return wins_after_med(added, best, o) ? Beside::kAddedIsBest : Beside::kBestStays;
+}
+
+bool removal_keeps_best(const Candidate& gone, const Candidate& best, const BestPathOptions& o) {
+  if (!gone.eligible || !reaches_med_step(gone, best, o)) return true;
+  return same_med_group(gone, best, o) && gone.attrs->med() >= best.attrs->med();
 }
 
 int select_best(std::span<const Candidate> c, const BestPathOptions& o) {

@@ -47,6 +47,11 @@ struct PeerInfo {
   bool rr_client = false;  // a route reflection client of ours (RFC 4456)
   bool local = false;      // not a peer: the routes this router originates
   std::string name;        // for people: logs and the API
+  // Paths (ADD-PATH identifiers, RFC 7911) the table keeps per prefix from
+  // this peer: an announcement of a further identifier for a prefix that
+  // has this many from the peer is refused (treat-as-withdraw for that
+  // path) and counted (Table::peer_paths_refused). 0: no bound.
+  uint32_t max_paths_per_prefix = 64;
 };
 
 struct BestPathOptions {
@@ -79,6 +84,37 @@ bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathO
 // candidate either beats the best there (and is the new best) or loses
 // (and the best stays), whatever the other candidates are.
 bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
+
+// Whether `a` and `b` are compared at step c: always_compare_med, or the
+// same neighbouring AS.
+bool same_med_group(const Candidate& a, const Candidate& b, const BestPathOptions& o);
+
+// For two candidates that both survive step c: whether `a` wins at the
+// steps after it (d to g, then path identifier and slot). These steps are
+// one lexicographic order, total over candidates of distinct (slot,
+// path_id), so the best of a set's survivors of step c is their minimum.
+bool wins_after_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
+
+// The table's shortcuts when one candidate joins or leaves a set whose
+// best is `best`, so that a prefix with many paths (an ADD-PATH flood) is
+// not chosen again from all of them at each change.
+//
+// Joining (`added`, not yet in the set): kBestStays or kAddedIsBest when
+// that follows from the two alone, kChooseAgain when the other candidates
+// matter. That is when `added` ties with the best before step c and has a
+// lower MED in the best's group (it removes the best at step c, and a
+// candidate of another group that lost to the best may win now; with
+// always_compare_med there is one group, and it wins), or belongs to
+// another group (whose lowest MED only the others know). With
+// the same MED in the best's group it survives step c beside the best and
+// removes nothing, so the two decide after step c.
+enum class Beside : uint8_t { kBestStays, kAddedIsBest, kChooseAgain };
+Beside added_beside_best(const Candidate& added, const Candidate& best, const BestPathOptions& o);
+// Leaving (`gone`, not the best): true when the best stays the best of
+// the rest. It does unless `gone` reached step c beside the best and was
+// the lowest MED of another group, or of the best's group below the best
+// (then it may have been removing a candidate that would win now).
+bool removal_keeps_best(const Candidate& gone, const Candidate& best, const BestPathOptions& o);
 
 // Steps 1, a and b as one number, where it can be exact: lower wins, and
 // two candidates tie on those steps exactly when their ranks are equal.

@@ -4,6 +4,7 @@
 // prefix's single route is stored in its entry, several in one array.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "crates/net/ip.h"
 #include "table/attrs.h"
@@ -78,17 +80,157 @@ struct [[gnu::packed]] Key6 {
   friend bool operator==(const Key6&, const Key6&) = default;
 };
 
+// A prefix's routes when they are many (more than kIndexFrom: an ADD-PATH
+// peer's paths, a route server's peers): the array, an index from (peer,
+// path identifier) to a route's place, and each peer's count of routes,
+// so that finding a path and counting a peer's paths take constant and
+// logarithmic time, not a scan of the array per UPDATE (which made a
+// flood of paths for one prefix quadratic). The index is open addressing
+// with linear probing, at most half full; a key's home is a
+// multiply-shift hash whose multiplier comes from the table's random key
+// (the path identifiers are the peer's choice: with a known multiplier a
+// peer could pick identifiers that all share one home).
+class ManyRoutes {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  ManyRoutes(std::span<const Route> routes, uint32_t best, uint64_t salt)
+      : routes_(routes.begin(), routes.end()), best_(best), mul_((salt ^ 0x9E3779B97F4A7C15ull) | 1) {
+    for (const Route& r : routes_) add_count(r.peer);
+    rebuild(routes_.size() + 1);
+  }
+  [[nodiscard]] std::span<Route> routes() { return routes_; }
+  [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(routes_.size()); }
+  [[nodiscard]] uint32_t best() const { return best_; }
+  void set_best(uint32_t i) { best_ = i; }
+  [[nodiscard]] uint32_t find(uint16_t peer, uint32_t path_id) const {
+    for (size_t i = home(peer, path_id);; i = (i + 1) & mask()) {
+      const uint32_t v = slots_[i];
+      if (v == 0) return kNone;
+      const Route& r = routes_[v - 1];
+      if (r.peer == peer && r.path_id == path_id) return v - 1;
+    }
+  }
+  // Routes of `peer` here.
+  [[nodiscard]] uint32_t count_of(uint16_t peer) const {
+    auto it = std::lower_bound(peers_.begin(), peers_.end(), peer,
+                               [](const PeerCount& c, uint16_t p) { return c.peer < p; });
+    return it != peers_.end() && it->peer == peer ? it->n : 0;
+  }
+  void push(const Route& r) {
+    routes_.push_back(r);
+    add_count(r.peer);
+    if (routes_.size() * 2 > slots_.size()) rebuild(routes_.size());
+    else link(static_cast<uint32_t>(routes_.size() - 1));
+  }
+  // As Entry::remove: the last route takes route i's place; the best is
+  // unset.
+  Route remove(uint32_t i) {
+    const Route gone = routes_[i];
+    const auto last = static_cast<uint32_t>(routes_.size() - 1);
+    unlink(slot_of(i));
+    if (i != last) {
+      slots_[slot_of(last)] = i + 1;
+      routes_[i] = routes_[last];
+    }
+    routes_.pop_back();
+    drop_count(gone.peer);
+    best_ = kNone;
+    // Memory follows the routes down (a quarter full at most).
+    if (routes_.size() * 4 < routes_.capacity()) {
+      routes_.shrink_to_fit();
+      rebuild(routes_.size());
+    } else if (routes_.size() * 8 < slots_.size()) {
+      rebuild(routes_.size());
+    }
+    return gone;
+  }
+  [[nodiscard]] size_t heap_bytes() const {
+    return sizeof(ManyRoutes) + routes_.capacity() * sizeof(Route) + slots_.capacity() * sizeof(uint32_t) +
+           peers_.capacity() * sizeof(PeerCount);
+  }
+
+ private:
+  struct PeerCount {
+    uint16_t peer;
+    uint32_t n;
+  };
+  [[nodiscard]] size_t mask() const { return slots_.size() - 1; }
+  [[nodiscard]] size_t home(uint16_t peer, uint32_t path_id) const {
+    return static_cast<size_t>(((uint64_t{peer} << 32 | path_id) * mul_) >> shift_);
+  }
+  [[nodiscard]] size_t home_of(uint32_t place) const { return home(routes_[place].peer, routes_[place].path_id); }
+  // The index slot that holds route `place`.
+  [[nodiscard]] size_t slot_of(uint32_t place) const {
+    size_t i = home_of(place);
+    while (slots_[i] != place + 1) i = (i + 1) & mask();
+    return i;
+  }
+  void link(uint32_t place) {
+    size_t i = home_of(place);
+    while (slots_[i] != 0) i = (i + 1) & mask();
+    slots_[i] = place + 1;
+  }
+  // Backward-shift deletion: a later slot of the probe run moves into the
+  // hole when its home does not lie cyclically in (i, j].
+  void unlink(size_t i) {
+    for (size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+      const uint32_t v = slots_[j];
+      if (v == 0) break;
+      const size_t h = home_of(v - 1);
+      if (((j - h) & mask()) >= ((j - i) & mask())) {
+        slots_[i] = v;
+        i = j;
+      }
+    }
+    slots_[i] = 0;
+  }
+  // An index for n routes: the power of two at least 2n (and 16).
+  void rebuild(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    slots_.assign(cap, 0);
+    slots_.shrink_to_fit();
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    for (uint32_t p = 0; p < routes_.size(); ++p) link(p);
+  }
+  void add_count(uint16_t peer) {
+    auto it = std::lower_bound(peers_.begin(), peers_.end(), peer,
+                               [](const PeerCount& c, uint16_t p) { return c.peer < p; });
+    if (it != peers_.end() && it->peer == peer) ++it->n;
+    else peers_.insert(it, PeerCount{peer, 1});
+  }
+  void drop_count(uint16_t peer) {
+    auto it = std::lower_bound(peers_.begin(), peers_.end(), peer,
+                               [](const PeerCount& c, uint16_t p) { return c.peer < p; });
+    assert(it != peers_.end() && it->peer == peer);
+    if (--it->n == 0) peers_.erase(it);
+  }
+
+  std::vector<Route> routes_;
+  std::vector<uint32_t> slots_;  // a route's place + 1; 0: empty
+  std::vector<PeerCount> peers_;  // by peer
+  uint32_t best_;
+  uint64_t mul_;
+  unsigned shift_ = 64;
+};
+
 // A prefix and its routes: one inline, or several in an array on the
 // heap sized to fit (malloc'd: 16 octets a route, which jemalloc's size
-// classes hold exactly up to 8 routes). Plain bytes: the map moves entries
-// with memcpy and frees the arrays itself. 24 octets for IPv4, 40 for
-// IPv6.
+// classes hold exactly up to 8 routes), or more than kIndexFrom in a
+// ManyRoutes (back to an array at kIndexFrom / 2). Plain bytes: the map
+// moves entries with memcpy and frees the arrays itself. 24 octets for
+// IPv4, 40 for IPv6.
 template <typename K>
 struct Entry {
   static constexpr uint32_t kNone = UINT32_MAX;
 
+  // Beyond this many routes an entry keeps an index (ManyRoutes): up to
+  // it a scan of the array (a kilobyte) is as quick, and the index's
+  // memory is paid only by the prefixes with the most paths.
+  static constexpr uint32_t kIndexFrom = 64;
+
   K key;
-  uint8_t kind = 0;   // 0: no route, 1: `one`, 2: `many`
+  uint8_t kind = 0;   // 0: no route, 1: `one`, 2: `many`, 3: `big`
   uint8_t best1 = 0;  // kind 1: 1 when `one` is the best route
 
   struct Many {
@@ -99,33 +241,61 @@ struct Entry {
   union {
     Route one;
     Many many;
+    ManyRoutes* big;
   };
 
   Entry() : one() {}
 
-  [[nodiscard]] uint32_t size() const { return kind == 2 ? many.n : kind; }
+  [[nodiscard]] uint32_t size() const { return kind == 3 ? big->size() : kind == 2 ? many.n : kind; }
   [[nodiscard]] bool empty() const { return kind == 0; }
   [[nodiscard]] std::span<Route> routes() {
+    if (kind == 3) return big->routes();
     return kind == 2 ? std::span<Route>(many.routes, many.n) : std::span<Route>(&one, kind);
   }
   [[nodiscard]] std::span<const Route> routes() const { return const_cast<Entry*>(this)->routes(); }
-  [[nodiscard]] uint32_t best() const { return kind == 2 ? many.best : (kind == 1 && best1 ? 0 : kNone); }
+  [[nodiscard]] uint32_t best() const {
+    if (kind == 3) return big->best();
+    return kind == 2 ? many.best : (kind == 1 && best1 ? 0 : kNone);
+  }
   [[nodiscard]] const Route* best_route() const {
     uint32_t b = best();
     return b == kNone ? nullptr : &routes()[b];
   }
   void set_best(uint32_t i) {
-    if (kind == 2) many.best = i;
+    if (kind == 3) big->set_best(i);
+    else if (kind == 2) many.best = i;
     else best1 = i == 0 && kind == 1;
   }
   // The index of the route of (peer, path_id), or kNone.
   [[nodiscard]] uint32_t find(uint16_t peer, uint32_t path_id) const {
+    if (kind == 3) return big->find(peer, path_id);
     auto r = routes();
     for (uint32_t i = 0; i < r.size(); ++i)
       if (r[i].peer == peer && r[i].path_id == path_id) return i;
     return kNone;
   }
-  void push(const Route& r) {
+  // How many routes `peer` has here.
+  [[nodiscard]] uint32_t count_of(uint16_t peer) const {
+    if (kind == 3) return big->count_of(peer);
+    uint32_t n = 0;
+    for (const Route& r : routes()) n += r.peer == peer;
+    return n;
+  }
+  // `salt`: the key of the index's hash when the routes become many
+  // (ManyRoutes; the table passes a random one).
+  void push(const Route& r, uint64_t salt = 0) {
+    if (kind == 3) {
+      big->push(r);
+      return;
+    }
+    if (kind == 2 && many.n == kIndexFrom) {
+      auto* b = new ManyRoutes(std::span<const Route>(many.routes, many.n), many.best, salt);
+      std::free(many.routes);
+      big = b;
+      kind = 3;
+      big->push(r);
+      return;
+    }
     if (kind == 0) {
       one = r;
       kind = 1;
@@ -150,6 +320,20 @@ struct Entry {
   // Removes route i: the last takes its place, the best is unset (the
   // caller chooses again). Returns the removed route.
   Route remove(uint32_t i) {
+    if (kind == 3) {
+      const Route gone = big->remove(i);
+      if (big->size() <= kIndexFrom / 2) {
+        const auto r = big->routes();
+        auto* a = static_cast<Route*>(std::malloc(r.size() * sizeof(Route)));
+        if (!a) throw std::bad_alloc();
+        std::memcpy(static_cast<void*>(a), r.data(), r.size() * sizeof(Route));
+        const auto n = static_cast<uint32_t>(r.size());
+        delete big;
+        many = Many{a, n, kNone};
+        kind = 2;
+      }
+      return gone;
+    }
     auto r = routes();
     Route gone = r[i];
     r[i] = r[r.size() - 1];
@@ -174,9 +358,13 @@ struct Entry {
   // Frees the array, if any (the map's destructor).
   void free_routes() {
     if (kind == 2) std::free(many.routes);
+    if (kind == 3) delete big;
     kind = 0;
   }
-  [[nodiscard]] size_t heap_bytes() const { return kind == 2 ? many.n * sizeof(Route) : 0; }
+  [[nodiscard]] size_t heap_bytes() const {
+    if (kind == 3) return big->heap_bytes();
+    return kind == 2 ? many.n * sizeof(Route) : 0;
+  }
 };
 static_assert(sizeof(Entry<Key4>) == 24 && sizeof(Entry<Key6>) == 40);
 

@@ -28,7 +28,11 @@ BestId best_id(const Entry<K>& e) {
 
 }  // namespace
 
-Table::Table(TableOptions o) : options_(o), peers_(std::make_unique<PeerSlot[]>(kMaxPeers)) {
+Table::Table(TableOptions o)
+    : options_(o),
+      interner_(64, o.hash_key ? *o.hash_key : HashKey::process()),
+      path_salt_(interner_.key().k0 * 0x9E3779B97F4A7C15ull ^ interner_.key().k1),
+      peers_(std::make_unique<PeerSlot[]>(kMaxPeers)) {
   if (options_.shards == 0) options_.shards = 1;
   shards_.reserve(options_.shards);
   for (size_t i = 0; i < options_.shards; ++i)
@@ -70,6 +74,7 @@ std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
     p.used = true;
     for (auto& c : p.routes) c.store(0, std::memory_order_relaxed);
     for (auto& c : p.best) c.store(0, std::memory_order_relaxed);
+    p.paths_refused.store(0, std::memory_order_relaxed);
     return static_cast<uint16_t>(i);
   }
   return std::nullopt;
@@ -139,15 +144,56 @@ void Table::choose_best(Entry<K>& e) const {
       at = big_at.data();
     }
     size_t n = 0;
-    for (uint32_t i = 0; i < r.size(); ++i) {
-      if (low && (r[i].rank() != low || !eligible(r[i]))) continue;
-      c[n] = candidate(r[i]);
-      at[n++] = i;
+    if (r.size() <= Entry<K>::kIndexFrom) {
+      for (uint32_t i = 0; i < r.size(); ++i) {
+        if (low && (r[i].rank() != low || !eligible(r[i]))) continue;
+        c[n] = candidate(r[i]);
+        at[n++] = i;
+      }
+    } else {
+      n = alike_classes(r, low, c, at);
     }
     int b = select_best(std::span<const Candidate>(c, n), options_.best);
     if (b >= 0) best = at[b];
   }
   e.set_best(best);
+}
+
+// Routes alike (one peer's, one set, both eligible or both not: a flood's
+// paths) tie on every step before the path identifier, and at step c the
+// one removes whatever the other does: only the lowest identifier of such
+// a class can be the best, and the others change nothing. So for many
+// routes, one candidate a class (found with a hash of the class, O(n)),
+// and select_best sorts and compares those.
+size_t Table::alike_classes(std::span<const Route> r, uint16_t low, Candidate* c, uint32_t* at) const {
+  thread_local std::vector<uint32_t> slots;  // a candidate's index + 1; 0: empty
+  size_t cap = 16;
+  while (cap < 2 * r.size()) cap *= 2;
+  slots.assign(cap, 0);
+  const unsigned shift = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+  size_t n = 0;
+  for (uint32_t i = 0; i < r.size(); ++i) {
+    const bool ok = eligible(r[i]);
+    if (low && (r[i].rank() != low || !ok)) continue;
+    const uint64_t key = reinterpret_cast<uintptr_t>(r[i].attrs) ^ (uint64_t{r[i].peer} << 1 | ok) << 48;
+    for (size_t h = static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift);; h = (h + 1) & (cap - 1)) {
+      if (slots[h] == 0) {
+        c[n] = candidate(r[i]);
+        at[n++] = i;
+        slots[h] = static_cast<uint32_t>(n);
+        break;
+      }
+      Candidate& x = c[slots[h] - 1];
+      if (x.attrs == r[i].attrs && x.slot == r[i].peer && x.eligible == ok) {
+        if (r[i].path_id < x.path_id) {
+          x.path_id = r[i].path_id;
+          at[slots[h] - 1] = i;
+        }
+        break;
+      }
+    }
+  }
+  return n;
 }
 
 template <typename K>
@@ -162,8 +208,8 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     uint32_t i = e.find(slot, op.path_id);
     Attrs* replaced = nullptr;
     bool chosen = false;  // best path settled without choose_best
-    ++res.announced;
     if (i != Entry<K>::kNone) {
+      ++res.announced;
       Route& r = e.routes()[i];
       bool was_stale = r.flags & Route::kStale;
       r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
@@ -174,6 +220,8 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
         interner_.release(op.attrs);
         return;
       }
+      const uint32_t b = e.best();
+      const Candidate old = candidate(r);  // its set is held until the end
       replaced = r.attrs;
       r.attrs = op.attrs;
       // A prefix's only route goes without a rank (0, unknown): nothing is
@@ -181,13 +229,34 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       if (e.size() > 1) set_rank(r);
       else r.set_rank(0);
       set_validation(r, op.prefix, op.validation);
+      // Another route than the best changed: as its old version leaving
+      // and its new one joining (best_path.h), when both keep to the
+      // shortcuts; else chosen again from all.
+      if (b != Entry<K>::kNone && b != i) {
+        const Candidate best = candidate(e.routes()[b]);
+        if (removal_keeps_best(old, best, options_.best)) {
+          const Beside d = added_beside_best(candidate(r), best, options_.best);
+          if (d == Beside::kAddedIsBest) e.set_best(i);
+          chosen = d != Beside::kChooseAgain;
+        }
+      }
     } else {
+      // A further path beyond the peer's bound is refused (treat-as-
+      // withdraw for that path: it was not here). The count is read only
+      // where the prefix has that many paths in all.
+      const uint32_t limit = peers_[slot].info.max_paths_per_prefix;
+      if (limit != 0 && e.size() >= limit && e.count_of(slot) >= limit) {
+        ++res.paths_refused;
+        interner_.release(op.attrs);  // as for the same route again: not the last
+        return;
+      }
+      ++res.announced;
       Route r{op.attrs, op.path_id, slot, 0};
       const bool first = e.empty();
       if (!first) set_rank(r);
       set_validation(r, op.prefix, op.validation);
       const uint32_t b = e.best();
-      e.push(r);
+      e.push(r, path_salt_);
       // A prefix's first route: the best if eligible, nothing to compare.
       if (first) {
         e.set_best(eligible(e.routes()[0]) ? 0 : Entry<K>::kNone);
@@ -195,23 +264,28 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       }
       ++delta[f];
       s.route_bytes += e.heap_bytes() - heap_before;
-      // A route added beside a best that it differs from before the MED
-      // step: only the two need comparing (best_path.h, wins_before_med),
+      // A route added beside a best: only the two need comparing where
+      // best_path.h's added_beside_best says so (always when they differ
+      // before the MED step; within the best's MED group too, so that a
+      // flood of paths alike is not chosen again from all at each one),
       // not every route's set read again.
-      // With both ranks known no set is read (the best's is a cache miss).
+      // With both ranks known and different no set is read (the best's is
+      // a cache miss).
       if (b != Entry<K>::kNone) {
         const Route& a = e.routes()[e.size() - 1];
         Route& br = e.routes()[b];
         if (br.rank() == 0) set_rank(br);  // reads its set, as the comparison would
         const Candidate added = candidate(a);
-        const Candidate best = candidate(br);
-        if (added.eligible && a.rank() && br.rank()) {
+        if (added.eligible && a.rank() && br.rank() && a.rank() != br.rank()) {
           if (a.rank() < br.rank()) e.set_best(e.size() - 1);
-          chosen = a.rank() != br.rank();
-        } else if (!added.eligible || !reaches_med_step(added, best, options_.best)) {
-          if (added.eligible && wins_before_med(added, best, options_.best)) e.set_best(e.size() - 1);
-          chosen = true;  // else the best stays
+          chosen = true;
+        } else {
+          const Beside d = added_beside_best(added, candidate(br), options_.best);
+          if (d == Beside::kAddedIsBest) e.set_best(e.size() - 1);
+          chosen = d != Beside::kChooseAgain;
         }
+      } else if (!first && !eligible(e.routes()[e.size() - 1])) {
+        chosen = true;  // none was eligible, and the new one is not either
       }
     }
     // The route takes the op's reference (Batch::Held).
@@ -231,11 +305,17 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   }
   BestId before = best_id(*e);
   const size_t heap_before = e->heap_bytes();
+  // Another route than the best leaving: the best mostly stays
+  // (best_path.h, removal_keeps_best), where the last route takes i's place.
+  const uint32_t b = e->best(), last = e->size() - 1;
+  const bool keeps = b != Entry<K>::kNone && b != i &&
+                     removal_keeps_best(candidate(e->routes()[i]), candidate(e->routes()[b]), options_.best);
   Route gone = e->remove(i);
   s.route_bytes -= heap_before - e->heap_bytes();
   ++res.withdrawn;
   --delta[f];
-  choose_best(*e);
+  if (keeps) e->set_best(b == last ? i : b);
+  else choose_best(*e);
   bool best_changed = best_id(*e) != before;
   res.best_changes += best_changed;
   if (best_changed) moves.move(slot_of(before), slot_of(best_id(*e)), f);
@@ -404,6 +484,7 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
   for (size_t f = 0; f < kFamilies; ++f)
     if (delta[f]) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta[f]), std::memory_order_relaxed);
   moves.flush();
+  if (res.paths_refused) peers_[slot].paths_refused.fetch_add(res.paths_refused, std::memory_order_relaxed);
   // The routes took the ops' references; what is left is the batch's own.
   for (Batch::Held& h : b.held_) h.refs = 1;
   b.clear();
@@ -451,7 +532,7 @@ void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const
   if (!attrs) return;
   // The set's bytes are canonical: interned from them as add(UpdateView)
   // does (the same header fields: tests/table/fast_import_test.cpp).
-  const uint32_t hash = Interner::hash_of(attrs->wire());
+  const uint32_t hash = table_->interner_.hash_of(attrs->wire());
   table_->interner_.prefetch(hash);
   const size_t first = ops_.size();
   for (const auto& p : announce) push(p, f, nullptr);
@@ -487,7 +568,7 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
       announces = false;  // a set that cannot be built: the routes are withdrawn
     }
     if (announces) {
-      hash = Interner::hash_of(wire);
+      hash = in.hash_of(wire);
       in.prefetch(hash);
     }
   }
@@ -583,6 +664,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     if (e.key.len == K::kEmpty) return;
     if (distance == PrefixMap<K>::kFar) {
       if (e.kind == 2) prefetch_line(e.many.routes);
+      else if (e.kind == 3) prefetch_line(e.big);
       return;
     }
     // When the best goes, best path is chosen again among all the rest

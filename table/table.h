@@ -83,6 +83,10 @@ struct TableOptions {
   // come. A hint only: the maps grow past it as they would.
   size_t expected_ipv4_prefixes = 0;
   size_t expected_ipv6_prefixes = 0;
+  // The key of the hashes of what peers choose (the interner's hash of
+  // attribute sets, the index of a prefix's many paths): nullopt, the
+  // process's random key (HashKey::process); tests fix one.
+  std::optional<HashKey> hash_key = std::nullopt;
 };
 
 // A family the table holds: codec::kKnownFamilyList's index.
@@ -112,6 +116,9 @@ struct BatchResult {
   uint32_t withdrawn = 0;   // routes removed
   uint32_t not_found = 0;   // withdrawals of routes the table did not hold
   uint32_t best_changes = 0;
+  // Announcements of a further path for a prefix that already had the
+  // peer's max_paths_per_prefix paths: not taken (PeerInfo).
+  uint32_t paths_refused = 0;
 };
 
 class Table;
@@ -260,6 +267,11 @@ class Table {
   [[nodiscard]] uint64_t peer_best(uint16_t slot, FamilyIndex f) const {
     return peers_[slot].best[f].load(std::memory_order_relaxed);
   }
+  // Paths refused since the peer's slot was taken (BatchResult::
+  // paths_refused summed).
+  [[nodiscard]] uint64_t peer_paths_refused(uint16_t slot) const {
+    return peers_[slot].paths_refused.load(std::memory_order_relaxed);
+  }
 
   // ---- writes
   // Applies a batch of the peer in `slot` and empties it.
@@ -380,6 +392,7 @@ class Table {
     bool used = false;
     std::array<std::atomic<uint64_t>, kFamilies> routes{};
     std::array<std::atomic<uint64_t>, kFamilies> best{};  // prefixes where its route is best
+    std::atomic<uint64_t> paths_refused{0};
   };
   // Moves of prefixes' best routes between peers, gathered and added to
   // the peers' counters (atomics) once per batch or sweep, not twice per
@@ -418,6 +431,10 @@ class Table {
   // every one is known, else 0.
   template <typename K>
   uint32_t best_by_rank(const Entry<K>& e, int32_t skip = -1, uint16_t* lowest = nullptr) const;
+  // choose_best's candidates among many routes: one for each class of
+  // routes alike (the lowest path identifier), those of rank `low` when
+  // it is not 0; their indices in r in `at`. Returns how many.
+  size_t alike_classes(std::span<const Route> r, uint16_t low, Candidate* c, uint32_t* at) const;
   // The route's Route::rank from its set and peer.
   void set_rank(Route& r) const;
   // reaches_med_step for two routes, from their ranks when both are known.
@@ -476,6 +493,7 @@ class Table {
 
   TableOptions options_;
   mutable Interner interner_;
+  uint64_t path_salt_;  // ManyRoutes' index key, from the hash key
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<PeerSlot[]> peers_;
   mutable std::mutex peers_mu_;

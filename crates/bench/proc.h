@@ -4,7 +4,9 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <time.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace petrel::bench {
@@ -21,6 +23,18 @@ inline long anon_huge_kb() {
   }
   std::fclose(f);
   return kb;
+}
+
+// The calling thread's CPU time, seconds.
+inline double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Wall time (the steady clock), seconds.
+inline double wall_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // The calling thread's minor page faults so far: pages the kernel had to

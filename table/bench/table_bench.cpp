@@ -63,11 +63,7 @@ namespace {
 
 using namespace petrel;
 
-double cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double cpu_s() { return bench::thread_cpu_s(); }
 // The whole process's CPU time: a peer's withdrawal runs on the sweep's
 // threads (TableOptions::sweep_threads), not the caller's alone. (It also
 // counts jemalloc's background thread, if it runs meanwhile.)
@@ -76,9 +72,7 @@ double process_cpu_s() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
-double wall_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using bench::wall_s;
 
 size_t allocated() {
   uint64_t epoch = 1;

@@ -97,6 +97,56 @@ TEST(Interner, DifferentSetsAreDifferentCopies) {
   EXPECT_EQ(in.size(), 0u);
 }
 
+// The interner's hash is keyed (Interner(stripes, key)): a peer that does
+// not know the process's key cannot craft sets that share a hash (and make
+// each intern probe past all the others). The same bytes hash differently
+// under two keys, the same under one key; each interner still keeps one
+// copy per distinct set.
+TEST(Interner, HashDependsOnTheKey) {
+  const HashKey k1{0x0123456789ABCDEFull, 0x0FEDCBA987654321ull}, k2{0x0123456789ABCDEFull, 0x0FEDCBA987654322ull};
+  Interner a(4, k1), b(4, k2), a2(4, k1);
+  EXPECT_EQ(a.key(), k1);
+  int differ = 0;
+  for (uint32_t m = 0; m < 64; ++m) {
+    const AttributeSet s = set_of(m);
+    EXPECT_EQ(a.hash_of(s.wire()), a2.hash_of(s.wire()));
+    differ += a.hash_of(s.wire()) != b.hash_of(s.wire());
+  }
+  EXPECT_GE(differ, 60);  // 32-bit hashes: a coincidence or two at most
+  for (Interner* in : {&a, &b}) {
+    Attrs* x = in->intern(set_of(1));
+    Attrs* y = in->intern(set_of(1));
+    Attrs* z = in->intern(set_of(2));
+    EXPECT_EQ(x, y);
+    EXPECT_NE(x, z);
+    EXPECT_EQ(in->size(), 2u);
+    in->release(x, 2);
+    in->release(z);
+    EXPECT_EQ(in->size(), 0u);
+  }
+}
+
+// The process's key is drawn once: every default interner (and table) in
+// the process uses it.
+TEST(Interner, ProcessKeyIsDrawnOnce) {
+  EXPECT_EQ(HashKey::process(), HashKey::process());
+  EXPECT_NE(HashKey::process(), HashKey{});
+  Interner in;
+  EXPECT_EQ(in.key(), HashKey::process());
+}
+
+// The SipHash code (run as 1-3 by the interner) against the reference
+// vectors of SipHash-2-4 (key 00..0f; messages 00 01 .. of 0, 8 and 15
+// octets).
+TEST(Interner, SipHashMatchesTheReference) {
+  const HashKey key{0x0706050403020100ull, 0x0F0E0D0C0B0A0908ull};
+  std::vector<std::byte> m;
+  for (int i = 0; i < 15; ++i) m.push_back(static_cast<std::byte>(i));
+  EXPECT_EQ(siphash24(key, bytes::Span(m).first(0)), 0x726FDB47DD0E0E31ull);
+  EXPECT_EQ(siphash24(key, bytes::Span(m).first(8)), 0x93F5F5799A932462ull);
+  EXPECT_EQ(siphash24(key, bytes::Span(m)), 0xA129CA6149BE45E5ull);
+}
+
 TEST(Interner, LastReleaseFreesTheSet) {
   Interner in;
   const size_t empty_bytes = in.bytes();

@@ -470,12 +470,9 @@ struct Candidates {
 
 enum class EarlySteps : uint8_t { kRandom, kTied };
 
-// The chosen route (named by its unique slot) is the same for every
-// arrival order, eligible, and not beaten at the transitive steps 1, a, b
-// by any eligible route, nor on MED by one from its neighbouring AS that
-// ties with it on those.
-
-void check_order_independence(size_t min_routes, size_t max_routes, EarlySteps early) {
+// Between min_routes and max_routes random routes; with kTied, all tied
+// on steps 1, a and b.
+std::vector<RandomRoute> draw_routes(size_t min_routes, size_t max_routes, EarlySteps early) {
   auto routes =
       *rc::gen::container<std::vector<RandomRoute>>(*rc::gen::inRange<size_t>(min_routes, max_routes + 1), gen_route());
   if (early == EarlySteps::kTied) {
@@ -485,6 +482,16 @@ void check_order_independence(size_t min_routes, size_t max_routes, EarlySteps e
       r.origin = 0;
     }
   }
+  return routes;
+}
+
+// The chosen route (named by its unique slot) is the same for every
+// arrival order, eligible, and not beaten at the transitive steps 1, a, b
+// by any eligible route, nor on MED by one from its neighbouring AS that
+// ties with it on those.
+
+void check_order_independence(size_t min_routes, size_t max_routes, EarlySteps early) {
+  const auto routes = draw_routes(min_routes, max_routes, early);
   const bool always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
   const BestPathOptions opts{.always_compare_med = always_compare_med};
   const Candidates all(routes);
@@ -552,6 +559,131 @@ RC_GTEST_PROP(BestPathProperty, AddingARouteDecidedBeforeMedNeedsOnlyTheBest, ()
   RC_PRE(!reaches_med_step(added, best, opts));
   const int after = select_best(cands, opts);
   RC_ASSERT(after == (wins_before_med(added, best, opts) ? static_cast<int>(cands.size() - 1) : before));
+}
+
+// ---- the MED step as grouping, against the pairwise elimination it
+// replaced (quadratic when many candidates share a neighbouring AS)
+
+// select_best as it was before the MED step grouped by neighbouring AS:
+// every candidate compared with every other at step c. The model for
+// small inputs.
+int naive_select_best(std::span<const Candidate> c, const BestPathOptions& o) {
+  std::vector<bool> alive(c.size());
+  for (size_t i = 0; i < c.size(); ++i) alive[i] = c[i].eligible;
+  const auto count = [&] { return std::count(alive.begin(), alive.end(), true); };
+  const auto first = [&] {
+    for (size_t i = 0; i < c.size(); ++i)
+      if (alive[i]) return static_cast<int>(i);
+    return -1;
+  };
+  const auto keep_lowest = [&](auto measure) {
+    bool any = false;
+    decltype(measure(c[0])) best{};
+    for (size_t i = 0; i < c.size(); ++i)
+      if (alive[i] && (!any || measure(c[i]) < best)) {
+        best = measure(c[i]);
+        any = true;
+      }
+    for (size_t i = 0; i < c.size(); ++i)
+      if (alive[i] && measure(c[i]) != best) alive[i] = false;
+    return count() == 1;
+  };
+  if (count() <= 1) return first();
+  if (keep_lowest([&](const Candidate& x) { return ~uint64_t{degree_of_preference(x, o)}; })) return first();
+  if (keep_lowest([](const Candidate& x) { return x.attrs->as_path_length(); })) return first();
+  if (keep_lowest([](const Candidate& x) { return x.attrs->origin(); })) return first();
+  const std::vector<bool> before = alive;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!before[i]) continue;
+    for (size_t j = 0; j < c.size(); ++j)
+      if (j != i && before[j] &&
+          (o.always_compare_med || c[i].attrs->neighbour_as() == c[j].attrs->neighbour_as()) &&
+          c[j].attrs->med() < c[i].attrs->med()) {
+        alive[i] = false;
+        break;
+      }
+  }
+  if (count() == 1) return first();
+  if (keep_lowest([](const Candidate& x) { return x.peer->internal ? 1 : 0; })) return first();
+  if (keep_lowest([](const Candidate& x) {
+        return x.attrs->has_originator_id() ? x.attrs->originator_id() : x.peer->router_id;
+      }))
+    return first();
+  if (keep_lowest([](const Candidate& x) { return x.attrs->cluster_list_length(); })) return first();
+  if (keep_lowest([](const Candidate& x) { return x.peer->address; })) return first();
+  if (keep_lowest([](const Candidate& x) { return x.path_id; })) return first();
+  keep_lowest([](const Candidate& x) { return x.slot; });
+  return first();
+}
+
+void check_against_naive(size_t min_routes, size_t max_routes, EarlySteps early) {
+  const auto routes = draw_routes(min_routes, max_routes, early);
+  const BestPathOptions opts{.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}})};
+  const Candidates all(routes);
+  RC_ASSERT(select_best(all.cands, opts) == naive_select_best(all.cands, opts));
+}
+
+RC_GTEST_PROP(BestPathProperty, ChoiceIsTheNaiveEliminations, ()) { check_against_naive(0, 12, EarlySteps::kRandom); }
+
+RC_GTEST_PROP(BestPathProperty, ChoiceWhereMedDecidesIsTheNaiveEliminations, ()) {
+  check_against_naive(2, 40, EarlySteps::kTied);
+}
+
+// Many paths alike (one peer's ADD-PATH flood: one neighbouring AS, one
+// MED): the lowest path identifier; and one path of a lower MED among them
+// removes all the others at step c.
+TEST(BestPath, ManyPathsFromOneAsAreChosenByPathId) {
+  Sets sets;
+  const PeerInfo p = ebgp(1, kAddrLow);
+  const Attrs* alike = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& a) { a.med = 10; }));
+  const Attrs* lower = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& a) { a.med = 5; }));
+  std::vector<Candidate> c;
+  for (uint32_t id = 20000; id > 0; --id) c.push_back(Candidate{alike, &p, id, 0});
+  EXPECT_EQ(select_best(c, {}), static_cast<int>(c.size() - 1));  // path id 1
+  c[7].attrs = lower;
+  EXPECT_EQ(select_best(c, {}), 7);
+}
+
+// The table's shortcuts for one route joining or leaving (best_path.h):
+// where added_beside_best answers without kChooseAgain, select_best over
+// every candidate agrees; where removal_keeps_best says so, the best of
+// the rest is the same route.
+void check_added_beside_best(EarlySteps early) {
+  const auto routes = draw_routes(2, 11, early);
+  const BestPathOptions opts{.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}})};
+  const Candidates all(routes);
+  const std::vector<Candidate>& cands = all.cands;
+  const int before = select_best(std::span<const Candidate>(cands).first(cands.size() - 1), opts);
+  RC_PRE(before >= 0);
+  const Beside d = added_beside_best(cands.back(), cands[static_cast<size_t>(before)], opts);
+  RC_TAG(static_cast<int>(d));
+  if (d == Beside::kChooseAgain) return;
+  RC_ASSERT(select_best(cands, opts) == (d == Beside::kAddedIsBest ? static_cast<int>(cands.size() - 1) : before));
+}
+
+RC_GTEST_PROP(BestPathProperty, AddedBesideBestAgreesWithChoosingAgain, ()) { check_added_beside_best(EarlySteps::kRandom); }
+
+RC_GTEST_PROP(BestPathProperty, AddedBesideBestAgreesWithChoosingAgainWhereMedDecides, ()) {
+  check_added_beside_best(EarlySteps::kTied);
+}
+
+RC_GTEST_PROP(BestPathProperty, RemovalKeepsBestAgreesWithChoosingAgain, ()) {
+  const auto routes = draw_routes(2, 11, *rc::gen::arbitrary<bool>() ? EarlySteps::kTied : EarlySteps::kRandom);
+  const BestPathOptions opts{.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}})};
+  const Candidates all(routes);
+  const std::vector<Candidate>& cands = all.cands;
+  const int best = select_best(cands, opts);
+  RC_PRE(best >= 0);
+  const auto gone = *rc::gen::inRange<size_t>(0, cands.size());
+  RC_PRE(static_cast<int>(gone) != best);
+  const bool keeps = removal_keeps_best(cands[gone], cands[static_cast<size_t>(best)], opts);
+  RC_TAG(keeps);
+  if (!keeps) return;
+  std::vector<Candidate> rest = cands;
+  rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(gone));
+  const int after = select_best(rest, opts);
+  RC_ASSERT(after >= 0);
+  RC_ASSERT(rest[static_cast<size_t>(after)].slot == cands[static_cast<size_t>(best)].slot);
 }
 
 // The rank the table keeps in each route (pre_med_rank) says what the

@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -75,6 +76,8 @@ void follow_into(const Table& t, Follower& fo, View& v, size_t max = 1000) {
     }
   });
 }
+
+bool same_wire(bytes::Span a, bytes::Span b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
 View table_view(const Table& t) {
   View v;
@@ -226,6 +229,158 @@ TEST(TableTest, AddPathKeepsOneRoutePerPathId) {
   EXPECT_EQ(best_id, 2u);  // the shorter path
   t.apply(s, kV4, nullptr, {}, two);
   EXPECT_EQ(t.peer_routes(s, kV4), 1u);
+}
+
+// A peer's paths per prefix are bounded (PeerInfo::max_paths_per_prefix):
+// a further path identifier is refused and counted; a known one is still
+// replaced and withdrawn; after a withdrawal there is room for one more;
+// another peer and another prefix have bounds of their own.
+TEST(TableTest, PathsPerPrefixFromOnePeerAreBounded) {
+  Table t;
+  PeerInfo info = peer_info(1);
+  info.max_paths_per_prefix = 3;
+  const auto s = *t.add_peer(info), other = *t.add_peer(peer_info(2));
+  const auto a = attrs(2), b = attrs(1);
+  std::vector<NlriPrefix> five;
+  for (uint32_t id = 1; id <= 5; ++id) five.push_back(N("192.0.2.0/24", id));
+  BatchResult r = t.apply(s, kV4, &a, five, {});
+  EXPECT_EQ(r.announced, 3u);
+  EXPECT_EQ(r.paths_refused, 2u);
+  EXPECT_EQ(t.peer_routes(s, kV4), 3u);
+  EXPECT_EQ(t.peer_paths_refused(s), 2u);
+  // Path 2 again with another set: a replacement, not a further path.
+  r = t.apply(s, kV4, &b, std::vector<NlriPrefix>{N("192.0.2.0/24", 2)}, {});
+  EXPECT_EQ(r.announced, 1u);
+  EXPECT_EQ(r.paths_refused, 0u);
+  // Path 4 was never taken: its withdrawal is not found.
+  r = t.apply(s, kV4, nullptr, {}, std::vector<NlriPrefix>{N("192.0.2.0/24", 4), N("192.0.2.0/24", 1)});
+  EXPECT_EQ(r.not_found, 1u);
+  EXPECT_EQ(r.withdrawn, 1u);
+  r = t.apply(s, kV4, &a, std::vector<NlriPrefix>{N("192.0.2.0/24", 4), N("192.0.2.0/24", 5)}, {});
+  EXPECT_EQ(r.announced, 1u);
+  EXPECT_EQ(r.paths_refused, 1u);
+  EXPECT_EQ(t.peer_paths_refused(s), 3u);
+  std::vector<uint32_t> ids;
+  t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& rv, bool) { ids.push_back(rv.path_id); });
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<uint32_t>{2, 3, 4}));
+  // Another prefix from the same peer, and another peer (default bound).
+  r = t.apply(s, kV4, &a, std::vector<NlriPrefix>{N("198.51.100.0/24", 9)}, {});
+  EXPECT_EQ(r.announced, 1u);
+  r = t.apply(other, kV4, &a, five, {});
+  EXPECT_EQ(r.announced, 5u);
+  EXPECT_EQ(t.peer_paths_refused(other), 0u);
+  // A slot taken again starts its count at zero.
+  t.remove_peer(s);
+  const auto again = *t.add_peer(info);
+  EXPECT_EQ(t.peer_paths_refused(again), 0u);
+}
+
+// Many paths for one prefix (past Entry::kIndexFrom, where the entry keeps
+// an index) from a few peers, announced, replaced and withdrawn at random
+// under a random bound per peer: after every step the routes, the bound,
+// the best (select_best over all of them) and the counts are the model's,
+// and the follower ends with the table.
+RC_GTEST_PROP(TableProperty, ManyPathsMatchANaiveModel, ()) {
+  std::vector<codec::AttributeSet> pool;
+  // One neighbouring AS and MED mostly (a flood of paths alike), others
+  // with another MED or AS, one with a longer path.
+  pool.push_back(attrs(2, 10, 65001));
+  pool.push_back(attrs(2, 10, 65001));
+  pool.push_back(attrs(2, 5, 65001));
+  pool.push_back(attrs(2, 20, 65001));
+  pool.push_back(attrs(2, 7, 65009));
+  pool.push_back(attrs(3, 0, 65001));
+  Table t(TableOptions{.shards = 2,
+                       .journal_retention = *rc::gen::inRange<size_t>(1, 300),
+                       .best = {.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}})},
+                       .sweep_threads = 1,
+                       .hash_key = HashKey{*rc::gen::arbitrary<uint64_t>(), 7}});
+  const std::vector<std::string> texts = {"192.0.2.0/24", "2001:db8::/32"};
+  constexpr int kPeers = 3;
+  std::vector<uint16_t> slots;
+  std::vector<uint32_t> limits;
+  std::vector<uint64_t> refused(kPeers, 0);
+  for (int i = 0; i < kPeers; ++i) {
+    PeerInfo info = peer_info(static_cast<uint32_t>(i + 1), i == 2);
+    info.max_paths_per_prefix = *rc::gen::element<uint32_t>(0, 2, 40, 90, 200);
+    limits.push_back(info.max_paths_per_prefix);
+    slots.push_back(*t.add_peer(info));
+  }
+  std::map<std::pair<FamilyIndex, net::Prefix>, std::map<std::pair<uint16_t, uint32_t>, int>> model;
+  Follower fo = t.follow();
+  View seen;
+  const auto steps = *rc::gen::inRange(1, 60);
+  for (int step = 0; step < steps; ++step) {
+    const auto peer = static_cast<size_t>(*rc::gen::inRange(0, kPeers));
+    const uint16_t slot = slots[peer];
+    const int kind = *rc::gen::inRange(0, 20);
+    if (kind == 0) {  // the peer goes down and comes back
+      t.remove_peer(slot);
+      for (auto& [k, routes] : model) std::erase_if(routes, [&](const auto& kv) { return kv.first.first == slot; });
+      PeerInfo info = peer_info(static_cast<uint32_t>(peer + 1), peer == 2);
+      info.max_paths_per_prefix = limits[peer];
+      slots[peer] = *t.add_peer(info);
+      refused[peer] = 0;
+      continue;
+    }
+    const bool announce = kind <= 13;
+    const auto ai = *rc::gen::weightedElement<int>({{8, 0}, {4, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}});
+    const auto& x = texts[*rc::gen::inRange<size_t>(0, texts.size())];
+    const FamilyIndex fam = x.find(':') == std::string::npos ? kV4 : kV6;
+    // A run of path identifiers (a flood) or a few at random.
+    std::vector<NlriPrefix> list;
+    const auto n = *rc::gen::inRange<uint32_t>(1, 80);
+    const auto from = *rc::gen::inRange<uint32_t>(0, 150);
+    const bool run = *rc::gen::arbitrary<bool>();
+    for (uint32_t i = 0; i < n; ++i)
+      list.push_back(N(x.c_str(), run ? from + i : *rc::gen::inRange<uint32_t>(0, 250)));
+    const BatchResult r = announce ? t.apply(slot, fam, &pool[static_cast<size_t>(ai)], list, {})
+                                   : t.apply(slot, fam, nullptr, {}, list);
+    uint32_t model_refused = 0;
+    auto& routes = model[{fam, list[0].prefix}];
+    for (const auto& p : list) {
+      if (!announce) {
+        routes.erase({slot, p.path_id});
+        continue;
+      }
+      if (!routes.contains({slot, p.path_id}) && limits[peer] != 0) {
+        const auto mine = std::count_if(routes.begin(), routes.end(), [&](const auto& kv) { return kv.first.first == slot; });
+        if (static_cast<uint32_t>(mine) >= limits[peer]) {
+          ++model_refused;
+          continue;
+        }
+      }
+      routes[{slot, p.path_id}] = ai;
+    }
+    RC_ASSERT(r.paths_refused == model_refused);
+    refused[peer] += model_refused;
+    RC_ASSERT(t.peer_paths_refused(slot) == refused[peer]);
+    // The touched prefix: its routes and best as the model's.
+    const bool found = t.lookup_all(fam, list[0].prefix, [&](std::span<const RouteView> views, int best) {
+      RC_ASSERT(views.size() == routes.size());
+      std::vector<Candidate> cands;
+      for (const RouteView& v : views) {
+        auto m = routes.find({v.slot, v.path_id});
+        RC_ASSERT(m != routes.end());
+        RC_ASSERT(same_wire(v.attrs->wire(), pool[static_cast<size_t>(m->second)].wire()));
+        cands.push_back(Candidate{v.attrs, v.peer, v.path_id, v.slot, true});
+      }
+      RC_ASSERT(best == select_best(cands, t.best_path_options()));
+    });
+    RC_ASSERT(found == !routes.empty());
+    if (*rc::gen::inRange(0, 4) == 0) follow_into(t, fo, seen, *rc::gen::inRange<size_t>(1, 50));
+  }
+  size_t route_count = 0, most = 0;
+  for (const auto& [k, r] : model) {
+    route_count += r.size();
+    most = std::max(most, r.size());
+  }
+  RC_CLASSIFY(most > Entry<Key4>::kIndexFrom, "ends indexed");
+  RC_ASSERT(t.routes() == route_count);
+  RC_ASSERT(t.memory().map_bytes == t.memory(/*walk=*/true).map_bytes);
+  follow_into(t, fo, seen, 100000);
+  RC_ASSERT(seen == table_view(t));
 }
 
 TEST(TableTest, PeerDownWithdrawsEverythingAndFreesTheSlot) {

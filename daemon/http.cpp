@@ -78,6 +78,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.reflection_loops = c.reflection_loops.load(kRelaxed);
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
+  p.oversized = c.oversized.load(kRelaxed);
   return p;
 }
 

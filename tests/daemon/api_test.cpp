@@ -45,6 +45,7 @@ PeerSnapshot upstream() {
   p.attribute_discard = 1;
   p.own_as_loops = 6;
   p.reflection_loops = 3;
+  p.oversized = 4;
   p.established_total = 1;
   return p;
 }
@@ -169,6 +170,7 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["rfc7606"]["attribute_discard"], 1);
   EXPECT_EQ(p["loops"]["own_as"], 6);
   EXPECT_EQ(p["loops"]["reflection"], 3);
+  EXPECT_EQ(p["oversized"], 4);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -301,6 +303,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_peer_update_prefixes_total", "petrel_messages_total",
                                           "petrel_peer_established_total", "petrel_update_errors_total",
                                           "petrel_update_loops_total", "petrel_peer_connections_refused_total",
+                                          "petrel_peer_oversized_routes_total",
                                           "petrel_connections_refused_total", "petrel_peer_routes",
                                           "petrel_table_prefixes", "petrel_table_routes",
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
@@ -329,6 +332,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_update_loops_total", {{"peer", "upstream-1"}, {"kind", "reflection"}}), "3");
   EXPECT_EQ(value("petrel_peer_connections_refused_total", {{"peer", "ix\\\\peer"}}), "5");
   EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
+  EXPECT_EQ(value("petrel_peer_oversized_routes_total", {{"peer", "upstream-1"}}), "4");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
   EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");

@@ -14,6 +14,9 @@ BoRR and its EoRR, so a receiver that purges at the EoRR what was not sent
 again loses none, and the BoRR/EoRR pairs are few (one walk, plus at most
 one for requests that came during it).
 
+A route too large for one UPDATE to a peer without extended messages is
+withdrawn from it (or never sent), counted (`oversized`) and logged once.
+
 A peer whose OPEN has no route refresh capability gets NOTIFICATION Message
 Header Error / Bad Message Type (data: the type, 5) for a ROUTE-REFRESH
 (RFC 5492 section 3, RFC 4271 section 6.1; docs/fsm.md).
@@ -167,4 +170,43 @@ def test_a_refresh_without_the_capability_is_a_bad_message_type(lab):
     sent = petrel.wait_events("notification-sent", 1, timeout=10, peer="p")
     assert sent[0]["code"] == "1" and sent[0]["subcode"] == "3", sent
     assert petrel.alive()
+    assert petrel.stop() == 0, petrel.log_text()[-2000:]
+
+
+def test_a_route_too_large_for_a_peer_is_withdrawn_counted_and_logged_once(lab):
+    """Speaker "x" (RFC 8654 extended messages) sends routes whose
+    attributes (1,100 communities, some 4.4 kB) fit its session; "f",
+    without extended messages, had an earlier version of one of them and
+    must lose it, never get the other, see `oversized` count both, and
+    Petrel logs route-oversized once."""
+    me, x_node, f_node = lab.node("petrel"), lab.node("x"), lab.node("f")
+    peers = [L.PetrelPeer("x", x_node.v4, B_ASN, me.v4, passive=True, families=("ipv4-unicast",)),
+             L.PetrelPeer("f", f_node.v4, F_ASN, me.v4, passive=True, families=("ipv4-unicast",),
+                          import_policy="none", export_policy="all")]
+    petrel = start_petrel(L.Petrel(me, peers, PETREL_ASN))
+    x = L.speaker(x_node, B_ASN, families=("ipv4-unicast",), extra_caps=S.capability(6))  # RFC 8654
+    x.connect(me.v4, local=x_node.v4, netns=x_node.ns, timeout=15, attempts=30)
+    x.start()
+    x.wait_established(10)
+    f = L.speaker(f_node, F_ASN, families=("ipv4-unicast",))
+    f.connect(me.v4, local=f_node.v4, netns=f_node.ns, timeout=15, attempts=30)
+    f.start()
+    f.wait_established(10)
+    x.send_update(["10.91.0.0/24", "10.91.1.0/24"], x_node.v4)
+    f.wait_routes({"ipv4-unicast": 2}, 20)
+    many = S.attribute(S.COMMUNITIES, b"".join((0xFDE80000 + i).to_bytes(4, "big") for i in range(1100)),
+                       S.F_OPTIONAL | S.F_TRANSITIVE)
+    x.send_update(["10.91.0.0/24", "10.91.2.0/24"], x_node.v4, extra_attrs=many)
+    f.wait_routes({"ipv4-unicast": 1}, 20)   # 10.91.0.0/24 withdrawn, 10.91.2.0/24 never sent
+    assert set(f.routes["ipv4-unicast"]) == {"10.91.1.0/24"}
+    L.wait_until(lambda: (petrel.api_peer("f") or {}).get("oversized") == 2, 10, "oversized = 2 for f")
+    got = petrel.api_peer("f") or {}
+    assert got["update_prefixes"]["ipv4-unicast"]["advertised"] == 1
+    assert (petrel.api_peer("x") or {}).get("oversized") == 0
+    x.send_update(["10.91.3.0/24"], x_node.v4, extra_attrs=many)
+    L.wait_until(lambda: (petrel.api_peer("f") or {}).get("oversized") == 3, 10, "oversized = 3 for f")
+    logged = petrel.events("route-oversized", peer="f")
+    assert len(logged) == 1, logged
+    assert int(logged[0]["attribute_bytes"]) > 4096 and logged[0]["max_message"] == "4096", logged
+    assert f.counts()["ipv4-unicast"] == 1 and not f.closed.is_set()
     assert petrel.stop() == 0, petrel.log_text()[-2000:]

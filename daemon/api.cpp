@@ -78,6 +78,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.end_object();
   w.member("unknown_family_updates", p.unknown_family_updates);
   w.member("paths_refused", p.paths_refused);
+  w.member("oversized", p.oversized);  // routes not sent: too large for one UPDATE
   w.key_raw("messages").begin_object();
   for (int dir = 0; dir < 2; ++dir) {
     const auto& counts = dir == 0 ? p.messages_in : p.messages_out;
@@ -464,6 +465,10 @@ std::string metrics_text(const Snapshot& s) {
            "ADD-PATH paths from the peer refused because the prefix already had peer.max_paths_per_prefix of its "
            "paths; counted since the session came up.");
   for (const auto& p : s.peers) m.sample({{"peer", p.name}}, p.paths_refused);
+  m.family("petrel_peer_oversized_routes_total", "counter",
+           "Routes not sent to the peer because their attributes do not fit in one UPDATE for it (an earlier "
+           "version it held is withdrawn).");
+  for (const auto& p : s.peers) m.sample({{"peer", p.name}}, p.oversized);
 
   m.family("petrel_peer_connections_refused_total", "counter",
            "Connections from the peer's address closed at once (peer disabled, shutting down, or one already "

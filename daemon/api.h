@@ -76,6 +76,9 @@ struct PeerSnapshot {
   bool held_down = false;  // closed by max_prefixes, not started again yet
   uint64_t established_total = 0;  // transitions into Established
   uint64_t connections_refused = 0;
+  // Routes not sent to the peer: their attributes do not fit in one UPDATE
+  // for it (4096 octets without extended messages).
+  uint64_t oversized = 0;
 };
 
 struct Snapshot {

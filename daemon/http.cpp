@@ -90,6 +90,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.held_down = peer.held_down();
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
+  p.oversized = c.oversized.load(kRelaxed);
   return p;
 }
 

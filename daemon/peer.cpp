@@ -633,19 +633,22 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (auto* rr = std::get_if<fsm::DeliverRouteRefresh>(&a)) {
       char buf[32];
       const auto& ref = rr->refresh;
-      log(LogLevel::kInfo, "route-refresh-received",
-          {{"peer", peer_.name}, {"family", std::string(codec::family_name(ref.family, buf))},
-           {"subtype", static_cast<int>(ref.subtype)}});
       int fi = codec::known_index(ref.family);
       int32_t slot = table_slot_.load(std::memory_order_relaxed);
+      // RFC 2918 / 7313: our Adj-RIB-Out again (BoRR/EoRR around it), walked
+      // by the exporter as the socket takes it; a request while one is owed
+      // joins it (logged at debug: a peer may send thousands).
+      const table::RefreshOutcome outcome = ref.subtype == codec::RefreshSubtype::kRequest && exporter_
+                                                ? exporter_->refresh(ref.family)
+                                                : table::RefreshOutcome::kQueued;
+      log(outcome == table::RefreshOutcome::kQueued ? LogLevel::kInfo : LogLevel::kDebug, "route-refresh-received",
+          {{"peer", peer_.name}, {"family", std::string(codec::family_name(ref.family, buf))},
+           {"subtype", static_cast<int>(ref.subtype)},
+           {"outcome", outcome == table::RefreshOutcome::kCoalesced ? "coalesced"
+                       : outcome == table::RefreshOutcome::kIgnored ? "ignored"
+                                                                    : "queued"}});
       if (ref.subtype == codec::RefreshSubtype::kRequest && exporter_) {
-        // RFC 2918 / 7313: our Adj-RIB-Out again (BoRR/EoRR around it).
-        if (c.out_off == c.out.size()) {
-          c.out.clear();
-          c.out_off = 0;
-        }
-        exporter_->refresh(ref.family, c.out);
-        pump_export(c);
+        if (outcome == table::RefreshOutcome::kQueued) again_soon();
       } else if (fi >= 0 && slot >= 0 && ref.subtype == codec::RefreshSubtype::kBeginOfRefresh) {
         // RFC 7313 section 4: the peer re-sends its routes; those it does
         // not re-send by the EoRR go.
@@ -873,11 +876,14 @@ void Peer::pump_export(Connection& c) {
   }
   const size_t before = c.out.size();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
+  const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
   bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
   if (c.out.size() == before) {
+    note_oversized(oversized_before);
     if (more) again_soon();  // e.g. the initial table, read a shard a turn
     return;
   }
+  note_oversized(oversized_before);
   uint64_t updates = exporter_->counters().updates.load(std::memory_order_relaxed) - updates_before;
   counters_.messages_out[static_cast<size_t>(codec::MessageType::kUpdate)].fetch_add(updates,
                                                                                       std::memory_order_relaxed);
@@ -890,6 +896,24 @@ void Peer::pump_export(Connection& c) {
   // More to send and the socket took everything: go on from the loop (not
   // from here, so a fast peer cannot recurse) as soon as it comes round.
   if (more && !c.dead && c.out.empty()) again_soon();
+}
+
+void Peer::note_oversized(uint64_t before) {
+  const uint64_t now_count = exporter_->counters().oversized.load(std::memory_order_relaxed);
+  if (now_count == before) return;
+  counters_.oversized.fetch_add(now_count - before, std::memory_order_relaxed);
+  if (oversized_logged_ || !exporter_->first_oversized()) return;
+  oversized_logged_ = true;
+  const table::OversizedRoute& o = *exporter_->first_oversized();
+  char buf[32];
+  log(LogLevel::kWarn, "route-oversized",
+      {{"peer", peer_.name},
+       {"prefix", o.prefix.to_string()},
+       {"family", std::string(codec::family_name(o.family, buf))},
+       {"attribute_bytes", static_cast<uint64_t>(o.attribute_bytes)},
+       {"max_message", static_cast<uint64_t>(o.max_message)}, {"reason", std::string(o.reason)}},
+      "routes whose attributes do not fit in one UPDATE for this peer are not sent to it (an earlier version is "
+      "withdrawn); counted as `oversized` in /api/peers, logged once per peer");
 }
 
 void Peer::again_soon() {

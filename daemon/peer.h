@@ -60,6 +60,9 @@ struct PeerCounters {
   std::atomic<uint64_t> first_as{0};
   std::atomic<uint64_t> max_prefixes_warnings{0};
   std::atomic<uint64_t> max_prefixes_exceeded{0};
+  // Routes not sent to the peer because their attributes do not fit in
+  // one UPDATE for it (table::ExporterCounters::oversized, every session).
+  std::atomic<uint64_t> oversized{0};
 };
 
 // A snapshot for logs and, later, the API.
@@ -150,6 +153,9 @@ class Peer {
   void pump_export(Connection& c);
   // Runs the exporter again as soon as the loop comes round.
   void again_soon();
+  // Adds the exporter's oversized routes since `before` to the peer's
+  // counter; the first ever is logged (once per peer).
+  void note_oversized(uint64_t before);
   Connection* established();
   // Import (table/import.h) of one UPDATE into batch_: counters and the
   // first log line of each kind of refusal in a session.
@@ -207,6 +213,7 @@ class Peer {
   std::function<void()> shutdown_done_;
   int lingering_ = 0;  // sockets closed by us, waiting for the peer to read the last bytes
   PeerCounters counters_;
+  bool oversized_logged_ = false;
   mutable std::mutex status_mu_;
   PeerStatus status_;
   std::vector<std::byte> read_buf_;

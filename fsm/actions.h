@@ -60,6 +60,8 @@ struct SessionUp {
 struct DeliverUpdate {
   bytes::Span body;
 };
+// A ROUTE-REFRESH on a session that negotiated route refresh (one without
+// it is closed with Message Header Error / Bad Message Type instead).
 struct DeliverRouteRefresh {
   codec::RouteRefresh refresh;
 };

@@ -1,5 +1,6 @@
 // The BGP session state machine: RFC 4271 section 8.2.2, RFC 6608,
-// RFC 9687. One handler per state, each a switch over every event kind with
+// RFC 9687; a ROUTE-REFRESH without the capability (RFC 2918, RFC 7313,
+// RFC 5492 section 3). One handler per state, each a switch over every event kind with
 // no default, so -Wswitch-enum points at any event a state forgets.
 #include "fsm/fsm.h"
 
@@ -345,6 +346,16 @@ void Fsm::on_established(EventKind kind, const Event& e, Time now, Actions& out)
       out.push_back(DeliverUpdate{std::get<UpdateReceived>(e).body});
       return;
     case EventKind::kRouteRefreshReceived:
+      // RFC 5492 section 3: a capability is used only when both sides
+      // advertised it, so a ROUTE-REFRESH on a session without route
+      // refresh (RFC 2918) or enhanced route refresh (RFC 7313) is a
+      // message of a type the session does not know: RFC 4271 section
+      // 6.1, Message Header Error / Bad Message Type with the type as data.
+      if (negotiated_ && !negotiated_->route_refresh && !negotiated_->enhanced_route_refresh) {
+        Notification n = notice(ErrorCode::kMessageHeader, codec::header_error::kBadMessageType);
+        n.data = {std::byte{static_cast<uint8_t>(codec::MessageType::kRouteRefresh)}};
+        return close_with(DownCause::kMessageError, std::move(n), now, out);
+      }
       restart_hold(now, out);
       out.push_back(DeliverRouteRefresh{std::get<RouteRefreshReceived>(e).refresh});
       return;

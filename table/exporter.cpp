@@ -145,13 +145,15 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
     // turn (an eighth of a full table), so that the worker's other
     // sessions are served between.
     if (!follower_.primed()) break;
-    if (queue_empty() && journal_drained) break;
-    write(out, budget - (out.size() - start));
+    feed_refreshes(out, round == 0);
+    if (queue_empty() && journal_drained && !refresh_owed()) break;
+    const size_t used = out.size() - start;  // a BoRR may have passed the budget
+    write(out, used < budget ? budget - used : 0);
     if (resynced) break;  // a resynchronisation is a whole shard's work: one per turn
   }
   if (!initial_sent_ && queue_empty() && follower_.primed()) end_of_rib(out);
   if (journal_drained && queue_empty()) release_scratch();
-  return !journal_drained || !queue_empty();
+  return !journal_drained || !queue_empty() || refresh_owed();
 }
 
 void Exporter::release_scratch() {
@@ -330,6 +332,15 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
   for (const Path& x : paths) table_.interner().release(x.attrs);
 }
 
+template <typename M, typename E>
+void Exporter::erase_entry(PerFamily& pf, M& m, E* e) {
+  if (pf.refresh == PerFamily::Refresh::kWalking && !pf.walk_done) {
+    pf.empties = true;
+    return;
+  }
+  m.erase(e);
+}
+
 void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants) {
   PerFamily& pf = fam_[f];
   auto apply = [&](auto& m, auto key) {
@@ -374,7 +385,7 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
       queue(pf, p, e->routes()[e->size() - 1]);
     }
     wants.clear();
-    if (e->empty()) m.erase(e);
+    if (e->empty()) erase_entry(pf, m, e);
   };
   if (is_v6_family(f)) apply(*pf.v6, Key6::of(p));
   else apply(*pf.v4, Key4::of(p));
@@ -394,22 +405,87 @@ void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
   pf.groups[*index].prefixes.push_back({p, r.path_id});
 }
 
-void Exporter::refresh(codec::Family fam, std::vector<std::byte>& out) {
+RefreshOutcome Exporter::refresh(codec::Family fam) {
   int fi = codec::known_index(fam);
-  if (fi < 0 || !setup_.families.has(fam) || setup_.send_nothing) return;
+  if (fi < 0 || !setup_.families.has(fam) || setup_.send_nothing) return RefreshOutcome::kIgnored;
+  counters_.refresh_requests.fetch_add(1, std::memory_order_relaxed);
   PerFamily& pf = fam_[static_cast<size_t>(fi)];
-  if (setup_.enhanced_route_refresh) {
-    codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kBeginOfRefresh, {}}, out);
-    pf.refreshing = true;
+  switch (pf.refresh) {
+    case PerFamily::Refresh::kNone:
+      pf.refresh = PerFamily::Refresh::kPending;
+      return RefreshOutcome::kQueued;
+    case PerFamily::Refresh::kPending: return RefreshOutcome::kCoalesced;
+    case PerFamily::Refresh::kWalking:
+      if (pf.refresh_again) return RefreshOutcome::kCoalesced;
+      pf.refresh_again = true;
+      return RefreshOutcome::kQueued;
   }
-  auto requeue = [&](auto& m) {
-    m.for_each([&](auto& e) {
-      for (Route& r : e.routes())
-        if (r.attrs && (r.flags & kAdvertised)) queue(pf, e.key.prefix(), r);
-    });
-  };
-  requeue(*pf.v4);
-  requeue(*pf.v6);
+  return RefreshOutcome::kIgnored;
+}
+
+bool Exporter::refresh_owed() const {
+  return std::any_of(fam_.begin(), fam_.end(),
+                     [](const PerFamily& pf) { return pf.refresh != PerFamily::Refresh::kNone; });
+}
+
+void Exporter::feed_refreshes(std::vector<std::byte>& out, bool first_round) {
+  // RFC 7313 section 4: no BoRR before End-of-RIB (and until then the
+  // initial table is sending the whole Adj-RIB-Out anyway).
+  if (!initial_sent_) return;
+  for (size_t fi = 0; fi < kFamilies; ++fi) {
+    PerFamily& pf = fam_[fi];
+    const codec::Family fam = family_at(static_cast<FamilyIndex>(fi));
+    const bool v6 = is_v6_family(static_cast<FamilyIndex>(fi));
+    const size_t capacity = v6 ? pf.v6->capacity() : pf.v4->capacity();
+    if (pf.refresh == PerFamily::Refresh::kPending) {
+      if (setup_.enhanced_route_refresh)
+        codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kBeginOfRefresh, {}}, out);
+      pf.refresh = PerFamily::Refresh::kWalking;
+      pf.walk_done = false;
+      pf.cursor = 0;
+      pf.walk_capacity = capacity;
+      counters_.refreshes.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (pf.refresh != PerFamily::Refresh::kWalking) continue;
+    if (!pf.walk_done) {
+      // A slice at a time: the next once the queue has gone out, and one a
+      // pump() call whatever the queue holds, so that steady changes do
+      // not hold a refresh back for ever.
+      size_t queued = pf.withdrawals.size();
+      for (const Group& g : pf.groups) queued += g.prefixes.size();
+      if (queued >= setup_.refresh_slice && !first_round) continue;
+      // A rehash moved every entry: from the start again (what went out
+      // goes again; nothing is missed).
+      if (capacity != pf.walk_capacity) {
+        pf.cursor = 0;
+        pf.walk_capacity = capacity;
+      }
+      auto walk = [&](auto& m) {
+        pf.cursor = m.visit_from(pf.cursor, std::max<size_t>(1, setup_.refresh_slice), [&](auto& e) {
+          // What is queued goes anyway; what the peer was never sent (too
+          // large) is not its to hold.
+          for (Route& r : e.routes())
+            if (r.attrs && (r.flags & kAdvertised) && !(r.flags & kQueued)) queue(pf, e.key.prefix(), r);
+        });
+        if (pf.cursor < m.capacity()) return;
+        pf.walk_done = true;
+        if (pf.empties) m.sweep([](const auto& e) { return !e.empty(); });
+        pf.empties = false;
+      };
+      if (v6) walk(*pf.v6);
+      else walk(*pf.v4);
+    }
+    end_refresh_if_done(pf, fam, out);
+  }
+}
+
+void Exporter::end_refresh_if_done(PerFamily& pf, codec::Family fam, std::vector<std::byte>& out) {
+  if (pf.refresh != PerFamily::Refresh::kWalking || !pf.walk_done || !pf.groups.empty() || !pf.withdrawals.empty())
+    return;
+  if (setup_.enhanced_route_refresh)
+    codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kEndOfRefresh, {}}, out);
+  pf.refresh = pf.refresh_again ? PerFamily::Refresh::kPending : PerFamily::Refresh::kNone;
+  pf.refresh_again = false;
 }
 
 void Exporter::set_filter(const Filter* filter, bool send_nothing) {
@@ -439,7 +515,7 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
             e->remove(k);
             break;
           }
-        if (e->empty()) m.erase(e);
+        if (e->empty()) erase_entry(pf, m, e);
       };
       if (v6) drop(*pf.v6, Key6::of(p.prefix));
       else drop(*pf.v4, Key4::of(p.prefix));
@@ -467,31 +543,61 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       pf.groups.pop_back();
       pf.group_of.erase(g.attrs);
       nlri.clear();
+      written_.clear();
       for (const auto& p : g.prefixes) {
         Route* r = route_of(p);
         if (!r || r->attrs != g.attrs || !(r->flags & kQueued)) continue;
-        if (!(r->flags & kAdvertised)) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
-        r->flags = static_cast<uint16_t>((r->flags & ~kQueued) | kAdvertised);
         nlri.push_back(p);
+        written_.push_back(r);
       }
       if (!nlri.empty()) {
         size_t before = out.size();
         auto n = builder_.announce(fam, g.attrs->decode(), nlri, out);
         if (n) {
+          for (Route* r : written_) {
+            if (!(r->flags & kAdvertised)) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
+            r->flags = static_cast<uint16_t>((r->flags & ~kQueued) | kAdvertised);
+          }
           counters_.updates.fetch_add(*n, std::memory_order_relaxed);
           counters_.announced.fetch_add(nlri.size(), std::memory_order_relaxed);
         } else {
-          out.resize(before);  // a set too large for one message: not sent
+          out.resize(before);
+          refuse_oversized(static_cast<FamilyIndex>(fi), *g.attrs, written_, nlri, n.error(), out);
         }
       }
       out_sets_.release(g.attrs);
     }
-    if (pf.refreshing && pf.groups.empty() && pf.withdrawals.empty()) {
-      codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kEndOfRefresh, {}}, out);
-      pf.refreshing = false;
-    }
+    end_refresh_if_done(pf, fam, out);
   }
   return out.size() - start;
+}
+
+void Exporter::refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Route* const> routes,
+                                std::span<const codec::NlriPrefix> nlri, std::string_view reason,
+                                std::vector<std::byte>& out) {
+  // The set stays the entry's (what the peer should hold, were it not for
+  // its size): the same set again changes nothing, another one is tried.
+  std::vector<codec::NlriPrefix> gone;
+  for (size_t i = 0; i < routes.size(); ++i) {
+    Route* r = routes[i];
+    if (r->flags & kAdvertised) {
+      gone.push_back(nlri[i]);
+      counters_.advertised[f].fetch_sub(1, std::memory_order_relaxed);
+    }
+    r->flags = static_cast<uint16_t>(r->flags & ~(kQueued | kAdvertised));
+  }
+  counters_.oversized.fetch_add(routes.size(), std::memory_order_relaxed);
+  const codec::Family fam = family_at(f);
+  if (!gone.empty()) {
+    auto n = builder_.withdraw(fam, gone, out);
+    if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
+    counters_.withdrawn.fetch_add(gone.size(), std::memory_order_relaxed);
+  }
+  if (first_oversized_ || nlri.empty()) return;
+  const codec::AttributeSet set = attrs.decode();
+  std::vector<std::byte> block;
+  builder_.encode_attributes(set, fam == codec::kIpv4Unicast && set.next_hop().has_value(), block);
+  first_oversized_ = OversizedRoute{nlri.front().prefix, fam, block.size(), setup_.params.max_message_len(), reason};
 }
 
 }  // namespace petrel::table

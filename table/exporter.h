@@ -16,7 +16,16 @@
 //   every shard), End-of-RIB for each family (RFC 4724).
 // - ROUTE-REFRESH (RFC 2918): everything held is sent again, between a
 //   BoRR and an EoRR when enhanced route refresh was negotiated
-//   (RFC 7313).
+//   (RFC 7313). A request only marks the family; the Adj-RIB-Out is walked
+//   in slices as the socket takes the bytes, so a refresh costs the same
+//   memory whatever the number of requests: those that come before the
+//   walk starts join it, those that come during it ask for one more walk
+//   after it (what went out before the request may have been read under
+//   the peer's old policy), however many they are.
+// - A route whose attributes do not fit in one UPDATE for this peer
+//   (4096 octets without RFC 8654 extended messages) is not announced,
+//   and an earlier version the peer holds is withdrawn; it is counted
+//   (`oversized`) and the first one is kept for the daemon to report.
 // - ADD-PATH send (RFC 7911): for a family where it was negotiated, the
 //   best n paths of each prefix in best-path order, each path identified
 //   by its source (the source's table slot and path identifier), so an
@@ -33,6 +42,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "codec/types.h"
@@ -56,6 +67,8 @@ struct ExporterSetup {
   // the best `add_path_max` paths of each prefix (0: every path), each
   // with a path identifier that stays the same while the path exists.
   uint32_t add_path_max = 0;
+  // Route refresh: routes a walk of the Adj-RIB-Out queues at a time.
+  size_t refresh_slice = 4096;
 };
 
 struct ExporterCounters {
@@ -65,6 +78,28 @@ struct ExporterCounters {
   std::atomic<uint64_t> withdrawn{0};      // prefixes withdrawn
   std::atomic<uint64_t> filtered{0};       // routes the export filter refused
   std::atomic<uint64_t> resyncs{0};        // times the follower fell behind a journal
+  // Routes not announced because their attributes cannot go in one UPDATE
+  // for this peer (each time one is refused; an earlier version the peer
+  // held is withdrawn).
+  std::atomic<uint64_t> oversized{0};
+  std::atomic<uint64_t> refresh_requests{0};  // ROUTE-REFRESH requests of negotiated families
+  std::atomic<uint64_t> refreshes{0};         // walks of the Adj-RIB-Out they led to
+};
+
+// What became of a ROUTE-REFRESH request.
+enum class RefreshOutcome : uint8_t {
+  kIgnored,    // a family not negotiated, or export "none"
+  kQueued,     // a walk of the Adj-RIB-Out will follow
+  kCoalesced,  // joined a walk already owed
+};
+
+// The first route refused for its size, for the daemon's log line.
+struct OversizedRoute {
+  net::Prefix prefix;
+  codec::Family family;
+  size_t attribute_bytes = 0;  // its attributes as this session encodes them
+  size_t max_message = 0;      // the session's message size
+  std::string_view reason;     // the encoder's
 };
 
 class Exporter {
@@ -80,10 +115,13 @@ class Exporter {
   // stays short). True when work remains (call again once `out` drained).
   bool pump(std::vector<std::byte>& out, size_t budget, size_t max_events = 1024);
 
-  // A ROUTE-REFRESH for family f: queues every prefix the peer holds from
-  // us again (with BoRR first when enhanced route refresh is on; the EoRR
-  // follows the last of them). Ignored for a family not negotiated.
-  void refresh(codec::Family f, std::vector<std::byte>& out);
+  // A ROUTE-REFRESH for family f: every prefix the peer holds from us goes
+  // again, from pump(), once End-of-RIB is out (RFC 7313 section 4: no
+  // BoRR before it), in slices of setup.refresh_slice routes: BoRR first when
+  // enhanced route refresh is on, the EoRR after the last of them. Requests
+  // while one is owed coalesce (RefreshOutcome). Ignored for a family not
+  // negotiated (RFC 2918 section 4).
+  RefreshOutcome refresh(codec::Family f);
 
   // A new export filter (a configuration reload). Every prefix is looked
   // at again through it, as in a resynchronisation of every shard, so only
@@ -96,6 +134,8 @@ class Exporter {
   // True once End-of-RIB went out for every family.
   [[nodiscard]] bool initial_done() const { return initial_sent_; }
   [[nodiscard]] const ExporterCounters& counters() const { return counters_; }
+  // The first route refused for its size, if any (on the exporter's thread).
+  [[nodiscard]] const std::optional<OversizedRoute>& first_oversized() const { return first_oversized_; }
   // Prefixes queued and not yet written.
   [[nodiscard]] size_t pending() const;
 
@@ -124,7 +164,17 @@ class Exporter {
     FlatMap<Attrs*, uint32_t, PointerKey> group_of;  // attrs -> index in groups
     std::vector<Group> groups;
     std::vector<codec::NlriPrefix> withdrawals;
-    bool refreshing = false;  // EoRR owed once the queue is empty
+    // Route refresh: kPending until pump() starts the walk, kWalking from
+    // the BoRR to the EoRR. The cursor is a slot of the family's map: while
+    // it walks, emptied entries stay (erase would move entries behind it)
+    // and a grown map starts it over.
+    enum class Refresh : uint8_t { kNone, kPending, kWalking };
+    Refresh refresh = Refresh::kNone;
+    bool refresh_again = false;  // a request during the walk: another one after it
+    bool walk_done = false;      // every slot seen; the EoRR follows the queue
+    bool empties = false;        // entries emptied during the walk, not erased yet
+    size_t cursor = 0;
+    size_t walk_capacity = 0;    // the map's capacity the cursor counts in
   };
   // What the export rules read of a route's source (PeerInfo without the
   // name and address: a full table's worth of these is held at once).
@@ -163,6 +213,21 @@ class Exporter {
   template <typename K>
   Route* find(PerFamily& pf, const net::Prefix& p, uint32_t id);
   size_t write(std::vector<std::byte>& out, size_t budget);
+  // Route refresh: starts owed walks (the BoRR) and queues the next slice
+  // of each (always in a pump's first round, later only while the queue is
+  // short); the EoRR once a walk is done and its routes written.
+  void feed_refreshes(std::vector<std::byte>& out, bool first_round);
+  void end_refresh_if_done(PerFamily& pf, codec::Family fam, std::vector<std::byte>& out);
+  [[nodiscard]] bool refresh_owed() const;
+  // Erases an entry left without routes, or keeps it until the family's
+  // refresh walk is done.
+  template <typename M, typename E>
+  void erase_entry(PerFamily& pf, M& m, E* e);
+  // Announcements that did not fit: not announced, withdrawn if an earlier
+  // version was, counted.
+  void refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Route* const> routes,
+                        std::span<const codec::NlriPrefix> nlri, std::string_view reason,
+                        std::vector<std::byte>& out);
   void clear_cache();
   // Frees what the queue and the memo grew to in a burst, once drained.
   void release_scratch();
@@ -175,6 +240,8 @@ class Exporter {
   std::array<PerFamily, kFamilies> fam_;
   std::vector<Seen> seen_;
   std::vector<Want> wants_;  // scratch
+  std::vector<Route*> written_;  // scratch of write(): the routes of the UPDATE being built
+  std::optional<OversizedRoute> first_oversized_;
   std::vector<uint8_t> resyncing_;  // per shard: adj-out entries not confirmed yet
   std::vector<uint8_t> ever_held_;  // per shard: the Adj-RIB-Out may hold some of its prefixes
   // Everything export_route reads besides the target.

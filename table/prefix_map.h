@@ -453,6 +453,22 @@ class PrefixMap {
     for (size_t i = 0; i < cap_; ++i)
       if (slots_[i].key.len != K::kEmpty) f(static_cast<const Entry<K>&>(slots_[i]));
   }
+  // A walk in slices: visits the entries from slot `from` on, at most
+  // `max_entries` of them, and returns the slot to go on from (capacity()
+  // once every slot was seen). f must not insert or erase. Between slices
+  // the walk sees every entry present throughout exactly once provided
+  // nothing was erased (a backward shift moves entries) and the map did not
+  // grow (a rehash moves them all): the caller keeps to both or starts over.
+  template <typename F>
+  size_t visit_from(size_t from, size_t max_entries, F&& f) {
+    size_t i = from, seen = 0;
+    for (; i < cap_ && seen < max_entries; ++i) {
+      if (slots_[i].key.len == K::kEmpty) continue;
+      f(slots_[i]);
+      ++seen;
+    }
+    return i;
+  }
   // Visits every entry; f returns true to keep the entry, false when it
   // has emptied its routes. Entries moved back by an erase are visited
   // once (a backward shift only moves entries from behind the cursor's

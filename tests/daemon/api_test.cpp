@@ -53,6 +53,7 @@ PeerSnapshot upstream() {
   p.max_prefixes_warnings = 2;
   p.max_prefixes_exceeded = 1;
   p.held_down = true;
+  p.oversized = 4;
   p.established_total = 1;
   p.paths_refused = 8;
   return p;
@@ -191,6 +192,7 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["max_prefixes"]["exceeded"], 1);
   EXPECT_EQ(p["max_prefixes"]["held_down"], true);
   EXPECT_EQ(p["paths_refused"], 8);
+  EXPECT_EQ(p["oversized"], 4);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -323,7 +325,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_peer_update_prefixes_total", "petrel_messages_total",
                                           "petrel_peer_established_total", "petrel_update_errors_total",
                                           "petrel_update_loops_total", "petrel_peer_connections_refused_total",
-                                          "petrel_peer_paths_refused_total", "petrel_connections_refused_total", "petrel_peer_routes",
+                                          "petrel_peer_paths_refused_total", "petrel_peer_oversized_routes_total",
+                                          "petrel_connections_refused_total", "petrel_peer_routes",
                                           "petrel_table_prefixes", "petrel_table_routes",
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
                                           "petrel_peer_prefixes", "petrel_attribute_sets",
@@ -361,6 +364,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_connections_refused_total", {}), "7");
   EXPECT_EQ(value("petrel_peer_paths_refused_total", {{"peer", "upstream-1"}}), "8");
   EXPECT_EQ(value("petrel_peer_paths_refused_total", {{"peer", "ix\\\\peer"}}), "0");
+  EXPECT_EQ(value("petrel_peer_oversized_routes_total", {{"peer", "upstream-1"}}), "4");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
   EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");

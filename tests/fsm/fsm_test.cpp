@@ -393,6 +393,49 @@ TEST(OpenConfirm, KeepaliveEstablishes) {
   EXPECT_EQ(f.deadline(Timer::kHold), kT0 + 93s);
 }
 
+// Issue 19: a ROUTE-REFRESH was acted on even when route refresh was not
+// negotiated. RFC 5492 section 3: a capability is used only when both
+// sides advertised it; without it the type is unknown to the session, so
+// RFC 4271 section 6.1: Message Header Error / Bad Message Type, the type
+// as data.
+TEST(Established, RouteRefreshWithoutTheCapabilityIsABadMessageType) {
+  Fsm f(config_a());
+  PeerConfig peer = config_b();
+  peer.capabilities.route_refresh = false;
+  peer.capabilities.enhanced_route_refresh = false;
+  drive_to(f, State::kEstablished, peer);
+  ASSERT_EQ(f.state(), State::kEstablished);
+  ASSERT_FALSE(f.negotiated()->route_refresh);
+  Actions out = f.step(sample_event(EventKind::kRouteRefreshReceived), kT0 + 1s);
+  EXPECT_EQ(f.state(), State::kIdle);
+  EXPECT_EQ(count<DeliverRouteRefresh>(out), 0);
+  auto n = sent_notification(out);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->code, 1);
+  EXPECT_EQ(n->subcode, 3);
+  EXPECT_EQ(n->data, std::vector<std::byte>{std::byte{5}});
+  const auto* down = find<SessionDown>(out);
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->cause, DownCause::kMessageError);
+}
+
+// With route refresh, or enhanced route refresh alone, it is delivered.
+TEST(Established, RouteRefreshWithTheCapabilityIsDelivered) {
+  for (bool enhanced_only : {false, true}) {
+    PeerConfig ours = config_a();
+    ours.capabilities.enhanced_route_refresh = true;
+    Fsm f(ours);
+    PeerConfig peer = config_b();
+    peer.capabilities.route_refresh = !enhanced_only;
+    peer.capabilities.enhanced_route_refresh = enhanced_only;
+    drive_to(f, State::kEstablished, peer);
+    Actions out = f.step(sample_event(EventKind::kRouteRefreshReceived), kT0 + 1s);
+    EXPECT_EQ(f.state(), State::kEstablished);
+    EXPECT_EQ(count<DeliverRouteRefresh>(out), 1);
+    EXPECT_FALSE(sent_notification(out));
+  }
+}
+
 TEST(Established, KeepalivesAtAThirdOfTheHoldTime) {
   Fsm f(config_a());
   drive_to(f, State::kEstablished);

@@ -42,6 +42,9 @@ AFI_FAMILY = {v: k for k, v in FAMILY_AFI.items()}
 
 # capability codes (RFC 5492 registry)
 CAP_MP, CAP_ROUTE_REFRESH, CAP_AS4 = 1, 2, 65
+CAP_ENHANCED_ROUTE_REFRESH = 70   # RFC 7313
+# ROUTE-REFRESH message subtypes (RFC 7313 section 3)
+RR_REQUEST, RR_BORR, RR_EORR = 0, 1, 2
 
 # path attribute type codes and flags
 ORIGIN, AS_PATH, NEXT_HOP, MED, LOCAL_PREF = 1, 2, 3, 4, 5
@@ -102,6 +105,17 @@ def open_message(asn: int, router_id: str, hold_time: int = 9,
     body = struct.pack("!BHH4sB", version, my_as, hold_time,
                        ipaddress.IPv4Address(router_id).packed, len(params)) + params
     return message(OPEN, body)
+
+
+def route_refresh(family: str = "ipv4-unicast", subtype: int = RR_REQUEST) -> bytes:
+    """A ROUTE-REFRESH (RFC 2918; subtype per RFC 7313: 1 BoRR, 2 EoRR)."""
+    afi, safi = FAMILY_AFI[family]
+    return message(ROUTE_REFRESH, struct.pack("!HBB", afi, subtype, safi))
+
+
+def refresh_subtypes(messages: list["Message"]) -> list[int]:
+    """The subtypes of the ROUTE-REFRESH messages among `messages`, in order."""
+    return [m.body[2] for m in messages if m.type == ROUTE_REFRESH and len(m.body) >= 4]
 
 
 def encode_prefix(prefix: str) -> bytes:
@@ -376,7 +390,7 @@ class Speaker:
                  families: tuple[str, ...] = ("ipv4-unicast", "ipv6-unicast"),
                  as4: bool = True, auto_keepalive: bool = True,
                  enforce_hold: bool = True, log: Optional[Callable[[str], None]] = None,
-                 extra_caps: bytes = b""):
+                 extra_caps: bytes = b"", route_refresh: bool = True):
         self.asn = asn
         self.router_id = router_id
         self.hold_time = hold_time
@@ -385,6 +399,7 @@ class Speaker:
         self.auto_keepalive = auto_keepalive
         self.enforce_hold = enforce_hold
         self.extra_caps = extra_caps
+        self.route_refresh = route_refresh   # False: OPEN without the capability (RFC 2918)
         self.log = log or (lambda s: None)
         self.sock: Optional[socket.socket] = None
         self.listener: Optional[socket.socket] = None
@@ -531,7 +546,8 @@ class Speaker:
         assert self.sock is not None
         if send_open:
             self.send(open_message(self.asn, self.router_id, self.hold_time,
-                                   self.families, self.as4, extra_caps=self.extra_caps))
+                                   self.families, self.as4, route_refresh=self.route_refresh,
+                                   extra_caps=self.extra_caps))
         t = threading.Thread(target=self._reader, daemon=True, name="speaker-reader")
         t.start()
         self._threads.append(t)

@@ -12,8 +12,10 @@
 #include <rapidcheck/gtest.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "codec/framer.h"
 #include "codec/route_refresh.h"
@@ -53,6 +55,15 @@ struct PeerRib {
   int announcements = 0;
   codec::SessionParams params;  // add_path_receive set for ADD-PATH tests
   std::map<codec::NlriPrefix, codec::AttributeSet> paths;  // by prefix and path id
+  // RFC 7313 section 4 as a receiver does it: a BoRR marks every path
+  // stale, an announcement refreshes it, the EoRR purges what is still
+  // stale. `trace` holds what came, in order: E End-of-RIB, B BoRR, R EoRR.
+  // A sender that keeps to it re-sends or withdraws every path between the
+  // BoRR and the EoRR: `purged` counts the paths it let go stale.
+  std::set<codec::NlriPrefix> stale;
+  size_t purged = 0;
+  std::string trace;
+  size_t max_message = 0;  // the largest message seen
 
   void replay(const std::vector<std::byte>& bytes) {
     codec::Framer fr(codec::kMaxExtendedMessageLen);
@@ -63,10 +74,23 @@ struct PeerRib {
       auto st = fr.next(m, err);
       if (st == codec::Framer::Status::kNeedMore) return;
       ASSERT_EQ(st, codec::Framer::Status::kMessage);
+      max_message = std::max(max_message, m.whole.size());
       if (m.type == codec::MessageType::kRouteRefresh) {
         auto rr = codec::decode_route_refresh(m.body, m.whole);
         ASSERT_TRUE(rr);
         refresh_markers.push_back(rr->subtype);
+        if (rr->subtype == codec::RefreshSubtype::kBeginOfRefresh) {
+          trace += 'B';
+          for (const auto& [np, a] : paths) stale.insert(np);
+        } else if (rr->subtype == codec::RefreshSubtype::kEndOfRefresh) {
+          trace += 'R';
+          purged += stale.size();
+          for (const auto& np : stale) {
+            paths.erase(np);
+            routes.erase(np.prefix);
+          }
+          stale.clear();
+        }
         continue;
       }
       ASSERT_EQ(m.type, codec::MessageType::kUpdate);
@@ -74,18 +98,21 @@ struct PeerRib {
       ASSERT_EQ(u.action(), codec::ErrorAction::kNone);
       if (u.end_of_rib()) {
         ++end_of_rib;
+        trace += 'E';
         continue;
       }
       ++updates;
       for (const auto& r : u.withdrawals())
         for (const auto& p : r) {
           routes.erase(p.prefix);
+          stale.erase(p);
           ASSERT_EQ(paths.erase(p), 1u) << "a withdrawal of a path never announced";
         }
       for (const auto& r : u.announced())
         for (const auto& p : r) {
           routes.insert_or_assign(p.prefix, u.attribute_set());
           paths.insert_or_assign(p, u.attribute_set());
+          stale.erase(p);
           ++announcements;
         }
     }
@@ -123,6 +150,12 @@ struct Fixture {
     table.apply(slot, kV4Index, nullptr, {}, n);
   }
 
+  // The same, with enhanced route refresh (RFC 7313) negotiated.
+  ExporterSetup enhanced() {
+    ExporterSetup s = setup();
+    s.enhanced_route_refresh = true;
+    return s;
+  }
   ExporterSetup setup(uint32_t target_slot = 100) {
     ExporterSetup s;
     s.target.local_as = 64500;
@@ -397,22 +430,259 @@ TEST(Exporter, ANewFilterSendsOnlyTheDifference) {
   EXPECT_EQ(nrib.routes.size(), 4u);
 }
 
+// Prefix by prefix, the table's best route through the rules.
+std::map<net::Prefix, codec::AttributeSet> table_says(Fixture& fx, const ExporterSetup& s) {
+  std::map<net::Prefix, codec::AttributeSet> want;
+  fx.table.walk([&](const Change& c, const std::optional<RouteView>& best, auto) {
+    if (!best) return;
+    auto e = export_route(s.target, ExportSource{best->peer, best->slot}, kV4, best->attrs->decode());
+    if (e.verdict == ExportVerdict::kSend) want.emplace(c.prefix, e.attrs);
+  });
+  return want;
+}
+
+// A table of n prefixes under a few attribute sets, from peer A.
+void fill(Fixture& fx, uint32_t n, uint32_t first = 0) {
+  std::vector<net::Prefix> ps[4];
+  for (uint32_t i = first; i < first + n; ++i) ps[i % 4].push_back(nth(i));
+  for (uint32_t k = 0; k < 4; ++k) fx.announce(fx.a, attrs(64496, 0, {k + 1}), ps[k]);
+}
+
+// n prefixes sent with enhanced route refresh negotiated, the initial
+// table drained; walks of `slice` routes.
+struct Refreshing {
+  Fixture fx;
+  ExporterSetup s;
+  std::unique_ptr<Exporter> ex;
+  PeerRib rib;
+  explicit Refreshing(uint32_t n, size_t slice = 4096) {
+    fill(fx, n);
+    s = fx.enhanced();
+    s.refresh_slice = slice;
+    ex = std::make_unique<Exporter>(fx.table, fx.out, s);
+    drain(*ex, rib);
+  }
+};
+
 TEST(Exporter, RouteRefreshSendsEverythingAgainBetweenBorrAndEorr) {
   Fixture fx;
   fx.announce(fx.a, attrs(64496), {nth(1), nth(2)});
-  auto s = fx.setup();
-  s.enhanced_route_refresh = true;
+  auto s = fx.enhanced();
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
   drain(ex, rib);
   EXPECT_EQ(rib.announcements, 2);
-  std::vector<std::byte> bytes;
-  ex.refresh(kV4, bytes);
-  rib.replay(bytes);
+  EXPECT_EQ(ex.refresh(kV4), RefreshOutcome::kQueued);
   drain(ex, rib);
   EXPECT_EQ(rib.announcements, 4);
   EXPECT_EQ(rib.refresh_markers, (std::vector<codec::RefreshSubtype>{codec::RefreshSubtype::kBeginOfRefresh,
                                                                      codec::RefreshSubtype::kEndOfRefresh}));
+  EXPECT_EQ(rib.routes.size(), 2u);
+  // A family that was not negotiated: ignored (RFC 2918 section 4).
+  EXPECT_EQ(ex.refresh(codec::Family{2, 1}), RefreshOutcome::kIgnored);
+  std::vector<std::byte> bytes;
+  EXPECT_FALSE(ex.pump(bytes, 1 << 20));
+  EXPECT_TRUE(bytes.empty());
+}
+
+// Issue 19: every ROUTE-REFRESH queued the whole Adj-RIB-Out again (1,000
+// of them from a peer sent 100k routes took the daemon to 1.8 GB). Requests
+// that come before the walk starts join it: the peer sees exactly what one
+// request gives, and nothing grows with the number of requests.
+TEST(Exporter, RefreshRequestsCoalesceIntoOne) {
+  Fixture fx;
+  fill(fx, 10000);
+  auto s = fx.enhanced();
+  Exporter one(fx.table, fx.out, s), many(fx.table, fx.out, s);
+  PeerRib rib_one, rib_many;
+  drain(one, rib_one);
+  drain(many, rib_many);
+  ASSERT_EQ(rib_one.routes.size(), 10000u);
+  EXPECT_EQ(one.refresh(kV4), RefreshOutcome::kQueued);
+  EXPECT_EQ(many.refresh(kV4), RefreshOutcome::kQueued);
+  for (int i = 1; i < 1000; ++i) ASSERT_EQ(many.refresh(kV4), RefreshOutcome::kCoalesced);
+  EXPECT_EQ(many.pending(), 0u);  // a request queues nothing by itself
+  std::vector<std::byte> out_one, out_many;
+  for (int i = 0; i < 1000; ++i)
+    if (!one.pump(out_one, 1 << 20)) break;
+  for (int i = 0; i < 1000; ++i)
+    if (!many.pump(out_many, 1 << 20)) break;
+  EXPECT_EQ(out_one, out_many);
+  rib_many.replay(out_many);
+  EXPECT_EQ(rib_many.announcements, 20000);
+  EXPECT_EQ(rib_many.trace, "EBR");
+  EXPECT_EQ(rib_many.routes, rib_one.routes);
+  EXPECT_EQ(rib_many.purged, 0u);
+  EXPECT_EQ(many.counters().refresh_requests.load(), 1000u);
+  EXPECT_EQ(many.counters().refreshes.load(), 1u);
+  EXPECT_EQ(many.pending(), 0u);
+}
+
+// The walk goes in slices as the socket takes the bytes: what is queued
+// stays under two slices and each pump writes about its budget, however
+// many requests came.
+TEST(Exporter, RefreshIsPumpedInSlicesWithinTheBudget) {
+  Refreshing t(12000);
+  Exporter& ex = *t.ex;
+  PeerRib& rib = t.rib;
+  const ExporterSetup& s = t.s;
+  for (int i = 0; i < 1000; ++i) (void)ex.refresh(kV4);
+  constexpr size_t kBudget = 8 << 10;
+  size_t calls = 0;
+  for (; calls < 100000; ++calls) {
+    std::vector<std::byte> bytes;
+    bool more = ex.pump(bytes, kBudget);
+    // The budget may be passed by one group (a slice of one set at most).
+    EXPECT_LE(bytes.size(), kBudget + 5 * s.refresh_slice + codec::kMaxMessageLen);
+    EXPECT_LE(ex.pending(), 2 * s.refresh_slice);
+    rib.replay(bytes);
+    if (!more) break;
+  }
+  EXPECT_GE(calls, 3u);  // 12,000 /24s are some 48 kB: several slices
+  EXPECT_EQ(rib.announcements, 24000);
+  EXPECT_EQ(rib.trace, "EBR");
+  EXPECT_EQ(rib.routes.size(), 12000u);
+}
+
+// A request during a walk: what went out before it may have been read
+// under the peer's old policy, so one more walk follows (one, however many
+// requests came).
+TEST(Exporter, RefreshRequestedDuringAWalkWalksOnceMore) {
+  Refreshing t(10000);
+  Exporter& ex = *t.ex;
+  PeerRib& rib = t.rib;
+  EXPECT_EQ(ex.refresh(kV4), RefreshOutcome::kQueued);
+  std::vector<std::byte> bytes;
+  ASSERT_TRUE(ex.pump(bytes, 4096));  // the walk has begun
+  rib.replay(bytes);
+  EXPECT_EQ(ex.refresh(kV4), RefreshOutcome::kQueued);
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(ex.refresh(kV4), RefreshOutcome::kCoalesced);
+  drain(ex, rib, 4096);
+  EXPECT_EQ(rib.trace, "EBRBR");
+  EXPECT_EQ(rib.purged, 0u);
+  EXPECT_EQ(ex.counters().refreshes.load(), 2u);
+  EXPECT_EQ(rib.routes.size(), 10000u);
+}
+
+// A request before End-of-RIB waits for it (RFC 7313 section 4), then the
+// whole Adj-RIB-Out goes again.
+TEST(Exporter, RefreshBeforeEndOfRibWaitsForIt) {
+  Fixture fx;
+  fill(fx, 100);
+  auto s = fx.enhanced();
+  Exporter ex(fx.table, fx.out, s);
+  EXPECT_EQ(ex.refresh(kV4), RefreshOutcome::kQueued);
+  PeerRib rib;
+  drain(ex, rib);
+  EXPECT_EQ(rib.trace, "EBR");
+  EXPECT_EQ(rib.announcements, 200);
+}
+
+// The table changes under a walk: routes withdrawn (their entries must not
+// move the cursor's way), new ones by the thousand (the map grows and the
+// walk starts over). Small slices put the cursor everywhere. The peer,
+// purging at the EoRR what was not sent since the BoRR as RFC 7313 says,
+// ends with exactly what the table says.
+TEST(Exporter, RefreshWalkSurvivesChangesUnderIt) {
+  Refreshing t(3000, 8);
+  Fixture& fx = t.fx;
+  Exporter& ex = *t.ex;
+  PeerRib& rib = t.rib;
+  (void)ex.refresh(kV4);
+  uint32_t next = 3000;
+  std::vector<net::Prefix> away;  // withdrawn last round, announced again this one
+  for (uint32_t round = 0; round < 600; ++round) {
+    std::vector<std::byte> bytes;
+    ex.pump(bytes, 2048, 256);
+    rib.replay(bytes);
+    if (!away.empty()) fx.announce(fx.a, attrs(64496, 0, {round % 4 + 1}), away);
+    away.clear();
+    for (uint32_t k = 0; k < 40; ++k) away.push_back(nth((round * 7919 + k * 613) % next));
+    fx.withdraw(fx.a, away);
+    if (round % 100 == 50) {  // enough to grow the map
+      fill(fx, 3000, next);
+      next += 3000;
+    }
+    if (round % 20 == 0) (void)ex.refresh(kV4);
+  }
+  drain(ex, rib, 256);
+  EXPECT_EQ(rib.trace.substr(0, 3), "EBR");
+  EXPECT_GE(rib.refresh_markers.size(), 6u) << rib.trace;
+  EXPECT_EQ(rib.purged, 0u);
+  const auto want = table_says(fx, t.s);
+  EXPECT_EQ(rib.routes.size(), want.size());
+  EXPECT_TRUE(rib.routes == want);
+}
+
+// Attributes of some 4.4 kB: too large for a 4096-octet UPDATE.
+codec::AttributeSet huge(uint32_t first_as) {
+  std::vector<uint32_t> many;
+  for (uint32_t i = 0; i < 1100; ++i) many.push_back(0xFDE80000u + i);
+  return attrs(first_as, 0, std::move(many));
+}
+
+// Issue 19: a route whose attributes do not fit in one UPDATE for the peer
+// was counted as advertised and never sent, and the peer kept the version
+// it had. Now it is not announced, the earlier version is withdrawn, it is
+// counted, and the first one is reported.
+TEST(Exporter, OversizedRouteIsNotAnnouncedAndItsEarlierVersionWithdrawn) {
+  Refreshing t(0);
+  Fixture& fx = t.fx;
+  Exporter& ex = *t.ex;
+  PeerRib& rib = t.rib;
+  fx.announce(fx.a, attrs(64496), {nth(1), nth(2)});
+  drain(ex, rib);
+  ASSERT_EQ(rib.routes.size(), 2u);
+  EXPECT_FALSE(ex.first_oversized());
+  fx.announce(fx.a, huge(64496), {nth(1), nth(3)});  // 1: a new version too large; 3: new, too large
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 1u);
+  EXPECT_EQ(rib.routes.count(nth(1)), 0u);  // withdrawn
+  EXPECT_EQ(rib.routes.count(nth(3)), 0u);  // never announced
+  EXPECT_LE(rib.max_message, codec::kMaxMessageLen);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 1u);
+  EXPECT_EQ(ex.counters().oversized.load(), 2u);
+  ASSERT_TRUE(ex.first_oversized());
+  const OversizedRoute& o = *ex.first_oversized();
+  EXPECT_TRUE(o.prefix == nth(1) || o.prefix == nth(3));
+  EXPECT_EQ(o.family, kV4);
+  EXPECT_GT(o.attribute_bytes, 4096u);
+  EXPECT_EQ(o.max_message, codec::kMaxMessageLen);
+  EXPECT_FALSE(o.reason.empty());
+  EXPECT_EQ(ex.pending(), 0u);
+  // Nothing changed: nothing tried again. A refresh does not send them.
+  std::vector<std::byte> bytes;
+  EXPECT_FALSE(ex.pump(bytes, 1 << 20));
+  EXPECT_TRUE(bytes.empty());
+  (void)ex.refresh(kV4);
+  drain(ex, rib);
+  EXPECT_EQ(rib.trace, "EBR");
+  EXPECT_EQ(rib.routes.size(), 1u);
+  EXPECT_EQ(rib.purged, 0u);
+  EXPECT_EQ(ex.counters().oversized.load(), 2u);
+  // A version that fits goes out again; one that goes away is forgotten.
+  fx.announce(fx.a, attrs(64496, 0, {9}), {nth(1)});
+  fx.withdraw(fx.a, {nth(3)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.count(nth(1)), 1u);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 2u);
+  EXPECT_EQ(ex.pending(), 0u);
+}
+
+// The same set goes to a peer with RFC 8654 extended messages.
+TEST(Exporter, OversizedForOnePeerFitsAnExtendedMessagePeer) {
+  Fixture fx;
+  fx.announce(fx.a, huge(64496), {nth(1)});
+  auto s = fx.setup();
+  s.params.extended_message = true;
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  rib.params.extended_message = true;
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 1u);
+  EXPECT_GT(rib.max_message, codec::kMaxMessageLen);
+  EXPECT_EQ(ex.counters().oversized.load(), 0u);
+  EXPECT_FALSE(ex.first_oversized());
 }
 
 TEST(Exporter, AddPathSendsTheBestNPathsWithStableIdentifiers) {
@@ -481,12 +751,7 @@ TEST(Exporter, AddPathSendsTheBestNPathsWithStableIdentifiers) {
 // The peer's RIB after everything was pumped equals, prefix by prefix, the
 // table's best route through the rules.
 void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
-  std::map<net::Prefix, codec::AttributeSet> want;
-  fx.table.walk([&](const Change& c, const std::optional<RouteView>& best, auto) {
-    if (!best) return;
-    auto e = export_route(s.target, ExportSource{best->peer, best->slot}, kV4, best->attrs->decode());
-    if (e.verdict == ExportVerdict::kSend) want.emplace(c.prefix, e.attrs);
-  });
+  const auto want = table_says(fx, s);
   for (const auto& [p, a] : rib.routes) RC_LOG() << "peer holds " << p.to_string() << "\n";
   for (const auto& [p, a] : want) RC_LOG() << "table says " << p.to_string() << "\n";
   RC_ASSERT(rib.routes == want);
@@ -521,6 +786,8 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
   const uint32_t target = *rc::gen::element<uint32_t>(100, 0);  // 0: peer A itself
   const bool add_path = *rc::gen::arbitrary<bool>();            // every path, RFC 7911
   ExporterSetup s = fx.setup(target);
+  s.enhanced_route_refresh = *rc::gen::arbitrary<bool>();       // the peer purges at EoRR
+  s.refresh_slice = *rc::gen::element<size_t>(1, 3, 4096);
   if (add_path) s.params.add_path_send.add(kV4);
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
@@ -535,6 +802,10 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
     for (auto& p : ps) RC_LOG() << (what == 0 ? "withdraw " : "announce ") << slot << " " << p.to_string() << "\n";
     if (what == 0) fx.withdraw(slot, ps);
     else fx.announce(slot, attrs(slot == fx.a ? 64496 : 64497, *rc::gen::inRange<uint32_t>(0, 3)), ps);
+    if (*rc::gen::inRange(0, 6) == 0) {
+      RC_LOG() << "refresh\n";
+      (void)ex.refresh(kV4);
+    }
     if (*rc::gen::inRange(0, 3) == 0) {
       std::vector<std::byte> bytes;
       RC_LOG() << "pump\n";
@@ -544,6 +815,7 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
   }
   drain(ex, rib);
   RC_ASSERT(ex.initial_done());
+  RC_ASSERT(rib.purged == 0u);
   if (add_path) expect_all_paths(fx, rib, s);
   else expect_in_step(fx, rib, s);
   RC_ASSERT(ex.pending() == 0u);

@@ -479,6 +479,55 @@ TEST(PrefixMapGrowth, ReserveMakesRoomOnceAndKeepsEntries) {
   EXPECT_EQ(m.capacity(), cap);
 }
 
+// visit_from() as the exporter's route refresh walks its Adj-RIB-Out: in
+// small slices, with other entries emptied (not erased: the exporter keeps
+// them until the walk is done, as an erase may move an entry from ahead of
+// the cursor to behind it) and new keys inserted between slices, at a load
+// near 0.7 with scattered keys (sequential ones hash to evenly spread
+// slots). Every entry present throughout is seen exactly once.
+TEST(PrefixMapWalk, SlicesSeeEveryEntryOnceWhenNothingIsErased) {
+  auto key = [](uint32_t i) {  // a bijection of i: no two alike
+    uint32_t x = i * 2654435761u;
+    x ^= x >> 13;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 16;
+    return Key4::of(v4(x, 32));
+  };
+  PrefixMap<Key4> m;
+  m.reserve(9000);  // no rehash during the walk
+  const size_t cap = m.capacity();
+  for (uint32_t i = 100000; i < 103000; ++i) m.find_or_insert(key(i)).push(route(3, i));
+  for (uint32_t i = 0; i < 6000; ++i) m.find_or_insert(key(i)).push(route(1, i));
+  ASSERT_EQ(m.size(), 9000u);
+  std::map<uint32_t, int> seen;  // path id -> visits
+  size_t cursor = 0;
+  uint32_t next = 6000, rng = 1;
+  for (int guard = 0; guard < 100000 && cursor < m.capacity(); ++guard) {
+    cursor = m.visit_from(cursor, 3, [&](Entry<Key4>& e) {
+      if (!e.empty() && e.routes()[0].peer == 1) ++seen[e.routes()[0].path_id];
+    });
+    for (int k = 0; k < 16; ++k) {  // other entries emptied and made again
+      rng = rng * 1103515245u + 12345u;
+      const uint32_t i = 100000 + (rng >> 8) % 3000;
+      if (Entry<Key4>* e = m.find(key(i)); e && !e->empty()) (void)e->remove(0);
+      m.find_or_insert(key(i)).push(route(3, i));
+    }
+    m.find_or_insert(key(next)).push(route(2, next));
+    ++next;
+  }
+  EXPECT_EQ(m.capacity(), cap);
+  EXPECT_EQ(cursor, m.capacity());
+  size_t missed = 0, twice = 0;
+  for (uint32_t i = 0; i < 6000; ++i) {
+    missed += seen[i] == 0;
+    twice += seen[i] > 1;
+  }
+  EXPECT_EQ(missed, 0u);
+  EXPECT_EQ(twice, 0u);
+  m.sweep([](const Entry<Key4>& e) { return !e.empty(); });
+  EXPECT_EQ(m.size(), 3000u + 6000u + (next - 6000));
+}
+
 TEST(PrefixMapGrowth, FiveThousandIpv6Keys) {
   std::vector<net::Prefix> keys;
   for (uint32_t i = 0; i < 5000; ++i) {

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -33,8 +34,6 @@ namespace petrel::daemon {
 
 namespace {
 
-constexpr unsigned kConnectionLimit = 64;    // the API is for operators and scrapers, not crowds
-constexpr unsigned kConnectionTimeout = 10;  // seconds of silence before a connection is dropped
 constexpr int kBacklog = 16;
 
 int64_t steady_ms() {
@@ -238,18 +237,21 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
 
 // GET /api/events: a stream that lasts until the client goes, is dropped
 // for falling behind, or the server stops.
-constexpr int kKeepAliveMs = 5000;  // below kConnectionTimeout
+// A comment every 5 s keeps a quiet stream from looking idle: less when
+// [http] idle_timeout is shorter than 10 s.
+int keepalive_ms(uint32_t idle_timeout_s) { return std::min<int>(5000, static_cast<int>(idle_timeout_s) * 500); }
 
 struct EventStream {
   EventHub* hub;
   std::shared_ptr<EventClient> client;
+  int keepalive_ms;
   std::string pending = ": connected\n\n";  // tells the client it is subscribed
 };
 
 ssize_t event_stream_read(void* cls, uint64_t, char* buf, size_t max) {
   auto* s = static_cast<EventStream*>(cls);
   if (s->pending.empty()) {
-    auto next = s->client->next(kKeepAliveMs);
+    auto next = s->client->next(s->keepalive_ms);
     if (!next) return MHD_CONTENT_READER_END_OF_STREAM;
     s->pending = std::move(*next);
   }
@@ -300,7 +302,7 @@ MHD_Response* event_stream(const HttpServer::Context& ctx, MHD_Connection* conne
     r.body = api::error_json("too many event streams open");
     return nullptr;
   }
-  auto* s = new EventStream{ctx.events, std::move(client)};
+  auto* s = new EventStream{ctx.events, std::move(client), keepalive_ms(ctx.idle_timeout)};
   MHD_Response* resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &event_stream_read, s,
                                                          &event_stream_free);
   if (resp == nullptr) {
@@ -403,6 +405,8 @@ bool HttpServer::bind(const Config& config) {
   ctx_.asn = config.router.asn;
   ctx_.router_id = config.router.router_id.to_string();
   ctx_.started_ms = steady_ms();
+  limits_ = config.http;
+  ctx_.idle_timeout = config.http.idle_timeout;
   if (!config.http.listen) {
     log(LogLevel::kInfo, "http-disabled", {}, "[http] listen is empty");
     return true;
@@ -434,15 +438,23 @@ bool HttpServer::start(const Server& server) {
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx_,
                              MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,  // first, or MHD logs to stderr
                              MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd_),
-                             MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
-                             MHD_OPTION_CONNECTION_TIMEOUT, kConnectionTimeout,
+                             // [http]: the API is for operators and scrapers, not
+                             // crowds; one client address cannot take every
+                             // connection, and a silent one is dropped.
+                             MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits_.max_connections),
+                             MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                             static_cast<unsigned>(limits_.max_connections_per_address),
+                             MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits_.idle_timeout),
                              MHD_OPTION_END);
   if (daemon_ == nullptr) {
     log(LogLevel::kError, "http-start-failed", {{"address", where_}}, "libmicrohttpd could not start");
     return false;
   }
   fd_ = -1;  // libmicrohttpd owns and closes it now
-  log(LogLevel::kInfo, "http-listening", {{"address", where_}, {"port", port_}});
+  log(LogLevel::kInfo, "http-listening",
+      {{"address", where_}, {"port", port_}, {"max_connections", limits_.max_connections},
+       {"max_connections_per_address", limits_.max_connections_per_address},
+       {"idle_timeout", limits_.idle_timeout}});
   return true;
 }
 

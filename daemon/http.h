@@ -61,10 +61,12 @@ class HttpServer {
     int64_t started_ms = 0;  // steady clock
     const Server* server = nullptr;
     EventHub* events = nullptr;  // GET /api/events
+    uint32_t idle_timeout = 10;  // [http] idle_timeout: event streams' keep-alive comes sooner
   };
 
  private:
   Context ctx_;
+  HttpConfig limits_;  // [http]: connection bounds
   int fd_ = -1;
   uint16_t port_ = 0;
   std::string where_;

@@ -337,13 +337,13 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   auto& slot = conns_[static_cast<size_t>(fsm::Direction::kIncoming)];
   if (shutting_down_ || !peer_.enabled || (slot && !slot->dead)) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
-    log(LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
+    log_limited(peer_.name, LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
         shutting_down_ ? "shutting down" : !peer_.enabled ? "peer disabled" : "a connection from this peer is already being set up");
     ::close(fd);
     return;
   }
   if (slot) reap();
-  log(LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
+  log_limited(peer_.name, LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
   try {
     new_connection(fsm::Direction::kIncoming, fd);
   } catch (const std::exception& e) {
@@ -463,7 +463,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       int fd = start_connect(remote, peer_.local_address, err);
       if (fd < 0) {
         set_status(c.fsm.state(), err);
-        log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);
+        log_limited(peer_.name, LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);
         step(c, fsm::TcpFailed{});
         if (!c.dead) step(c, fsm::AutomaticStop{});
         continue;
@@ -502,7 +502,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (auto* rr = std::get_if<fsm::DeliverRouteRefresh>(&a)) {
       char buf[32];
       const auto& ref = rr->refresh;
-      log(LogLevel::kInfo, "route-refresh-received",
+      log_limited(peer_.name, LogLevel::kInfo, "route-refresh-received",
           {{"peer", peer_.name}, {"family", std::string(codec::family_name(ref.family, buf))},
            {"subtype", static_cast<int>(ref.subtype)}});
       int fi = codec::known_index(ref.family);
@@ -550,7 +550,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       }
       if (other(c) == nullptr && !quiet) set_status(peer_.passive ? fsm::State::kActive : fsm::State::kIdle, {});
     } else if (auto* ign = std::get_if<fsm::Ignored>(&a)) {
-      log(LogLevel::kDebug, "fsm-ignored",
+      log_limited(peer_.name, LogLevel::kDebug, "fsm-ignored",
           {{"peer", peer_.name}, {"state", fsm::state_name(ign->state)}, {"event", fsm::event_kind_name(ign->event)}});
     } else if (std::get_if<fsm::TimerArmed>(&a) || std::get_if<fsm::TimerStopped>(&a)) {
       // One timer per connection is armed at next_deadline() after the step.
@@ -583,7 +583,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (action != codec::ErrorAction::kNone) {
     for (const auto& d : u.report().diagnostics()) {
       char buf[32];
-      log(action >= codec::ErrorAction::kTreatAsWithdraw ? LogLevel::kWarn : LogLevel::kInfo, "update-error",
+      log_limited(peer_.name, action >= codec::ErrorAction::kTreatAsWithdraw ? LogLevel::kWarn : LogLevel::kInfo, "update-error",
           {{"peer", peer_.name}, {"action", codec::error_action_name(d.action)},
            {"attribute", codec::attr_name(d.attr_type)}, {"family", std::string(codec::family_name(d.family, buf))}},
           d.reason);
@@ -1024,7 +1024,7 @@ void Peer::handle_write(Connection& c) {
     if (err != 0) {
       std::string text = std::strerror(err);
       set_status(c.fsm.state(), "connect: " + text);
-      log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", c.remote}}, text);
+      log_limited(peer_.name, LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", c.remote}}, text);
       ::close(c.fd);
       c.fd = -1;
       c.dialing = false;
@@ -1035,7 +1035,7 @@ void Peer::handle_write(Connection& c) {
     c.dialing = false;
     ev_io_set(&c.rio, c.fd, EV_READ);
     ev_io_start(worker_.loop(), &c.rio);
-    log(LogLevel::kDebug, "connected", {{"peer", peer_.name}, {"remote", c.remote}});
+    log_limited(peer_.name, LogLevel::kDebug, "connected", {{"peer", peer_.name}, {"remote", c.remote}});
     step(c, fsm::TcpConnected{});
     return;
   }
@@ -1079,7 +1079,7 @@ void Peer::handle_read(Connection& c) {
       continue;
     }
     if (n == 0) {
-      log(LogLevel::kDebug, "connection-closed", {{"peer", peer_.name}, {"remote", c.remote}}, "by the peer");
+      log_limited(peer_.name, LogLevel::kDebug, "connection-closed", {{"peer", peer_.name}, {"remote", c.remote}}, "by the peer");
       step(c, fsm::TcpFailed{});
       return;
     }

@@ -315,7 +315,7 @@ void Server::accept_from(Listener& l) {
     if (fd < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK)
-        log(LogLevel::kWarn, "accept-failed", {{"address", l.where.to_string()}}, std::strerror(errno));
+        log_limited("", LogLevel::kWarn, "accept-failed", {{"address", l.where.to_string()}}, std::strerror(errno));
       return;
     }
     SocketAddress remote = from_sockaddr(ss);

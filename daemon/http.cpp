@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <queue>
 #include <vector>
 
 #include "daemon/api.h"
@@ -158,32 +157,23 @@ api::BestPathInputs best_path_inputs(const table::RouteView& rv, const table::Be
   return in;
 }
 
-// Up to `limit` unicast prefixes after `after`, in prefix order: the table
-// is walked shard by shard (each under its lock for one pass over its
-// maps), keeping the `limit` smallest in a heap, so a page costs one walk
-// and never more memory than the page.
-std::vector<net::Prefix> list_prefixes(const table::Table& t, const std::optional<net::Prefix>& after, size_t limit,
-                                       std::string_view peer) {
+// Every unicast prefix (with a route from `peer` when not empty), in
+// shard order, for api::PrefixListings: one walk, each shard under its
+// lock only for copying its prefixes out.
+std::vector<net::Prefix> collect_prefixes(const table::Table& t, std::string_view peer) {
   const auto v4 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv4Unicast));
   const auto v6 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv6Unicast));
-  std::priority_queue<net::Prefix> heap;  // the largest kept on top
+  std::vector<net::Prefix> out;
+  out.reserve(t.prefixes(v4) + t.prefixes(v6));
   t.walk([&](const table::Change& c, const std::optional<table::RouteView>&, const auto& routes) {
     if (c.family != v4 && c.family != v6) return;
-    if (after && c.prefix <= *after) return;
-    if (heap.size() == limit && c.prefix >= heap.top()) return;
     if (!peer.empty()) {
       bool from_peer = false;
       for (const auto& r : routes) from_peer = from_peer || t.peer(r.peer).name == peer;
       if (!from_peer) return;
     }
-    heap.push(c.prefix);
-    if (heap.size() > limit) heap.pop();
+    out.push_back(c.prefix);
   });
-  std::vector<net::Prefix> out(heap.size());
-  for (size_t i = out.size(); i > 0; --i) {
-    out[i - 1] = heap.top();
-    heap.pop();
-  }
   return out;
 }
 
@@ -349,7 +339,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
       r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
-        return list_prefixes(ctx->server->table(), after, limit, peer);
+        return ctx->listings->page(after, limit, peer, steady_ms());
       });
     } else if (std::string_view(url).starts_with(api::kRoutesPath))
       r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
@@ -433,6 +423,9 @@ bool HttpServer::start(const Server& server) {
   events_ = std::make_unique<EventHub>();
   events_->start(server.table());
   ctx_.events = events_.get();
+  listings_ = std::make_unique<api::PrefixListings>(
+      [&server](std::string_view peer) { return collect_prefixes(server.table(), peer); });
+  ctx_.listings = listings_.get();
   // A thread per connection: an event stream's reader waits for events.
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx_,

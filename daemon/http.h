@@ -29,6 +29,9 @@ namespace petrel::daemon {
 
 class EventHub;
 class Server;
+namespace api {
+class PrefixListings;
+}
 
 class HttpServer {
  public:
@@ -61,6 +64,7 @@ class HttpServer {
     int64_t started_ms = 0;  // steady clock
     const Server* server = nullptr;
     EventHub* events = nullptr;  // GET /api/events
+    api::PrefixListings* listings = nullptr;  // GET /api/routes pages
     uint32_t idle_timeout = 10;  // [http] idle_timeout: event streams' keep-alive comes sooner
   };
 
@@ -72,6 +76,7 @@ class HttpServer {
   std::string where_;
   MHD_Daemon* daemon_ = nullptr;
   std::unique_ptr<EventHub> events_;
+  std::unique_ptr<api::PrefixListings> listings_;
 };
 
 }  // namespace petrel::daemon

@@ -194,7 +194,7 @@ Response respond_route_query(std::string_view method, const QueryArgs& args, con
 // copy no older than its first page: no prefix present throughout is
 // skipped or repeated; one added since the first page may be missed), and
 // dropped after ttl_ms unused; at most max_listings are kept (the least
-// recently used goes), each 24 bytes a prefix. A cursor page with no copy
+// recently used goes), each 18 bytes a prefix. A cursor page with no copy
 // (expired, or another daemon) collects one. Thread-safe.
 class PrefixListings {
  public:

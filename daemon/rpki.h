@@ -18,7 +18,9 @@
 // still holds unexpired data (kept while no cache answers), else none
 // (then every route is not found again, RFC 8210 section 6). A cache that
 // accepts the connection but gives no complete answer within 15 s counts
-// as failed.
+// as failed. Each cache's client is bounded by [rpki] max_vrps and
+// answer_timeout (rpki/client.h); when a cache lets go of much memory the
+// allocator is asked to return it at once (daemon/memory.h).
 //
 // Readers on any thread take the snapshot without a lock: a thread keeps
 // its own reference and compares one atomic version number per call,

@@ -627,6 +627,55 @@ Response respond_route_query(std::string_view method, const QueryArgs& args, con
   return r;
 }
 
+PrefixListings::PrefixListings(Collect collect, int64_t ttl_ms, size_t max_listings)
+    : collect_(std::move(collect)), ttl_ms_(ttl_ms), max_listings_(std::max<size_t>(max_listings, 1)) {}
+
+std::vector<net::Prefix> PrefixListings::page(const std::optional<net::Prefix>& after, size_t limit,
+                                              std::string_view peer, int64_t now_ms) {
+  std::shared_ptr<const std::vector<net::Prefix>> copy;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(listings_, [&](const Listing& l) { return now_ms - l.used_ms > ttl_ms_; });
+    if (after) {
+      for (Listing& l : listings_) {
+        if (l.peer == peer) {
+          l.used_ms = now_ms;
+          copy = l.prefixes;
+        }
+      }
+    }
+  }
+  if (!copy) {
+    std::lock_guard collecting(collect_mu_);
+    auto fresh = std::make_shared<std::vector<net::Prefix>>(collect_(peer));
+    std::sort(fresh->begin(), fresh->end());
+    fresh->erase(std::unique(fresh->begin(), fresh->end()), fresh->end());
+    copy = fresh;
+    std::lock_guard lock(mu_);
+    ++collections_;
+    std::erase_if(listings_, [&](const Listing& l) { return l.peer == peer; });
+    if (listings_.size() >= max_listings_) {
+      auto oldest = std::min_element(listings_.begin(), listings_.end(),
+                                     [](const Listing& a, const Listing& b) { return a.used_ms < b.used_ms; });
+      listings_.erase(oldest);
+    }
+    listings_.push_back(Listing{std::string(peer), copy, now_ms});
+  }
+  auto from = after ? std::upper_bound(copy->begin(), copy->end(), *after) : copy->begin();
+  auto to = from + static_cast<std::ptrdiff_t>(std::min<size_t>(limit, static_cast<size_t>(copy->end() - from)));
+  return {from, to};
+}
+
+uint64_t PrefixListings::collections() const {
+  std::lock_guard lock(mu_);
+  return collections_;
+}
+
+size_t PrefixListings::kept() const {
+  std::lock_guard lock(mu_);
+  return listings_.size();
+}
+
 namespace {
 
 // Text for an HTML element or attribute value.

@@ -14,6 +14,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -198,6 +200,48 @@ inline constexpr size_t kDefaultPageSize = 100;
 inline constexpr size_t kMaxPageSize = 1000;
 Response respond_route_query(std::string_view method, const QueryArgs& args, const RouteLookup& lookup,
                              const RouteList& list);
+
+// The listing's pages without a walk of the table per page. The first page
+// (no cursor) collects the listed prefixes once (`collect`: every unicast
+// prefix, of `peer` when not empty, in any order: one walk, each shard
+// under its lock only to copy its prefixes) and sorts them outside the
+// locks; the pages after it are cut from that sorted copy by binary search
+// on the cursor, O(log n + page), and only the page's prefixes are then
+// looked up under their shards' locks. The cursor stays the last prefix of
+// the page, so it means the same with any copy: a copy is kept per peer
+// filter, replaced by each first page (so a listing's pages come from a
+// copy no older than its first page: no prefix present throughout is
+// skipped or repeated; one added since the first page may be missed), and
+// dropped after ttl_ms unused; at most max_listings are kept (the least
+// recently used goes), each 18 bytes a prefix. A cursor page with no copy
+// (expired, or another daemon) collects one. Thread-safe.
+class PrefixListings {
+ public:
+  using Collect = std::function<std::vector<net::Prefix>(std::string_view peer)>;
+  explicit PrefixListings(Collect collect, int64_t ttl_ms = 60'000, size_t max_listings = 4);
+
+  // Up to `limit` prefixes after `after` (none: from the first), in prefix
+  // order; now_ms is a monotonic time.
+  std::vector<net::Prefix> page(const std::optional<net::Prefix>& after, size_t limit, std::string_view peer,
+                                int64_t now_ms);
+  // Times `collect` ran (tests), listings kept.
+  [[nodiscard]] uint64_t collections() const;
+  [[nodiscard]] size_t kept() const;
+
+ private:
+  struct Listing {
+    std::string peer;
+    std::shared_ptr<const std::vector<net::Prefix>> prefixes;  // sorted, distinct
+    int64_t used_ms = 0;
+  };
+  Collect collect_;
+  int64_t ttl_ms_;
+  size_t max_listings_;
+  mutable std::mutex mu_;
+  std::mutex collect_mu_;  // one collection at a time: a later first page always stores a newer copy
+  std::vector<Listing> listings_;
+  uint64_t collections_ = 0;
+};
 
 // Routes a request. method as sent ("GET"); path without the query string,
 // already percent-decoded. HEAD is answered like GET (the server leaves

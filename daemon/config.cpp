@@ -441,7 +441,7 @@ void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
   out.listen = Endpoint{*net::IpAddress::parse("127.0.0.1"), 8179};
   const toml::table* t = ck.table(root, "", "http");
   if (!t) return;
-  ck.only_keys(*t, "http", {"listen"});
+  ck.only_keys(*t, "http", {"listen", "max_connections", "max_connections_per_address", "idle_timeout"});
   constexpr std::string_view kWhat = "\"ADDRESS:PORT\" (\"[IPv6]:PORT\" for IPv6) or \"\"";
   if (auto s = ck.string(*t, "http", "listen", kWhat)) {
     if (s->empty()) {
@@ -452,6 +452,16 @@ void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
       else out.listen = e;
     }
   }
+  if (auto v = ck.integer(*t, "http", "max_connections", 1, 1024, "a connection count 1..1024"))
+    out.max_connections = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "http", "max_connections_per_address", 1, 1024, "a connection count 1..1024"))
+    out.max_connections_per_address = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "http", "idle_timeout", 1, 3600, "1..3600 seconds"))
+    out.idle_timeout = static_cast<uint32_t>(*v);
+  if (out.max_connections_per_address > out.max_connections && t->get("max_connections_per_address"))
+    ck.error(*t->get("max_connections_per_address"), "http.max_connections_per_address",
+             fmt::format("expected at most max_connections ({}), got {}", out.max_connections,
+                         out.max_connections_per_address));
 }
 
 void parse_log(Checker& ck, const toml::table& root, LogConfig& out) {
@@ -496,8 +506,12 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
 void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   const toml::table* t = ck.table(root, "", "rpki");
   if (!t) return;
-  ck.only_keys(*t, "rpki", {"cache", "reject_invalid"});
+  ck.only_keys(*t, "rpki", {"cache", "reject_invalid", "max_vrps", "answer_timeout"});
   if (auto v = ck.boolean(*t, "rpki", "reject_invalid")) out.reject_invalid = *v;
+  if (auto v = ck.integer(*t, "rpki", "max_vrps", 1, 100'000'000, "a VRP count 1..100000000"))
+    out.max_vrps = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "rpki", "answer_timeout", 1, 3600, "1..3600 seconds"))
+    out.answer_timeout = static_cast<uint32_t>(*v);
   const toml::array* arr = ck.array(*t, "rpki", "cache", "an array of tables ([[rpki.cache]])");
   if (!arr) return;
   size_t idx = 0;

@@ -65,6 +65,10 @@ struct Endpoint {
 // [http]
 struct HttpConfig {
   std::optional<Endpoint> listen;  // nothing: the HTTP server is disabled
+  // Bounds so that a few slow clients cannot take every connection.
+  uint32_t max_connections = 64;              // at once, event streams included
+  uint32_t max_connections_per_address = 8;   // at once from one client address
+  uint32_t idle_timeout = 10;                 // seconds a connection may stay silent
 
   friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
 };
@@ -104,6 +108,9 @@ struct RpkiConfig {
   // take no part in best path and export (RFC 6811 section 5 leaves it to
   // policy; off by default).
   bool reject_invalid = false;
+  // Bounds on what one cache can make us hold and wait for (rpki/client.h).
+  uint32_t max_vrps = 4'000'000;  // VRPs and router keys
+  uint32_t answer_timeout = 60;   // seconds from a query to its End of Data
 
   friend bool operator==(const RpkiConfig&, const RpkiConfig&) = default;
 };

@@ -159,6 +159,13 @@ std::string dump(const Config& c) {
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
+  {  // the bounds only when not the defaults
+    const HttpConfig d;
+    if (c.http.max_connections != d.max_connections) line("max_connections", std::to_string(c.http.max_connections));
+    if (c.http.max_connections_per_address != d.max_connections_per_address)
+      line("max_connections_per_address", std::to_string(c.http.max_connections_per_address));
+    if (c.http.idle_timeout != d.idle_timeout) line("idle_timeout", std::to_string(c.http.idle_timeout));
+  }
 
   o += "\n[log]\n";
   line("format", toml_string(log_format_name(c.log.format)));
@@ -171,9 +178,13 @@ std::string dump(const Config& c) {
   line("multipath", bool_text(c.kernel.multipath));
   if (!c.kernel.nexthop_objects) line("nexthop_objects", "false");  // only when not the default
 
-  if (c.rpki.reject_invalid) {
-    o += "\n[rpki]\n";
-    line("reject_invalid", bool_text(true));
+  {  // [rpki] only with a key that is not the default
+    const RpkiConfig d;
+    if (c.rpki.reject_invalid || c.rpki.max_vrps != d.max_vrps || c.rpki.answer_timeout != d.answer_timeout)
+      o += "\n[rpki]\n";
+    if (c.rpki.reject_invalid) line("reject_invalid", bool_text(true));
+    if (c.rpki.max_vrps != d.max_vrps) line("max_vrps", std::to_string(c.rpki.max_vrps));
+    if (c.rpki.answer_timeout != d.answer_timeout) line("answer_timeout", std::to_string(c.rpki.answer_timeout));
   }
   for (const RpkiCacheConfig& r : c.rpki.caches) {
     o += "\n[[rpki.cache]]\n";

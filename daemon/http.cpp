@@ -7,13 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <queue>
 #include <vector>
 
 #include "daemon/api.h"
@@ -33,8 +33,6 @@ namespace petrel::daemon {
 
 namespace {
 
-constexpr unsigned kConnectionLimit = 64;    // the API is for operators and scrapers, not crowds
-constexpr unsigned kConnectionTimeout = 10;  // seconds of silence before a connection is dropped
 constexpr int kBacklog = 16;
 
 int64_t steady_ms() {
@@ -172,32 +170,23 @@ api::BestPathInputs best_path_inputs(const table::RouteView& rv, const table::Be
   return in;
 }
 
-// Up to `limit` unicast prefixes after `after`, in prefix order: the table
-// is walked shard by shard (each under its lock for one pass over its
-// maps), keeping the `limit` smallest in a heap, so a page costs one walk
-// and never more memory than the page.
-std::vector<net::Prefix> list_prefixes(const table::Table& t, const std::optional<net::Prefix>& after, size_t limit,
-                                       std::string_view peer) {
+// Every unicast prefix (with a route from `peer` when not empty), in
+// shard order, for api::PrefixListings: one walk, each shard under its
+// lock only for copying its prefixes out.
+std::vector<net::Prefix> collect_prefixes(const table::Table& t, std::string_view peer) {
   const auto v4 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv4Unicast));
   const auto v6 = static_cast<table::FamilyIndex>(codec::known_index(codec::kIpv6Unicast));
-  std::priority_queue<net::Prefix> heap;  // the largest kept on top
+  std::vector<net::Prefix> out;
+  out.reserve(t.prefixes(v4) + t.prefixes(v6));
   t.walk([&](const table::Change& c, const std::optional<table::RouteView>&, const auto& routes) {
     if (c.family != v4 && c.family != v6) return;
-    if (after && c.prefix <= *after) return;
-    if (heap.size() == limit && c.prefix >= heap.top()) return;
     if (!peer.empty()) {
       bool from_peer = false;
       for (const auto& r : routes) from_peer = from_peer || t.peer(r.peer).name == peer;
       if (!from_peer) return;
     }
-    heap.push(c.prefix);
-    if (heap.size() > limit) heap.pop();
+    out.push_back(c.prefix);
   });
-  std::vector<net::Prefix> out(heap.size());
-  for (size_t i = out.size(); i > 0; --i) {
-    out[i - 1] = heap.top();
-    heap.pop();
-  }
   return out;
 }
 
@@ -251,18 +240,21 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
 
 // GET /api/events: a stream that lasts until the client goes, is dropped
 // for falling behind, or the server stops.
-constexpr int kKeepAliveMs = 5000;  // below kConnectionTimeout
+// A comment every 5 s keeps a quiet stream from looking idle: less when
+// [http] idle_timeout is shorter than 10 s.
+int keepalive_ms(uint32_t idle_timeout_s) { return std::min<int>(5000, static_cast<int>(idle_timeout_s) * 500); }
 
 struct EventStream {
   EventHub* hub;
   std::shared_ptr<EventClient> client;
+  int keepalive_ms;
   std::string pending = ": connected\n\n";  // tells the client it is subscribed
 };
 
 ssize_t event_stream_read(void* cls, uint64_t, char* buf, size_t max) {
   auto* s = static_cast<EventStream*>(cls);
   if (s->pending.empty()) {
-    auto next = s->client->next(kKeepAliveMs);
+    auto next = s->client->next(s->keepalive_ms);
     if (!next) return MHD_CONTENT_READER_END_OF_STREAM;
     s->pending = std::move(*next);
   }
@@ -313,7 +305,7 @@ MHD_Response* event_stream(const HttpServer::Context& ctx, MHD_Connection* conne
     r.body = api::error_json("too many event streams open");
     return nullptr;
   }
-  auto* s = new EventStream{ctx.events, std::move(client)};
+  auto* s = new EventStream{ctx.events, std::move(client), keepalive_ms(ctx.idle_timeout)};
   MHD_Response* resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, &event_stream_read, s,
                                                          &event_stream_free);
   if (resp == nullptr) {
@@ -360,7 +352,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
       r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
-        return list_prefixes(ctx->server->table(), after, limit, peer);
+        return ctx->listings->page(after, limit, peer, steady_ms());
       });
     } else if (std::string_view(url).starts_with(api::kRoutesPath))
       r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
@@ -416,6 +408,8 @@ bool HttpServer::bind(const Config& config) {
   ctx_.asn = config.router.asn;
   ctx_.router_id = config.router.router_id.to_string();
   ctx_.started_ms = steady_ms();
+  limits_ = config.http;
+  ctx_.idle_timeout = config.http.idle_timeout;
   if (!config.http.listen) {
     log(LogLevel::kInfo, "http-disabled", {}, "[http] listen is empty");
     return true;
@@ -442,20 +436,31 @@ bool HttpServer::start(const Server& server) {
   events_ = std::make_unique<EventHub>();
   events_->start(server.table());
   ctx_.events = events_.get();
+  listings_ = std::make_unique<api::PrefixListings>(
+      [&server](std::string_view peer) { return collect_prefixes(server.table(), peer); });
+  ctx_.listings = listings_.get();
   // A thread per connection: an event stream's reader waits for events.
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
   daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx_,
                              MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,  // first, or MHD logs to stderr
                              MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd_),
-                             MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
-                             MHD_OPTION_CONNECTION_TIMEOUT, kConnectionTimeout,
+                             // [http]: the API is for operators and scrapers, not
+                             // crowds; one client address cannot take every
+                             // connection, and a silent one is dropped.
+                             MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits_.max_connections),
+                             MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                             static_cast<unsigned>(limits_.max_connections_per_address),
+                             MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits_.idle_timeout),
                              MHD_OPTION_END);
   if (daemon_ == nullptr) {
     log(LogLevel::kError, "http-start-failed", {{"address", where_}}, "libmicrohttpd could not start");
     return false;
   }
   fd_ = -1;  // libmicrohttpd owns and closes it now
-  log(LogLevel::kInfo, "http-listening", {{"address", where_}, {"port", port_}});
+  log(LogLevel::kInfo, "http-listening",
+      {{"address", where_}, {"port", port_}, {"max_connections", limits_.max_connections},
+       {"max_connections_per_address", limits_.max_connections_per_address},
+       {"idle_timeout", limits_.idle_timeout}});
   return true;
 }
 

@@ -29,6 +29,9 @@ namespace petrel::daemon {
 
 class EventHub;
 class Server;
+namespace api {
+class PrefixListings;
+}
 
 class HttpServer {
  public:
@@ -61,15 +64,19 @@ class HttpServer {
     int64_t started_ms = 0;  // steady clock
     const Server* server = nullptr;
     EventHub* events = nullptr;  // GET /api/events
+    api::PrefixListings* listings = nullptr;  // GET /api/routes pages
+    uint32_t idle_timeout = 10;  // [http] idle_timeout: event streams' keep-alive comes sooner
   };
 
  private:
   Context ctx_;
+  HttpConfig limits_;  // [http]: connection bounds
   int fd_ = -1;
   uint16_t port_ = 0;
   std::string where_;
   MHD_Daemon* daemon_ = nullptr;
   std::unique_ptr<EventHub> events_;
+  std::unique_ptr<api::PrefixListings> listings_;
 };
 
 }  // namespace petrel::daemon

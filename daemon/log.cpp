@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 
 namespace petrel::daemon {
 
@@ -180,6 +181,48 @@ bool RateLimit::allow(double now_s) {
   }
   ++suppressed_;
   return false;
+}
+
+LogLimiter::Verdict LogLimiter::allow(std::string_view event, std::string_view key, double now_s) {
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(std::pair<std::string, std::string>(event, key));
+  if (it == buckets_.end()) {
+    if (buckets_.size() >= max_keys_) {
+      for (auto i = buckets_.begin(); i != buckets_.end();) i = i->second.idle(now_s) ? buckets_.erase(i) : std::next(i);
+    }
+    std::string k(buckets_.size() >= max_keys_ ? std::string_view("*") : key);
+    it = buckets_.try_emplace({std::string(event), std::move(k)}, per_second_, burst_).first;
+  }
+  Verdict v;
+  v.allow = it->second.allow(now_s);
+  if (v.allow) v.suppressed = it->second.take_suppressed();
+  return v;
+}
+
+size_t LogLimiter::keys() const {
+  std::lock_guard lock(mu_);
+  return buckets_.size();
+}
+
+void log_limited(LogLimiter& limiter, double now_s, std::string_view key, LogLevel level, std::string_view event,
+                 std::initializer_list<LogField> fields, std::string_view message) {
+  if (!log_enabled(level)) {
+    log(level, event, fields, message);  // the subscriber still sees it; nothing is written
+    return;
+  }
+  LogLimiter::Verdict v = limiter.allow(event, key, now_s);
+  if (!v.allow) return;
+  if (v.suppressed > 0)
+    log(level, "log-suppressed", {{"event", event}, {"key", key}, {"suppressed", v.suppressed}},
+        std::to_string(v.suppressed) + " similar lines suppressed");
+  log(level, event, fields, message);
+}
+
+void log_limited(std::string_view key, LogLevel level, std::string_view event,
+                 std::initializer_list<LogField> fields, std::string_view message) {
+  static LogLimiter limiter;
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  log_limited(limiter, now, key, level, event, fields, message);
 }
 
 }  // namespace petrel::daemon

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -61,11 +63,53 @@ class RateLimit {
     suppressed_ = 0;
     return s;
   }
+  // Full again at now_s with nothing suppressed: forgetting it loses nothing.
+  [[nodiscard]] bool idle(double now_s) const {
+    return suppressed_ == 0 && (last_ < 0 || tokens_ + (now_s - last_) * rate_ >= burst_);
+  }
 
  private:
   double rate_, burst_, tokens_;
   double last_ = -1;
   uint64_t suppressed_ = 0;
 };
+
+// Token buckets per (event, key), for the lines a peer can make us write
+// as often as it likes: per UPDATE (update-error, fsm-ignored) and per
+// connection (connection-refused, connection-accepted, connect-failed...).
+// The key is the peer's name. At most max_keys buckets: past that, idle
+// ones are forgotten, and a new key shares its event's overflow bucket
+// ("*"). Thread-safe.
+class LogLimiter {
+ public:
+  // Ten lines at once, then one a second, per event and key.
+  static constexpr double kPerSecond = 1.0;
+  static constexpr double kBurst = 10.0;
+
+  explicit LogLimiter(double per_second = kPerSecond, double burst = kBurst, size_t max_keys = 4096)
+      : per_second_(per_second), burst_(burst), max_keys_(max_keys) {}
+
+  struct Verdict {
+    bool allow = false;
+    uint64_t suppressed = 0;  // when allowed: lines of this event and key dropped since the last one allowed
+  };
+  Verdict allow(std::string_view event, std::string_view key, double now_s);
+  [[nodiscard]] size_t keys() const;
+
+ private:
+  double per_second_, burst_;
+  size_t max_keys_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, RateLimit> buckets_;
+};
+
+// log() unless `limiter` holds the line back. The first line let through
+// after some were held back is preceded by a "log-suppressed" line
+// (event, key, suppressed: how many similar lines were dropped).
+void log_limited(LogLimiter& limiter, double now_s, std::string_view key, LogLevel level, std::string_view event,
+                 std::initializer_list<LogField> fields, std::string_view message = {});
+// The same through the process's limiter and the monotonic clock.
+void log_limited(std::string_view key, LogLevel level, std::string_view event,
+                 std::initializer_list<LogField> fields, std::string_view message = {});
 
 }  // namespace petrel::daemon

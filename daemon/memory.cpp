@@ -6,6 +6,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include <cstddef>
+#include <string>
 #endif
 
 namespace petrel::daemon {
@@ -44,9 +45,16 @@ MemoryStats read_memory() {
   return m;
 }
 
+void release_free_memory() {
+  // "arena.<MALLCTL_ARENAS_ALL>.purge": every arena.
+  static const std::string name = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
+  (void)mallctl(name.c_str(), nullptr, nullptr, nullptr, 0);
+}
+
 #else
 
 MemoryStats read_memory() { return {}; }
+void release_free_memory() {}
 
 #endif
 

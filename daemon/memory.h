@@ -27,4 +27,11 @@ struct MemoryStats {
 // first). Thread-safe; costs a few microseconds.
 MemoryStats read_memory();
 
+// Returns the allocator's unused dirty pages to the kernel now (jemalloc's
+// background thread would after dirty_decay_ms): after a large structure
+// went, such as the buffers of an RTR cache's abandoned answer, so that the
+// resident size falls at once. Costs milliseconds; call it rarely. No-op
+// without jemalloc.
+void release_free_memory();
+
 }  // namespace petrel::daemon

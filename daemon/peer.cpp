@@ -446,7 +446,8 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier);
   if (shutting_down_ || !peer_.enabled || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
-    log(LogLevel::kInfo, "connection-refused", {{"peer", peer_.name}, {"remote", remote.to_string()}},
+    log_limited(peer_.name, LogLevel::kInfo, "connection-refused",
+                {{"peer", peer_.name}, {"remote", remote.to_string()}},
         shutting_down_   ? "shutting down"
         : !peer_.enabled ? "peer disabled"
         : held_down      ? "max_prefixes holds the session down"
@@ -470,7 +471,7 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
     old.dead = true;
   }
   if (slot) reap();
-  log(LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
+  log_limited(peer_.name, LogLevel::kDebug, "connection-accepted", {{"peer", peer_.name}, {"remote", remote.to_string()}});
   try {
     new_connection(fsm::Direction::kIncoming, fd);
   } catch (const std::exception& e) {
@@ -590,7 +591,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       int fd = start_connect(remote, peer_.local_address, transport_, err);
       if (fd < 0) {
         set_status(c.fsm.state(), err);
-        log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);
+        log_limited(peer_.name, LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", remote.to_string()}}, err);
         step(c, fsm::TcpFailed{});
         if (!c.dead) step(c, fsm::AutomaticStop{});
         continue;
@@ -641,7 +642,8 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       const table::RefreshOutcome outcome = ref.subtype == codec::RefreshSubtype::kRequest && exporter_
                                                 ? exporter_->refresh(ref.family)
                                                 : table::RefreshOutcome::kQueued;
-      log(outcome == table::RefreshOutcome::kQueued ? LogLevel::kInfo : LogLevel::kDebug, "route-refresh-received",
+      log_limited(peer_.name, outcome == table::RefreshOutcome::kQueued ? LogLevel::kInfo : LogLevel::kDebug,
+                  "route-refresh-received",
           {{"peer", peer_.name}, {"family", std::string(codec::family_name(ref.family, buf))},
            {"subtype", static_cast<int>(ref.subtype)},
            {"outcome", outcome == table::RefreshOutcome::kCoalesced ? "coalesced"
@@ -684,7 +686,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       }
       if (other(c) == nullptr && !quiet) set_status(peer_.passive ? fsm::State::kActive : fsm::State::kIdle, {});
     } else if (auto* ign = std::get_if<fsm::Ignored>(&a)) {
-      log(LogLevel::kDebug, "fsm-ignored",
+      log_limited(peer_.name, LogLevel::kDebug, "fsm-ignored",
           {{"peer", peer_.name}, {"state", fsm::state_name(ign->state)}, {"event", fsm::event_kind_name(ign->event)}});
     } else if (std::get_if<fsm::TimerArmed>(&a) || std::get_if<fsm::TimerStopped>(&a)) {
       // One timer per connection is armed at next_deadline() after the step.
@@ -717,7 +719,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (action != codec::ErrorAction::kNone) {
     for (const auto& d : u.report().diagnostics()) {
       char buf[32];
-      log(action >= codec::ErrorAction::kTreatAsWithdraw ? LogLevel::kWarn : LogLevel::kInfo, "update-error",
+      log_limited(peer_.name, action >= codec::ErrorAction::kTreatAsWithdraw ? LogLevel::kWarn : LogLevel::kInfo, "update-error",
           {{"peer", peer_.name}, {"action", codec::error_action_name(d.action)},
            {"attribute", codec::attr_name(d.attr_type)}, {"family", std::string(codec::family_name(d.family, buf))}},
           d.reason);
@@ -1127,7 +1129,7 @@ void Peer::handle_write(Connection& c) {
     if (err != 0) {
       std::string text = std::strerror(err);
       set_status(c.fsm.state(), "connect: " + text);
-      log(LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", c.remote}}, text);
+      log_limited(peer_.name, LogLevel::kInfo, "connect-failed", {{"peer", peer_.name}, {"remote", c.remote}}, text);
       ::close(c.fd);
       c.fd = -1;
       c.dialing = false;
@@ -1138,7 +1140,7 @@ void Peer::handle_write(Connection& c) {
     c.dialing = false;
     ev_io_set(&c.rio, c.fd, EV_READ);
     ev_io_start(worker_.loop(), &c.rio);
-    log(LogLevel::kDebug, "connected", {{"peer", peer_.name}, {"remote", c.remote}});
+    log_limited(peer_.name, LogLevel::kDebug, "connected", {{"peer", peer_.name}, {"remote", c.remote}});
     step(c, fsm::TcpConnected{});
     return;
   }
@@ -1186,7 +1188,7 @@ void Peer::handle_read(Connection& c) {
       continue;
     }
     if (n == 0) {
-      log(LogLevel::kDebug, "connection-closed", {{"peer", peer_.name}, {"remote", c.remote}}, "by the peer");
+      log_limited(peer_.name, LogLevel::kDebug, "connection-closed", {{"peer", peer_.name}, {"remote", c.remote}}, "by the peer");
       step(c, fsm::TcpFailed{});
       return;
     }

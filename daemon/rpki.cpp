@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "daemon/log.h"
+#include "daemon/memory.h"
 #include "daemon/sockets.h"
 
 namespace petrel::daemon {
@@ -91,9 +92,22 @@ VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std:
   const uint64_t version = s->version;
   current_.store(std::move(s));
   version_.store(version, std::memory_order_release);
+  VrpDelta kept;
+  kept.version = d.version;
+  const size_t n = d.announced.size() + d.withdrawn.size();
+  if (n > kKeptDeltaVrps) {
+    kept.truncated = true;
+  } else {
+    kept.announced = d.announced;
+    kept.withdrawn = d.withdrawn;
+  }
   std::lock_guard lock(deltas_mu_);
-  deltas_.push_back(d);
-  while (deltas_.size() > kKeptDeltas) deltas_.pop_front();
+  delta_vrps_ += kept.announced.size() + kept.withdrawn.size();
+  deltas_.push_back(std::move(kept));
+  while (deltas_.size() > kKeptDeltas || delta_vrps_ > kKeptDeltaVrps) {
+    delta_vrps_ -= deltas_.front().announced.size() + deltas_.front().withdrawn.size();
+    deltas_.pop_front();
+  }
   return d;
 }
 
@@ -184,11 +198,12 @@ struct RpkiService::Cache {
   int64_t last_update_unix_ms = 0;
   uint64_t updates = 0, connects = 0, failures = 0;
 
-  Cache(RpkiService* o, size_t i, const RpkiCacheConfig& c, uint64_t seed)
+  Cache(RpkiService* o, size_t i, const RpkiCacheConfig& c, const rpki::ClientConfig& cc, uint64_t seed)
       : owner(o),
         index(i),
         config(c),
         name(SocketAddress{c.address, c.port, c.interface, 0}.to_string()),
+        client(cc),
         backoff(kBackoffInitialSeconds, kBackoffMaxSeconds, 0.25, seed) {}
 
   [[nodiscard]] bool in_sync() const {
@@ -204,7 +219,10 @@ RpkiService::RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStor
                    [](const RpkiCacheConfig& a, const RpkiCacheConfig& b) { return a.preference < b.preference; });
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    auto c = std::make_unique<Cache>(this, i, sorted[i], seed + i);
+    rpki::ClientConfig cc;
+    cc.max_vrps = config_.max_vrps;
+    cc.answer_timeout = std::chrono::seconds(config_.answer_timeout);
+    auto c = std::make_unique<Cache>(this, i, sorted[i], cc, seed + i);
     ev_init(&c->io, &RpkiService::on_io);
     c->io.data = c.get();
     ev_init(&c->deadline, &RpkiService::on_deadline);
@@ -351,8 +369,10 @@ void RpkiService::close(Cache& c) {
   const bool was_up = c.conn == Conn::kUp;
   c.conn = Conn::kDown;
   c.ever_synced = false;
+  const size_t held_before = c.client.held_bytes();
   if (was_up) (void)c.client.step(rpki::Disconnected{}, now_ms());
   arm_deadline(c);
+  released(held_before, c.client.held_bytes());
 }
 
 void RpkiService::fail(Cache& c, std::string_view why) {
@@ -394,6 +414,7 @@ void RpkiService::arm_deadline(Cache& c) {
 }
 
 void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
+  const size_t held_before = c.client.held_bytes();
   rpki::ClientActions actions = c.client.step(ev, now_ms());
   std::optional<std::string> failure;
   bool fallback = false, resync = false, reconnect = false;
@@ -405,6 +426,8 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
         fallback = true;
       else if (cl->reason == rpki::CloseReason::kResynchronise)
         resync = true;
+      else if (cl->reason == rpki::CloseReason::kTimedOut)
+        failure = "no complete answer within rpki.answer_timeout";
       else
         failure = cl->reason == rpki::CloseReason::kErrorSent ? "error report sent" : "error report received";
     } else if (std::holds_alternative<rpki::Reconnect>(a)) {
@@ -451,6 +474,15 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
   if (reconnect && c.conn == Conn::kDown && !ev_is_active(&c.redial) && wanted(c.index)) dial(c);
   arm_deadline(c);
   reconsider();
+  released(held_before, c.client.held_bytes());
+}
+
+// After a cache let go of much memory (an abandoned or refused answer, a
+// flush, expired data, a set replaced): hand the pages back to the kernel
+// now rather than after the allocator's decay time.
+void RpkiService::released(size_t before, size_t after) {
+  constexpr size_t kWorthPurging = size_t{64} << 20;
+  if (before > after + kWorthPurging) release_free_memory();
 }
 
 // Which caches to keep connected: each one up to and including the first

@@ -18,7 +18,9 @@
 // still holds unexpired data (kept while no cache answers), else none
 // (then every route is not found again, RFC 8210 section 6). A cache that
 // accepts the connection but gives no complete answer within 15 s counts
-// as failed.
+// as failed. Each cache's client is bounded by [rpki] max_vrps and
+// answer_timeout (rpki/client.h); when a cache lets go of much memory the
+// allocator is asked to return it at once (daemon/memory.h).
 //
 // Readers on any thread take the snapshot without a lock: a thread keeps
 // its own reference and compares one atomic version number per call,
@@ -63,6 +65,9 @@ struct VrpSnapshot {
 struct VrpDelta {
   uint64_t version = 0;
   std::vector<rpki::Vrp> announced, withdrawn;  // sorted
+  // In recent_changes() only: the lists were too long to keep
+  // (VrpStore::kKeptDeltaVrps) and are left empty.
+  bool truncated = false;
 };
 
 class VrpStore {
@@ -80,8 +85,12 @@ class VrpStore {
   // what changed against the previous one.
   VrpDelta publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
                    int64_t now_unix_ms);
-  // The changes of the last kKeptDeltas publications (oldest first).
+  // The changes of the last kKeptDeltas publications (oldest first), with
+  // at most kKeptDeltaVrps VRPs in all: a larger change (the first full
+  // set, a cache reset, a flush) is kept truncated, its lists empty, so
+  // that the store never holds copies of whole sets besides the snapshot.
   static constexpr size_t kKeptDeltas = 16;
+  static constexpr size_t kKeptDeltaVrps = 65536;
   [[nodiscard]] std::vector<VrpDelta> recent_changes() const;
 
  private:
@@ -89,6 +98,7 @@ class VrpStore {
   std::atomic<uint64_t> version_{0};
   mutable std::mutex deltas_mu_;
   std::deque<VrpDelta> deltas_;
+  size_t delta_vrps_ = 0;  // VRPs in deltas_
 };
 
 // RFC 6811 for the table: the origin AS is the last AS of the AS_PATH's
@@ -177,6 +187,7 @@ class RpkiService {
   [[nodiscard]] size_t last_wanted() const;
   [[nodiscard]] bool wanted(size_t i) const { return running_ && i <= last_wanted(); }
   void publish_if_changed();
+  void released(size_t held_before, size_t held_after);
   void update_status();
 
   RpkiConfig config_;

@@ -59,10 +59,6 @@ std::string joined(const std::vector<std::string>& keys) {
   return out;
 }
 
-double monotonic_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 Server::Server(Config config, ServerOptions options)
@@ -384,12 +380,10 @@ bool Server::admit_ttl(Peer& peer, int fd, const SocketAddress& remote) {
     auto ttl = syn_ttl(fd);
     if (!ttl || *ttl < t.min_ttl) {
       refused_.fetch_add(1);
-      if (refused_log_.allow(monotonic_seconds()))
-        log(LogLevel::kWarn, "connection-refused",
-            {{"remote", remote.to_string()}, {"peer", peer.config().name},
-             {"ttl", ttl ? static_cast<int64_t>(*ttl) : -1}, {"min_ttl", static_cast<int64_t>(t.min_ttl)},
-             {"suppressed", refused_log_.take_suppressed()}},
-            "ttl_security: the SYN came from further away than the peer's hops allow");
+      log_limited(peer.config().name, LogLevel::kWarn, "connection-refused",
+                  {{"remote", remote.to_string()}, {"peer", peer.config().name},
+                   {"ttl", ttl ? static_cast<int64_t>(*ttl) : -1}, {"min_ttl", static_cast<int64_t>(t.min_ttl)}},
+                  "ttl_security: the SYN came from further away than the peer's hops allow");
       return false;
     }
   }
@@ -419,10 +413,8 @@ void Server::accept_from(Listener& l) {
         ev_timer_set(&l.rest, kAcceptRestSeconds, 0);
         ev_timer_start(loop_, &l.rest);
       }
-      if (accept_log_.allow(monotonic_seconds()))
-        log(LogLevel::kWarn, "accept-failed",
-            {{"address", l.where.to_string()}, {"suppressed", accept_log_.take_suppressed()}},
-            std::string(std::strerror(e)) + (exhausted ? "; the listener rests for 0.5 s" : ""));
+      log_limited("", LogLevel::kWarn, "accept-failed", {{"address", l.where.to_string()}},
+                  std::string(std::strerror(e)) + (exhausted ? "; the listener rests for 0.5 s" : ""));
       return;
     }
     SocketAddress remote = from_sockaddr(ss);
@@ -430,12 +422,9 @@ void Server::accept_from(Listener& l) {
     if (!peer) {
       ::close(fd);
       refused_.fetch_add(1);
-      if (refused_log_.allow(monotonic_seconds())) {
-        uint64_t dropped = refused_log_.take_suppressed();
-        log(LogLevel::kWarn, "connection-refused",
-            {{"remote", remote.to_string()}, {"listener", l.where.to_string()}, {"suppressed", dropped}},
-            shutting_down_ ? "shutting down" : "not a configured peer");
-      }
+      log_limited("", LogLevel::kWarn, "connection-refused",
+                  {{"remote", remote.to_string()}, {"listener", l.where.to_string()}},
+                  shutting_down_ ? "shutting down" : "not a configured peer");
       continue;
     }
     set_network_control_tos(fd, remote.addr.family());

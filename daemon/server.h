@@ -116,8 +116,6 @@ class Server {
   ev_async shutdown_done_{};
   std::atomic<size_t> peers_closed_{0};
   std::atomic<uint64_t> refused_{0};
-  RateLimit refused_log_{1.0, 10.0};
-  RateLimit accept_log_{1.0, 5.0};
   bool shutting_down_ = false;
   int exit_code_ = 0;
 };

@@ -88,6 +88,7 @@ std::optional<Time> Client::next_deadline() const {
   };
   if (state_ == State::kDisconnected) earliest(reconnect_at_);
   if (state_ == State::kIdle) earliest(query_at_);
+  if (state_ == State::kQuerySent || state_ == State::kReceiving) earliest(answer_by_);
   return d;
 }
 
@@ -106,6 +107,7 @@ void Client::disconnected(Time now) {
   state_ = State::kDisconnected;
   reconnect_now_ = false;
   clear_pending();
+  framer_.reset();
   query_at_.reset();
   reconnect_at_ = at_once ? now : now + seconds(intervals_.retry);
 }
@@ -147,6 +149,19 @@ void Client::tick(Time now, ClientActions& out) {
     out.push_back(Reconnect{});
   }
   if (state_ == State::kIdle && query_at_ && now >= *query_at_) send_query(now, out);
+  if ((state_ == State::kQuerySent || state_ == State::kReceiving) && answer_by_ && now >= *answer_by_) {
+    // A cache that starts an answer and never ends it would otherwise hold
+    // the connection (and what it sent) for ever. The data in force stays.
+    out.push_back(Diagnostic{Diagnostic::Kind::kTimedOut, ErrorCode::kInternalError,
+                             "no complete answer within " +
+                                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                                    config_.answer_timeout).count()) +
+                                 " s of the query"});
+    clear_pending();
+    answer_by_.reset();
+    state_ = State::kClosing;
+    out.push_back(CloseConnection{CloseReason::kTimedOut});
+  }
 }
 
 void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& out) {
@@ -217,11 +232,19 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
               fail_with(ErrorCode::kCorruptData, "Prefix PDU outside a Cache Response", raw, out);
               return;
             }
+            if (over_limit()) {
+              fail_with(ErrorCode::kInternalError, limit_text(), raw, out);
+              return;
+            }
             pending_.emplace_back(p.vrp, p.announce);
           },
           [&](const RouterKeyPdu& k) {
             if (state_ != State::kReceiving) {
               fail_with(ErrorCode::kCorruptData, "Router Key PDU outside a Cache Response", raw, out);
+              return;
+            }
+            if (over_limit()) {
+              fail_with(ErrorCode::kInternalError, limit_text(), raw, out);
               return;
             }
             pending_keys_.emplace_back(k.key, k.announce);
@@ -243,7 +266,7 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
               return;
             }
             want_reset_ = true;
-            send_reset_query(out);
+            send_reset_query(now, out);
           },
           [&](const ErrorReport&) {},
       },
@@ -298,7 +321,7 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
                              "End of Data serial behind ours; sending Reset Query"});
     clear_pending();
     want_reset_ = true;
-    send_reset_query(out);
+    send_reset_query(now, out);
     return;
   }
 
@@ -355,6 +378,15 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
     i = j;
   }
 
+  // An incremental answer may replace records (withdraw one, announce
+  // another) past max_vrps records received; what it leaves must fit.
+  const size_t result_size = (reset ? now_held.size() : vrps_.size() - up.withdrawn.size() + up.announced.size()) +
+                             keys_held.size();
+  if (result_size > config_.max_vrps) {
+    fail_with(ErrorCode::kInternalError, limit_text(), {}, out);
+    return;
+  }
+
   if (reset) {
     std::set_difference(now_held.begin(), now_held.end(), vrps_.begin(), vrps_.end(),
                         std::back_inserter(up.announced));
@@ -384,6 +416,7 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   expire_at_ = now + seconds(intervals_.expire);
   reset_pending_ = false;
   want_reset_ = false;
+  answer_by_.reset();
   clear_pending();
   state_ = State::kIdle;
   out.push_back(std::move(up));
@@ -392,19 +425,20 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
 void Client::send(const Pdu& pdu, ClientActions& out) { out.push_back(SendBytes{encode(version_, pdu)}); }
 
 void Client::send_query(Time now, ClientActions& out) {
-  (void)now;
   query_at_.reset();
   if (!want_reset_ && session_id_ && serial_ && has_data()) {
     reset_pending_ = false;
+    answer_by_ = now + config_.answer_timeout;
     state_ = State::kQuerySent;
     send(SerialQuery{*session_id_, *serial_}, out);
     return;
   }
-  send_reset_query(out);
+  send_reset_query(now, out);
 }
 
-void Client::send_reset_query(ClientActions& out) {
+void Client::send_reset_query(Time now, ClientActions& out) {
   query_at_.reset();
+  answer_by_ = now + config_.answer_timeout;
   reset_pending_ = true;
   state_ = State::kQuerySent;
   send(ResetQuery{}, out);
@@ -444,7 +478,7 @@ void Client::flush(ClientActions& out) {
 }
 
 void Client::expire(ClientActions& out) {
-  vrps_.clear();
+  std::vector<Vrp>().swap(vrps_);  // clear() would keep the capacity
   keys_.clear();
   session_id_.reset();
   serial_.reset();
@@ -453,9 +487,31 @@ void Client::expire(ClientActions& out) {
   out.push_back(DataExpired{});
 }
 
+// Frees the buffers rather than clear() them: an answer may have been
+// millions of records (up to max_vrps), and clear() keeps the capacity for
+// as long as the client lives.
 void Client::clear_pending() {
-  pending_.clear();
-  pending_keys_.clear();
+  std::vector<std::pair<Vrp, bool>>().swap(pending_);
+  std::vector<std::pair<RouterKey, bool>>().swap(pending_keys_);
+}
+
+bool Client::over_limit() const {
+  // A reset answer replaces everything: its records alone count. An
+  // incremental one may withdraw all we hold and announce max_vrps new.
+  const size_t held = reset_pending_ ? 0 : vrps_.size() + keys_.size();
+  return pending_.size() + pending_keys_.size() >= config_.max_vrps + held;
+}
+
+std::string Client::limit_text() const {
+  return "more than " + std::to_string(config_.max_vrps) + " VRPs and router keys (rpki.max_vrps)";
+}
+
+size_t Client::held_bytes() const {
+  size_t keys = 0;
+  for (const RouterKey& k : keys_) keys += sizeof k + k.spki.capacity();
+  for (const auto& [k, announce] : pending_keys_) keys += k.spki.capacity();
+  return vrps_.capacity() * sizeof(Vrp) + pending_.capacity() * sizeof(pending_[0]) +
+         pending_keys_.capacity() * sizeof(pending_keys_[0]) + keys + framer_.held_bytes();
 }
 
 }  // namespace petrel::rpki

@@ -33,6 +33,16 @@
 //  - 10/11: no Error Report is sent about an Error Report. A received No
 //    Data Available is not fatal: the query is repeated after the retry
 //    interval; other received reports close the connection.
+//
+// Bounds on what a cache can make us hold (RFC 8210 sets none):
+//  - an answer that would leave more than max_vrps records (VRPs and router
+//    keys) is cut off with an Error Report, Internal Error (1): RFC 8210
+//    section 12 gives that code to a party that cannot go on for a reason
+//    of its own, "ran out of memory" its first example; the data is not
+//    corrupt. The previous data stays in force;
+//  - an answer not complete (End of Data) within answer_timeout of the
+//    query closes the connection (kTimedOut), the previous data kept;
+//  - what an abandoned answer held is freed, not kept as spare capacity.
 #pragma once
 
 #include <chrono>
@@ -54,9 +64,17 @@ using Duration = std::chrono::milliseconds;
 // A monotonic time in milliseconds, as the daemon hands it in.
 using Time = std::chrono::time_point<std::chrono::steady_clock, Duration>;
 
+// Real caches hand out about 800,000 VRPs (2025: some 600,000 IPv4 and
+// 200,000 IPv6, growing by about 100,000 a year). Five times that leaves
+// years of room and still bounds a hostile cache to some hundreds of MB.
+inline constexpr size_t kDefaultMaxVrps = 4'000'000;
+inline constexpr Duration kDefaultAnswerTimeout = std::chrono::seconds(60);
+
 struct ClientConfig {
   uint8_t max_version = kVersion1;
   Intervals defaults{};  // until a version 1 End of Data says otherwise
+  size_t max_vrps = kDefaultMaxVrps;           // records (VRPs + router keys) one cache may leave us holding
+  Duration answer_timeout = kDefaultAnswerTimeout;  // from a query to its End of Data
 };
 
 // Events.
@@ -77,6 +95,7 @@ enum class CloseReason : uint8_t {
   kErrorReceived,    // the cache sent a fatal Error Report
   kVersionFallback,  // reconnect in a lower version
   kResynchronise,    // the cache rejected our session: reconnect at once with a Reset Query
+  kTimedOut,         // no complete answer within answer_timeout
 };
 struct CloseConnection {
   CloseReason reason;
@@ -95,7 +114,7 @@ struct DataExpired {};  // the daemon stops using the data (it is already gone h
 // Something worth a log line: an Error Report we sent or received, a
 // version fallback. Not an instruction.
 struct Diagnostic {
-  enum class Kind : uint8_t { kErrorSent, kErrorReceived, kVersionFallback, kIgnored };
+  enum class Kind : uint8_t { kErrorSent, kErrorReceived, kVersionFallback, kIgnored, kTimedOut };
   Kind kind;
   ErrorCode code = ErrorCode::kCorruptData;
   std::string text;
@@ -129,6 +148,9 @@ class Client {
   [[nodiscard]] const std::vector<Vrp>& vrps() const { return vrps_; }
   [[nodiscard]] const std::set<RouterKey>& router_keys() const { return keys_; }
   [[nodiscard]] bool has_data() const { return expire_at_.has_value(); }
+  // Bytes the client holds: the data in force and what an answer being
+  // received has buffered (capacity, not size: what the allocator sees).
+  [[nodiscard]] size_t held_bytes() const;
   // A Serial Query is out on this connection and nothing of its answer has
   // come. A connection lost now is most likely a cache that no longer knows
   // our session (restarted) and closed instead of answering: the next
@@ -148,13 +170,15 @@ class Client {
 
   void send(const Pdu& pdu, ClientActions& out);
   void send_query(Time now, ClientActions& out);
-  void send_reset_query(ClientActions& out);
+  void send_reset_query(Time now, ClientActions& out);
   // Sends an Error Report quoting `raw` (unless raw is itself a report),
   // closes the connection.
   void fail_with(ErrorCode code, std::string_view text, bytes::Span raw, ClientActions& out);
   void flush(ClientActions& out);
   void expire(ClientActions& out);
   void clear_pending();
+  [[nodiscard]] bool over_limit() const;  // one more record would pass max_vrps
+  [[nodiscard]] std::string limit_text() const;
   // Closes, and reconnects at once asking for everything (Reset Query).
   void restart_with_reset(CloseReason why, ClientActions& out);
 
@@ -174,6 +198,7 @@ class Client {
   std::optional<Time> reconnect_at_;
   std::optional<Time> query_at_;  // refresh, or retry after No Data Available
   std::optional<Time> expire_at_;
+  std::optional<Time> answer_by_;  // the query out must be answered in full by then
 
   std::vector<Vrp> vrps_;
   std::set<RouterKey> keys_;

@@ -49,7 +49,7 @@ bytes::Span Framer::offending() const {
 }
 
 void Framer::reset() {
-  buf_.clear();
+  std::vector<std::byte>().swap(buf_);  // a connection's buffer goes with it
   pos_ = 0;
   failed_ = false;
   error_ = {};

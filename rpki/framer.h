@@ -31,6 +31,8 @@ class Framer {
   [[nodiscard]] bytes::Span offending() const;
   // Bytes held that are not yet a whole PDU.
   [[nodiscard]] size_t buffered() const { return buf_.size() - pos_; }
+  // Bytes of buffer the framer holds (capacity).
+  [[nodiscard]] size_t held_bytes() const { return buf_.capacity(); }
   void reset();
 
  private:

@@ -141,6 +141,9 @@ ImportRefusal check_as_path(codec::AsSegmentRange path, const ImportRules& rules
 ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, const ImportRules& rules,
                             Batch& batch) {
   ImportOutcome out;
+  // An UPDATE that decoded as treat-as-withdraw or worse announces nothing,
+  // whichever way it goes in (Batch::add(view) holds the same rule).
+  if (u.action() >= codec::ErrorAction::kTreatAsWithdraw) treat_as_withdraw = true;
   // 1. Families the session did not negotiate: ignored (never reach the
   // batch), noted once per UPDATE.
   bool clean = true;

@@ -5,6 +5,8 @@
 #include "daemon/api.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cstdio>
@@ -616,6 +618,52 @@ TEST(ApiRouteQuery, ListingIsPagedInPrefixOrder) {
   EXPECT_EQ(seen, (std::vector<std::string>{"10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "2001:db8::/32"}));
   // every prefix in one page by default
   EXPECT_EQ(t.get({})["prefixes"].size(), 4u);
+}
+
+// The listing walks the table once per listing, not once per page.
+TEST(PrefixListings, PagesAfterTheFirstAreCutFromOneCollection) {
+  std::vector<net::Prefix> table;
+  for (uint32_t i = 0; i < 1000; ++i) table.push_back(*net::Prefix::make(net::IpAddress::v4(0x0a000000u + (i << 8)), 24));
+  std::reverse(table.begin(), table.end());  // collected in any order
+  PrefixListings listings([&](std::string_view) { return table; });
+  std::vector<net::Prefix> seen;
+  std::optional<net::Prefix> cursor;
+  int64_t now = 1000;
+  for (int pages = 0; pages < 20; ++pages) {
+    auto page = listings.page(cursor, 100, "", now += 10);
+    seen.insert(seen.end(), page.begin(), page.end());
+    if (page.size() < 100) break;
+    cursor = page.back();
+  }
+  EXPECT_EQ(listings.collections(), 1u);  // before: one walk of the whole table per page
+  ASSERT_EQ(seen.size(), 1000u);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end());
+}
+
+TEST(PrefixListings, AFirstPageTakesAFreshCopyAndCopiesExpire) {
+  std::vector<net::Prefix> table{*net::Prefix::parse("10.0.0.0/8"), *net::Prefix::parse("192.0.2.0/24")};
+  PrefixListings listings([&](std::string_view peer) {
+    return peer.empty() ? table : std::vector<net::Prefix>{table.front()};
+  }, /*ttl_ms=*/1000, /*max_listings=*/2);
+  EXPECT_EQ(listings.page(std::nullopt, 1, "", 0).size(), 1u);
+  // A prefix added during the listing may be missed; one present throughout
+  // is not: the cursor page comes from the copy.
+  table.push_back(*net::Prefix::parse("172.16.0.0/12"));
+  auto next = listings.page(*net::Prefix::parse("10.0.0.0/8"), 10, "", 500);
+  EXPECT_EQ(next, (std::vector<net::Prefix>{*net::Prefix::parse("192.0.2.0/24")}));
+  EXPECT_EQ(listings.collections(), 1u);
+  // A new listing sees it.
+  EXPECT_EQ(listings.page(std::nullopt, 10, "", 600).size(), 3u);
+  EXPECT_EQ(listings.collections(), 2u);
+  // Per peer filter; at most max_listings kept.
+  EXPECT_EQ(listings.page(std::nullopt, 10, "a", 700).size(), 1u);
+  EXPECT_EQ(listings.page(std::nullopt, 10, "b", 800).size(), 1u);
+  EXPECT_EQ(listings.kept(), 2u);
+  // Unused past the ttl: dropped; a cursor then collects again.
+  EXPECT_EQ(listings.page(*net::Prefix::parse("10.0.0.0/8"), 10, "", 5000).size(), 2u);
+  EXPECT_EQ(listings.kept(), 1u);
+  EXPECT_EQ(listings.collections(), 5u);
 }
 
 TEST(ApiRouteQuery, BadArgumentsAre400) {

@@ -496,5 +496,179 @@ RC_GTEST_PROP(Client, FollowsARandomCache, ()) {
   }
 }
 
+// ---- Bounds on what a cache can make the client hold (issue 19).
+
+// `n` distinct IPv4 VRPs, 10.x.y.0/24 by index.
+std::vector<Vrp> many_vrps(size_t n, uint32_t asn = 64496) {
+  std::vector<Vrp> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto addr = net::IpAddress::v4(0x0a000000u + static_cast<uint32_t>(i << 8));
+    out.push_back(Vrp{*net::Prefix::make(addr, 24), 24, asn});
+  }
+  return out;
+}
+
+TEST(ClientBounds, ResetAnswerPastMaxVrpsIsCutOffWithInternalErrorKeepingTheOldSet) {
+  ClientConfig cfg;
+  cfg.max_vrps = 100;
+  Harness h(cfg);
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  // The cache resets us (Cache Reset) and floods: 101 announcements.
+  auto q = sent(h.advance(seconds(100)));
+  ASSERT_EQ(q.size(), 1u);
+  (void)h.cache(1, {CacheReset{}});
+  std::vector<Pdu> flood{CacheResponse{5}};
+  for (const Vrp& v : many_vrps(100)) flood.emplace_back(PrefixPdu{true, v});
+  EXPECT_TRUE(sent(h.cache(1, flood)).empty());  // 100 are allowed
+  auto over = many_vrps(101).back();
+  auto a = h.cache(1, {PrefixPdu{true, over}});
+  auto e = error_sent(a);
+  EXPECT_EQ(e.code, ErrorCode::kInternalError);
+  EXPECT_EQ(e.pdu, encode(1, PrefixPdu{true, over}));  // the PDU that went past the limit
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kErrorSent);
+  EXPECT_EQ(find<ApplyUpdate>(a), nullptr);
+  // The previous set is still in force, and nothing of the flood is held.
+  EXPECT_EQ(h.client.vrps(), std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  EXPECT_TRUE(h.client.has_data());
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.held_bytes(), h.client.vrps().capacity() * sizeof(Vrp));
+}
+
+TEST(ClientBounds, ExactlyMaxVrpsIsAccepted) {
+  ClientConfig cfg;
+  cfg.max_vrps = 50;
+  Harness h(cfg);
+  h.synced(many_vrps(50));
+  EXPECT_EQ(h.client.vrps().size(), 50u);
+  // An incremental answer that replaces all 50 with 50 others (100 records
+  // received) leaves 50: accepted.
+  (void)h.advance(seconds(100));
+  std::vector<Pdu> swap{CacheResponse{5}};
+  for (const Vrp& v : many_vrps(50)) swap.emplace_back(PrefixPdu{false, v});
+  for (const Vrp& v : many_vrps(50, 64497)) swap.emplace_back(PrefixPdu{true, v});
+  swap.emplace_back(EndOfData{5, 11, Intervals{100, 50, 1000}});
+  auto a = h.cache(1, swap);
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  EXPECT_EQ(h.client.vrps(), many_vrps(50, 64497));
+}
+
+TEST(ClientBounds, IncrementalAnswerLeavingMoreThanMaxVrpsIsRefused) {
+  ClientConfig cfg;
+  cfg.max_vrps = 50;
+  Harness h(cfg);
+  h.synced(many_vrps(40));
+  (void)h.advance(seconds(100));
+  std::vector<Pdu> grow{CacheResponse{5}};
+  for (const Vrp& v : many_vrps(20, 64497)) grow.emplace_back(PrefixPdu{true, v});
+  grow.emplace_back(EndOfData{5, 11, Intervals{100, 50, 1000}});
+  auto a = h.cache(1, grow);
+  EXPECT_EQ(error_sent(a).code, ErrorCode::kInternalError);
+  EXPECT_EQ(find<ApplyUpdate>(a), nullptr);
+  EXPECT_EQ(h.client.vrps(), many_vrps(40));
+  EXPECT_EQ(h.client.serial(), 10u);
+}
+
+TEST(ClientBounds, RouterKeysCountTowardsTheLimit) {
+  ClientConfig cfg;
+  cfg.max_vrps = 3;
+  Harness h(cfg);
+  (void)h.step(Connected{});
+  std::vector<Pdu> pdus{CacheResponse{1}};
+  for (uint8_t i = 0; i < 3; ++i) {
+    RouterKey k;
+    k.ski.fill(i);
+    k.asn = 64496;
+    pdus.emplace_back(RouterKeyPdu{true, k});
+  }
+  pdus.emplace_back(PrefixPdu{true, V("192.0.2.0/24", 24, 1)});
+  auto a = h.cache(1, pdus);
+  EXPECT_EQ(error_sent(a).code, ErrorCode::kInternalError);
+  EXPECT_FALSE(h.client.has_data());
+}
+
+TEST(ClientBounds, HalfFinishedAnswerTimesOutKeepingTheOldSet) {
+  ClientConfig cfg;
+  cfg.answer_timeout = seconds(30);
+  Harness h(cfg);
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  auto q = sent(h.advance(seconds(100)));
+  ASSERT_EQ(q.size(), 1u);  // the Serial Query at the refresh interval
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(30));
+  // Cache Response, some records, and then nothing: no End of Data.
+  std::vector<Pdu> part{CacheResponse{5}};
+  for (const Vrp& v : many_vrps(1000)) part.emplace_back(PrefixPdu{true, v});
+  (void)h.cache(1, part);
+  EXPECT_EQ(h.client.state(), Client::State::kReceiving);
+  EXPECT_GT(h.client.held_bytes(), 1000 * sizeof(Vrp));
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(30));
+  EXPECT_EQ(find<CloseConnection>(h.advance(seconds(29))), nullptr);
+  auto a = h.advance(seconds(1));
+  const auto* close = find<CloseConnection>(a);
+  ASSERT_NE(close, nullptr);
+  EXPECT_EQ(close->reason, CloseReason::kTimedOut);
+  const auto* d = find<Diagnostic>(a);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->kind, Diagnostic::Kind::kTimedOut);
+  EXPECT_TRUE(sent(a).empty());  // no Error Report: the cache did nothing wrong in form
+  EXPECT_EQ(find<ApplyUpdate>(a), nullptr);
+  EXPECT_EQ(h.client.vrps(), std::vector<Vrp>{V("192.0.2.0/24", 24, 1)});
+  EXPECT_TRUE(h.client.has_data());
+  (void)h.step(Disconnected{});
+  // What the half answer held is gone.
+  EXPECT_EQ(h.client.held_bytes(), h.client.vrps().capacity() * sizeof(Vrp));
+  // The next connection may go on from our serial: nothing was applied.
+  auto q2 = h.redial(seconds(50));
+  ASSERT_EQ(q2.size(), 1u);
+}
+
+TEST(ClientBounds, AQueryNeverAnsweredTimesOutToo) {
+  ClientConfig cfg;
+  cfg.answer_timeout = seconds(20);
+  Harness h(cfg);
+  (void)h.step(Connected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(20));
+  auto a = h.advance(seconds(20));
+  ASSERT_NE(find<CloseConnection>(a), nullptr);
+  EXPECT_EQ(find<CloseConnection>(a)->reason, CloseReason::kTimedOut);
+  EXPECT_FALSE(h.client.has_data());
+}
+
+TEST(ClientBounds, ACompleteAnswerStopsTheAnswerTimer) {
+  ClientConfig cfg;
+  cfg.answer_timeout = seconds(20);
+  Harness h(cfg);
+  h.synced({V("192.0.2.0/24", 24, 1)});
+  // Idle: the next deadline is the refresh (100 s), not the answer timer.
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(100));
+  EXPECT_EQ(find<CloseConnection>(h.advance(seconds(50))), nullptr);
+}
+
+TEST(ClientBounds, AnAbandonedAnswerFreesItsBuffers) {
+  Harness h;
+  (void)h.step(Connected{});
+  std::vector<Pdu> part{CacheResponse{1}};
+  for (const Vrp& v : many_vrps(20000)) part.emplace_back(PrefixPdu{true, v});
+  (void)h.cache(1, part);
+  EXPECT_GE(h.client.held_bytes(), 20000 * sizeof(Vrp));
+  (void)h.step(Disconnected{});
+  // Not kept as spare capacity for the life of the client (it was: clear()
+  // only, so a 60 million record flood held 1.7 GB after the cache went).
+  EXPECT_EQ(h.client.held_bytes(), 0u);
+}
+
+TEST(ClientBounds, ExpiredDataIsFreed) {
+  Harness h;
+  h.synced(many_vrps(5000));
+  (void)h.step(Disconnected{});
+  for (int i = 0; i < 21 && h.client.has_data(); ++i) {
+    auto a = h.advance(seconds(50));
+    if (find<Reconnect>(a)) (void)h.step(Disconnected{});
+  }
+  EXPECT_FALSE(h.client.has_data());
+  EXPECT_EQ(h.client.held_bytes(), 0u);
+}
+
 }  // namespace
 }  // namespace petrel::rpki

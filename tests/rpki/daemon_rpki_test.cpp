@@ -66,6 +66,26 @@ TEST(VrpStore, KeepsABoundedListOfChanges) {
   EXPECT_EQ(store.recent_changes().size(), VrpStore::kKeptDeltas);
 }
 
+// A whole set (the first one, a reset, a flush) is not kept as a change:
+// the store held up to 16 copies of the VRPs besides the snapshot.
+TEST(VrpStore, KeptChangesHoldABoundedNumberOfVrps) {
+  VrpStore store;
+  std::vector<Vrp> big;
+  for (uint32_t i = 0; i < VrpStore::kKeptDeltaVrps + 1; ++i)
+    big.push_back(Vrp{*net::Prefix::make(net::IpAddress::v4(0x0a000000u + (i << 8)), 24), 24, 64496});
+  auto d = store.publish(big, "c", 1, 1);
+  EXPECT_EQ(d.announced.size(), big.size());  // the caller still gets the whole change
+  auto recent = store.recent_changes();
+  ASSERT_EQ(recent.size(), 1u);
+  EXPECT_TRUE(recent[0].truncated);
+  EXPECT_TRUE(recent[0].announced.empty());
+  for (uint32_t i = 0; i < 3; ++i) (void)store.publish({V("192.0.2.0/24", 24, i + 1)}, "c", i + 2, i + 2);
+  size_t held = 0;
+  for (const auto& r : store.recent_changes()) held += r.announced.size() + r.withdrawn.size();
+  EXPECT_LE(held, VrpStore::kKeptDeltaVrps);
+  EXPECT_EQ(store.recent_changes().back().announced.size(), 1u);
+}
+
 // Readers on other threads see each publication (bounded: 200 of them),
 // never a torn or older snapshot after a newer one.
 TEST(VrpStore, ReadersFollowPublicationsWithoutALock) {

@@ -146,7 +146,12 @@ class MemoryCgroup:
             if "memory" not in sub:
                 try:
                     _write(os.path.join(mine, "cgroup.subtree_control"), "+memory")
-                except OSError:
+                except OSError as e:
+                    if os.path.normpath(mine) == os.path.normpath(mnt):
+                        # the top of what we see (a cgroup namespace): no sibling
+                        reasons.append(f"cgroup2 at {mnt}: cannot enable memory for children of "
+                                       f"{mine}, which holds processes: {e}")
+                        continue
                     parent = os.path.dirname(mine)
             path = os.path.join(parent, self.name)
             try:

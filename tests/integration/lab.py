@@ -989,6 +989,10 @@ class Petrel(Peer):
         self.log = node.path("petrel.log")
         self.conf = node.path("petrel.toml")
         self.session = None  # type: ignore[assignment]
+        # a command prefix run before `ip netns exec` (which mounts its own
+        # /sys), e.g. a shell that joins a memory cgroup and execs the rest
+        # (tests/integration/hostile.py)
+        self.wrapper: list[str] = []
 
     def config(self) -> str:
         q = json.dumps   # TOML basic strings and arrays of them are JSON-compatible
@@ -1034,8 +1038,9 @@ class Petrel(Peer):
         with open(self.conf, "w") as f:
             f.write(self.config())
         # JSON-lines logs: events() reads them back
-        self.proc = self.node.popen([self.binary, "run", "-c", self.conf,
-                                     "--log-format", "json"], self.log)
+        self.proc = self.node.lab.popen([*self.wrapper, "ip", "netns", "exec", self.node.ns,
+                                         self.binary, "run", "-c", self.conf,
+                                         "--log-format", "json"], self.log)
 
         def ready():
             if self.proc.poll() is not None:

@@ -45,6 +45,8 @@ CAP_MP, CAP_ROUTE_REFRESH, CAP_AS4 = 1, 2, 65
 CAP_ENHANCED_ROUTE_REFRESH = 70   # RFC 7313
 # ROUTE-REFRESH message subtypes (RFC 7313 section 3)
 RR_REQUEST, RR_BORR, RR_EORR = 0, 1, 2
+CAP_EXTENDED_MESSAGE, CAP_ADD_PATH = 6, 69       # RFC 8654, RFC 7911
+ADD_PATH_RECEIVE, ADD_PATH_SEND, ADD_PATH_BOTH = 1, 2, 3
 
 # path attribute type codes and flags
 ORIGIN, AS_PATH, NEXT_HOP, MED, LOCAL_PREF = 1, 2, 3, 4, 5
@@ -118,10 +120,18 @@ def refresh_subtypes(messages: list["Message"]) -> list[int]:
     return [m.body[2] for m in messages if m.type == ROUTE_REFRESH and len(m.body) >= 4]
 
 
-def encode_prefix(prefix: str) -> bytes:
+def encode_prefix(prefix: str, path_id: Optional[int] = None) -> bytes:
+    """One NLRI entry; with `path_id`, preceded by it (RFC 7911 section 3)."""
     net = ipaddress.ip_network(prefix)
     nbytes = (net.prefixlen + 7) // 8
-    return bytes([net.prefixlen]) + net.network_address.packed[:nbytes]
+    pid = b"" if path_id is None else struct.pack("!I", path_id)
+    return pid + bytes([net.prefixlen]) + net.network_address.packed[:nbytes]
+
+
+def add_path_capability(modes: dict[str, int]) -> bytes:
+    """The ADD-PATH capability (RFC 7911 section 4): family -> ADD_PATH_*."""
+    value = b"".join(struct.pack("!HBB", *FAMILY_AFI[f], m) for f, m in modes.items())
+    return capability(CAP_ADD_PATH, value)
 
 
 def attribute(type_code: int, value: bytes, flags: int = F_TRANSITIVE) -> bytes:
@@ -399,7 +409,13 @@ class Speaker:
         self.auto_keepalive = auto_keepalive
         self.enforce_hold = enforce_hold
         self.extra_caps = extra_caps
-        self.route_refresh = route_refresh   # False: OPEN without the capability (RFC 2918)
+        self.route_refresh = route_refresh   # offer the capability (RFC 2918)
+        # False: UPDATEs are only counted (update_count, update_bytes), not
+        # kept or parsed: for floods of more than a test wants to hold
+        self.record_updates = True
+        self.update_count = 0
+        self.update_bytes = 0
+        self._read_paused = threading.Event()
         self.log = log or (lambda s: None)
         self.sock: Optional[socket.socket] = None
         self.listener: Optional[socket.socket] = None
@@ -594,6 +610,20 @@ class Speaker:
         try:
             while not self._stop.is_set():
                 now = time.monotonic()
+                if self._read_paused.is_set():
+                    # Not reading: what the peer sends waits in the socket
+                    # buffers, and its silence is not ours to time out.
+                    hold_deadline = None
+                    if next_ka and now >= next_ka and self.auto_keepalive:
+                        try:
+                            self.send(keepalive())
+                        except OSError as e:
+                            self._set_closed(f"send failed: {e}")
+                            return
+                        next_ka = now + max(1.0, self.negotiated_hold / 3) \
+                            if self.negotiated_hold else None
+                    self._stop.wait(0.05)
+                    continue
                 waits = [1.0]
                 if hold_deadline:
                     waits.append(hold_deadline - now)
@@ -643,6 +673,13 @@ class Speaker:
             self._set_closed(f"socket error: {e}")
 
     def _handle(self, m: Message) -> None:
+        if m.type == UPDATE:
+            with self._cond:
+                self.update_count += 1
+                self.update_bytes += HEADER_LEN + len(m.body)
+                if not self.record_updates:
+                    self._cond.notify_all()
+                    return
         with self._cond:
             self.messages.append(m)
             if m.type == OPEN:
@@ -697,6 +734,14 @@ class Speaker:
                 self.closed.set()
                 self.log(f"closed: {reason}")
             self._cond.notify_all()
+
+    def pause_reading(self) -> None:
+        """Stops reading from the socket (KEEPALIVEs still go out): the
+        peer's sends back up, as with a slow or hostile receiver."""
+        self._read_paused.set()
+
+    def resume_reading(self) -> None:
+        self._read_paused.clear()
 
     # ---- waiting and reading results
 

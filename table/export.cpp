@@ -39,6 +39,7 @@ std::string_view export_verdict_name(ExportVerdict v) {
     case ExportVerdict::kNoExport: return "no-export";
     case ExportVerdict::kInternalToInternal: return "internal-to-internal";
     case ExportVerdict::kNoNextHop: return "no-next-hop";
+    case ExportVerdict::kOversized: return "oversized";
   }
   return "?";
 }
@@ -100,6 +101,14 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
     pa.originator_id.reset();
     pa.cluster_list.clear();
     if (!src.local) pa.med.reset();
+  }
+  // A path received at the largest length is one AS too long once ours is
+  // prepended: the set's builder would leave AS_PATH out (codec/attributes.h)
+  // and the route would go without one. Not sent instead.
+  if (codec::as_path_value_size(*pa.as_path, codec::AsWidth::k4) > codec::kMaxAttributeValue ||
+      pa.cluster_list.size() * 4 > codec::kMaxAttributeValue) {
+    out.verdict = ExportVerdict::kOversized;
+    return out;
   }
   out.attrs = codec::AttributeSet::from(pa);
   return out;

@@ -66,6 +66,8 @@ enum class ExportVerdict : uint8_t {
   kNoExport,        // NO_EXPORT / NO_EXPORT_SUBCONFED to an external peer
   kInternalToInternal,  // learned from an internal peer, no reflection applies
   kNoNextHop,       // no address of ours of the family this route needs
+  kOversized,       // our AS prepended (or our cluster added), AS_PATH or
+                    // CLUSTER_LIST would not fit its 16-bit length
 };
 std::string_view export_verdict_name(ExportVerdict v);
 

@@ -276,6 +276,14 @@ Attrs* Exporter::outgoing(const Seen& s) {
   const PeerInfo src = s.source.info();
   Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family_at(s.family), s.attrs->decode());
   Attrs* out = e.verdict == ExportVerdict::kSend ? out_sets_.intern(e.attrs) : nullptr;
+  if (e.verdict == ExportVerdict::kOversized) {
+    // Counted once per source set while the cache holds the answer.
+    counters_.oversized.fetch_add(1, std::memory_order_relaxed);
+    if (!first_oversized_)
+      first_oversized_ = OversizedRoute{s.prefix, family_at(s.family), s.attrs->wire().size(),
+                                        setup_.params.max_message_len(),
+                                        "AS_PATH or CLUSTER_LIST too long for its length field once ours is added"};
+  }
   Interner::acquire(s.attrs);  // the key's reference
   cache_.try_emplace(key, out);  // the value's reference
   if (out) Interner::acquire(out);  // the caller's

@@ -2,6 +2,7 @@
 // (table/filter.h): one test per rule of export.h's list, the RFC 4456
 // reflection matrix, the own-AS and reflection-loop checks on import, and
 // the filter's prefix ranges, community conditions and first-match order.
+#include "codec/as_path.h"
 #include "table/export.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,26 @@ TEST(Export, AFullLeadingSequenceGetsANewSegment) {
   ASSERT_EQ(got.as_path->segments.size(), 2u);
   EXPECT_EQ(got.as_path->segments[0].asns, std::vector<uint32_t>{64500});
   EXPECT_EQ(got.as_path->length(), 256u);
+}
+
+TEST(Export, APathThatOurAsWouldOverflowIsNotSent) {
+  // 64 full sequences and one of 31: 65,534 octets, the most a peer can
+  // send. Our AS needs a new segment (6 octets): 65,540 would not fit the
+  // 16-bit length, and the set's builder would leave AS_PATH out.
+  PathAttributes pa = learned(std::vector<uint32_t>(255, 64496));
+  for (int i = 0; i < 63; ++i) pa.as_path->segments.push_back(pa.as_path->segments.front());
+  pa.as_path->segments.push_back(AsSegment{SegmentType::kAsSequence, std::vector<uint32_t>(31, 64497)});
+  ASSERT_EQ(codec::as_path_value_size(*pa.as_path, codec::AsWidth::k4), 65534u);
+  EXPECT_EQ(run(external_target(), peer(false), pa).verdict, ExportVerdict::kOversized);
+  // To an internal peer the path goes as received.
+  auto in = run(internal_target(), peer(false), pa);
+  ASSERT_EQ(in.verdict, ExportVerdict::kSend);
+  EXPECT_EQ(in.attrs.decode().as_path, pa.as_path);
+  // Two ASes shorter (65,526 + 6 octets) still goes out, with ours in front.
+  pa.as_path->segments.back().asns.resize(29);
+  auto out = run(external_target(), peer(false), pa);
+  ASSERT_EQ(out.verdict, ExportVerdict::kSend);
+  EXPECT_EQ(out.attrs.decode().as_path->first_as(), 64500u);
 }
 
 TEST(Export, MedOfOriginatedRoutesGoesOut) {

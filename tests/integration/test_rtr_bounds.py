@@ -234,6 +234,13 @@ def test_memory_of_an_abandoned_answer_is_given_back(lab):
     cache.close_after_answer = True  # and then the cache goes
     petrel = BoundsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT,
                           rpki_toml="")
+    # In a sanitizer build (CI runs the suite on one) ASan's quarantine keeps
+    # freed memory (256 MiB by default) and its allocator hands free pages
+    # back only when told to: without both, the RSS would say nothing about
+    # Petrel's frees. No effect on a build without ASan.
+    petrel.wrapper = ["sh", "-c",
+                      'ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:'
+                      'allocator_release_to_os_interval_ms=200" exec "$@"', "sh"]
     try:
         petrel.start()
     except L.PetrelNotReady as e:
@@ -255,9 +262,14 @@ def test_memory_of_an_abandoned_answer_is_given_back(lab):
             return petrel.events("rpki-cache-failed")
         L.wait_until(gone, 60, "the cache went")
         cache.answer = None
-        assert peak > before + 60_000, (before, peak)  # the flood was held while it came
-        # the allocator hands pages back at once (purge) or within its decay time
-        settled = L.wait_until(lambda: (lambda r: r if r < before + 25_000 else None)(rss_kib(pid)),
+        # The flood was held while it came: all of it (~100 MB) in a plain
+        # build; a sanitizer build reads slower than the first answer's 15 s
+        # allow, and holds what came by then (~30 MB).
+        grew = peak - before
+        assert grew > 20_000, (before, peak)
+        # The allocator hands the pages back at once (purge) or within its
+        # decay time: at least four fifths of the growth.
+        settled = L.wait_until(lambda: (lambda r: r if r < before + 5_000 + grew // 5 else None)(rss_kib(pid)),
                                30, f"RSS back near {before} KiB")
         print(f"RSS before {before} KiB, at the cache's end {peak} KiB, after {settled} KiB "
               f"({n} VRPs in an unfinished answer)")

@@ -202,7 +202,9 @@ bool update_json(bytes::Span body, const JsonOptions& opts, json::Writer& w) {
     family_value(w, *eor);
     return action == ErrorAction::kNone;
   }
-  bool withdraw_all = action == ErrorAction::kTreatAsWithdraw;
+  // AFI/SAFI disable too: Petrel resets the session, and the table takes
+  // such an UPDATE (Batch::add, import_update) as withdrawing everything.
+  bool withdraw_all = action >= ErrorAction::kTreatAsWithdraw;
   auto announced = u.announced();
   auto withdrawals = u.withdrawals();
   // Treat-as-withdraw (RFC 7606 section 2): what was announced is

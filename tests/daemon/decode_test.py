@@ -75,6 +75,15 @@ check(rc == 1 and out[0].get("rfc7606", {}).get("action") == "treat-as-withdraw"
 check(out[0].get("withdraw") == {"ipv4-unicast": ["198.51.1.0/24"]} and "announce" not in out[0],
       "treat-as-withdraw lists the prefix as withdrawn")
 
+# RFC 7606 section 5.3: a bad prefix in MP_REACH_NLRI (IPv6, /129) is
+# afi-safi-disable; Petrel resets the session, so the UPDATE's IPv4 prefix
+# is listed as withdrawn, never announced.
+mp_bad = attr(0x80, 14, "00020110" + "20010db8000000000000000000000001" + "00" + "8120010db8")
+rc, out = decode(update("", ORIGIN_IGP + AS_PATH + NEXT_HOP + mp_bad, "18c63301"))
+check(rc == 1 and out[0].get("rfc7606", {}).get("action") == "afi-safi-disable", f"afi-safi-disable: {out}")
+check(out[0].get("withdraw") == {"ipv4-unicast": ["198.51.1.0/24"]} and "announce" not in out[0],
+      f"afi-safi-disable lists the other family's prefix as withdrawn: {out}")
+
 # RFC 4271 section 6.1: a bad length is a Message Header Error with the
 # length as data, and decoding goes on with the next message.
 rc, out = decode(MARKER + "001104", msg(4, ""))

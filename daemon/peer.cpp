@@ -179,14 +179,14 @@ TransportOptions transport_options(const PeerConfig& peer) {
 }
 
 Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
-           table::Interner& out_sets, uint64_t seed)
+           table::ExportGroups& groups, uint64_t seed)
     : config_(config),
       peer_(peer),
       fsm_config_(make_fsm_config(config, peer)),
       transport_(transport_options(peer)),
       worker_(worker),
       table_(table),
-      out_sets_(out_sets),
+      export_groups_(groups),
       batch_(table),
       backoff_(static_cast<double>(peer.connect_retry), std::max(120.0, 8.0 * peer.connect_retry), 0.25,
                seed) {
@@ -519,7 +519,7 @@ void Peer::reload(Policy import, Policy export_policy, uint8_t allow_own_as, boo
   const int32_t slot = table_slot_.load(std::memory_order_relaxed);
   std::string effect = c ? "" : "the session is down: the policies apply when it comes up";
   if (c && export_changed && exporter_) {
-    exporter_->set_filter(export_.filter.get(), export_.none);
+    exporter_->set_filter(export_.filter, export_.none);
     effect = "export: only the difference is sent";
   }
   if (c && import_changed && slot >= 0) {
@@ -862,7 +862,8 @@ void Peer::start_export(Connection& c) {
   }
   {
     std::lock_guard lock(exporter_mu_);
-    exporter_ = std::make_unique<table::Exporter>(table_, out_sets_, std::move(s));
+    const auto slot = static_cast<uint16_t>(s.target.slot);
+    exporter_ = export_groups_.join(std::move(s), export_.filter, slot);
   }
   ev_timer_set(&export_timer_, 0, kExportInterval);
   ev_timer_start(worker_.loop(), &export_timer_);
@@ -880,6 +881,10 @@ void Peer::pump_export(Connection& c) {
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
   bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
+  if (exporter_->too_slow()) {
+    session_failed(c, "more than 64 MiB behind its update group: the peer does not read fast enough");
+    return;
+  }
   if (c.out.size() == before) {
     note_oversized(oversized_before);
     if (more) again_soon();  // e.g. the initial table, read a shard a turn

@@ -27,6 +27,7 @@
 #include "daemon/sockets.h"
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
+#include "table/export_group.h"
 #include "table/exporter.h"
 #include "table/import.h"
 #include "table/table.h"
@@ -74,10 +75,9 @@ struct PeerStatus {
 
 class Peer {
  public:
-  // out_sets: the interner of outgoing attribute sets that every peer's
-  // exporter shares.
-  Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table, table::Interner& out_sets,
-       uint64_t seed);
+  // groups: the update groups every peer's export joins (export_group.h).
+  Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
+       table::ExportGroups& groups, uint64_t seed);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -183,7 +183,7 @@ class Peer {
   TransportOptions transport_;
   Worker& worker_;
   table::Table& table_;
-  table::Interner& out_sets_;
+  table::ExportGroups& export_groups_;
   std::atomic<int32_t> table_slot_{-1};
   // Import and export policy, from the configuration (a reload changes
   // them, on this thread).
@@ -197,7 +197,7 @@ class Peer {
   double held_until_ = 0;  // ev_now() until which the session stays down; infinity: until a reload
   std::atomic<bool> held_down_{false};
   std::array<bool, 4> reported_{};  // per session: first refusal of each kind logged
-  std::unique_ptr<table::Exporter> exporter_;  // while a session is up
+  std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   ev_timer export_timer_;
   // The UPDATEs of one socket read, applied together (flush_batch) when

@@ -74,7 +74,7 @@ Server::Server(Config config, ServerOptions options)
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < config_.peers.size(); ++i) {
     Worker& w = *workers_[i % workers_.size()];
-    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, table_, out_sets_, seed + i));
+    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, table_, export_groups_, seed + i));
   }
 }
 

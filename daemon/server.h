@@ -103,6 +103,7 @@ class Server {
   RpkiValidator validator_;
   table::Table table_;  // before the peers: they withdraw into it as they go
   table::Interner out_sets_;  // the exporters' outgoing attribute sets (before the peers too)
+  table::ExportGroups export_groups_{table_, out_sets_};  // the peers' update groups (before the peers)
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::vector<std::unique_ptr<Peer>> peers_;

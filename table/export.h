@@ -51,6 +51,7 @@ struct ExportTarget {
   std::optional<codec::NextHop> next_hop_v6;
   bool extended_next_hop_v4 = false;  // RFC 8950 negotiated for IPv4 unicast
   uint32_t default_local_pref = 100;
+  friend bool operator==(const ExportTarget&, const ExportTarget&) = default;
 };
 
 // Where the route came from.

@@ -66,21 +66,25 @@ void Exporter::clear_cache() {
 
 bool Exporter::queue_empty() const {
   for (const auto& pf : fam_)
-    if (!pf.withdrawals.empty() || !pf.groups.empty()) return false;
+    if (!pf.withdrawals.empty() || !pf.groups.empty() || !pf.only.empty()) return false;
   return true;
 }
 
 void Exporter::end_of_rib(std::vector<std::byte>& out) {
+  size_t messages = 0;
   for (size_t f = 0; f < kFamilies; ++f)
-    if (setup_.families.has(family_at(static_cast<FamilyIndex>(f))))
+    if (setup_.families.has(family_at(static_cast<FamilyIndex>(f)))) {
       codec::UpdateBuilder::end_of_rib(family_at(static_cast<FamilyIndex>(f)), out);
+      ++messages;
+    }
+  mark(StreamMark::Kind::kEndOfRib, kNoSource, 0, 0, messages, out);
   initial_sent_ = true;
 }
 
 size_t Exporter::pending() const {
   size_t n = 0;
   for (const auto& pf : fam_) {
-    n += pf.withdrawals.size();
+    n += pf.withdrawals.size() + pf.only.size();
     for (const Group& g : pf.groups) n += g.prefixes.size();
   }
   return n;
@@ -230,7 +234,7 @@ void Exporter::settle(std::vector<Seen>& seen) {
     if (setup_.params.add_path_send.has(family_at(s.family))) {
       ranked(s, wants_);
     } else if (s.attrs) {
-      if (Attrs* want = outgoing(s)) wants_.push_back({0, want});
+      if (Attrs* want = outgoing(s)) wants_.push_back({0, want, setup_.shared ? static_cast<uint16_t>(s.slot) : uint16_t{0}});
     }
     if (s.attrs) {
       table_.interner().release(s.attrs);
@@ -334,7 +338,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
       out_sets_.release(out);
       continue;
     }
-    wants.push_back({id, out});
+    wants.push_back({id, out, setup_.shared ? static_cast<uint16_t>(x.slot) : uint16_t{0}});
     ++taken;
   }
   for (const Path& x : paths) table_.interner().release(x.attrs);
@@ -342,7 +346,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
 
 template <typename M, typename E>
 void Exporter::erase_entry(PerFamily& pf, M& m, E* e) {
-  if (pf.refresh == PerFamily::Refresh::kWalking && !pf.walk_done) {
+  if ((pf.refresh == PerFamily::Refresh::kWalking && !pf.walk_done) || walkers_ > 0) {
     pf.empties = true;
     return;
   }
@@ -363,22 +367,29 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
       r.flags &= static_cast<uint16_t>(~kStaleOut);
       auto w = std::find_if(wants.begin(), wants.end(), [&](const Want& x) { return x.id == r.path_id; });
       if (w != wants.end()) {
-        if (r.attrs == w->attrs) {
+        if (r.attrs == w->attrs && r.peer == w->source) {
           out_sets_.release(w->attrs);
         } else {
+          unsettle(r, f);
+          // Another source's route, after some version went out: that
+          // source's member holds the version and will not be sent this one.
+          if (setup_.shared && (r.flags & kAdvertised) && w->source != r.peer)
+            pf.only.push_back({{p, r.path_id}, w->source});
           if (r.attrs) out_sets_.release(r.attrs);
           r.attrs = w->attrs;
+          r.peer = w->source;
           queue(pf, p, r);
         }
         wants.erase(w);
         ++i;
         continue;
       }
-      if (!r.attrs) {  // a withdrawal already queued
+      if (!r.attrs && (r.flags & kQueued)) {  // a withdrawal already queued
         ++i;
         continue;
       }
-      out_sets_.release(r.attrs);
+      unsettle(r, f);
+      if (r.attrs) out_sets_.release(r.attrs);
       r.attrs = nullptr;
       if (!(r.flags & kAdvertised)) {  // never written: nothing to take back
         e->remove(i);
@@ -389,7 +400,7 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
     }
     // New paths.
     for (const Want& w : wants) {
-      e->push(Route{w.attrs, w.id, 0, 0});
+      e->push(Route{w.attrs, w.id, w.source, 0});
       queue(pf, p, e->routes()[e->size() - 1]);
     }
     wants.clear();
@@ -405,10 +416,10 @@ void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
     pf.withdrawals.push_back({p, r.path_id});
     return;
   }
-  auto [index, fresh] = pf.group_of.try_emplace(r.attrs, static_cast<uint32_t>(pf.groups.size()));
+  auto [index, fresh] = pf.group_of.try_emplace(QueueKey{r.attrs, r.peer}, static_cast<uint32_t>(pf.groups.size()));
   if (fresh) {
     Interner::acquire(r.attrs);
-    pf.groups.push_back(Group{r.attrs, {}});
+    pf.groups.push_back(Group{r.attrs, r.peer, {}});
   }
   pf.groups[*index].prefixes.push_back({p, r.path_id});
 }
@@ -477,8 +488,10 @@ void Exporter::feed_refreshes(std::vector<std::byte>& out, bool first_round) {
         });
         if (pf.cursor < m.capacity()) return;
         pf.walk_done = true;
-        if (pf.empties) m.sweep([](const auto& e) { return !e.empty(); });
-        pf.empties = false;
+        if (pf.empties && walkers_ == 0) {
+          m.sweep([](const auto& e) { return !e.empty(); });
+          pf.empties = false;
+        }
       };
       if (v6) walk(*pf.v6);
       else walk(*pf.v4);
@@ -528,6 +541,24 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       if (v6) drop(*pf.v6, Key6::of(p.prefix));
       else drop(*pf.v4, Key4::of(p.prefix));
     };
+    if (!pf.only.empty()) {
+      // Still that source's route (or its withdrawal): its member alone.
+      std::sort(pf.only.begin(), pf.only.end(), [](const PerFamily::Only& x, const PerFamily::Only& y) {
+        return x.source < y.source;
+      });
+      for (size_t i = 0; i < pf.only.size();) {
+        const uint16_t src = pf.only[i].source;
+        nlri.clear();
+        for (; i < pf.only.size() && pf.only[i].source == src; ++i) {
+          Route* r = route_of(pf.only[i].prefix);
+          if (r && r->peer == src) nlri.push_back(pf.only[i].prefix);
+        }
+        if (nlri.empty()) continue;
+        auto n = builder_.withdraw(fam, nlri, out);
+        mark(StreamMark::Kind::kOnly, src, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
+      }
+      pf.only.clear();
+    }
     if (!pf.withdrawals.empty()) {
       nlri.clear();
       for (const auto& p : pf.withdrawals) {
@@ -544,17 +575,18 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
         auto n = builder_.withdraw(fam, nlri, out);
         if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
         counters_.withdrawn.fetch_add(nlri.size(), std::memory_order_relaxed);
+        mark(StreamMark::Kind::kWithdraw, kNoSource, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
       }
     }
     while (!pf.groups.empty() && out.size() - start < budget) {
       Group g = std::move(pf.groups.back());
       pf.groups.pop_back();
-      pf.group_of.erase(g.attrs);
+      pf.group_of.erase(QueueKey{g.attrs, g.source});
       nlri.clear();
       written_.clear();
       for (const auto& p : g.prefixes) {
         Route* r = route_of(p);
-        if (!r || r->attrs != g.attrs || !(r->flags & kQueued)) continue;
+        if (!r || r->attrs != g.attrs || r->peer != g.source || !(r->flags & kQueued)) continue;
         nlri.push_back(p);
         written_.push_back(r);
       }
@@ -566,8 +598,14 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
             if (!(r->flags & kAdvertised)) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
             r->flags = static_cast<uint16_t>((r->flags & ~kQueued) | kAdvertised);
           }
+          if (setup_.shared) {
+            if (by_source_.size() <= g.source) by_source_.resize(size_t{g.source} + 1);
+            by_source_[g.source][fi] += written_.size();
+          }
           counters_.updates.fetch_add(*n, std::memory_order_relaxed);
           counters_.announced.fetch_add(nlri.size(), std::memory_order_relaxed);
+          mark(StreamMark::Kind::kAnnounce, setup_.shared ? g.source : kNoSource, static_cast<FamilyIndex>(fi),
+               nlri.size(), *n, out);
         } else {
           out.resize(before);
           refuse_oversized(static_cast<FamilyIndex>(fi), *g.attrs, written_, nlri, n.error(), out);
@@ -600,12 +638,119 @@ void Exporter::refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Rou
     auto n = builder_.withdraw(fam, gone, out);
     if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
     counters_.withdrawn.fetch_add(gone.size(), std::memory_order_relaxed);
+    mark(StreamMark::Kind::kWithdraw, kNoSource, f, gone.size(), n ? *n : 0, out);
   }
   if (first_oversized_ || nlri.empty()) return;
   const codec::AttributeSet set = attrs.decode();
   std::vector<std::byte> block;
   builder_.encode_attributes(set, fam == codec::kIpv4Unicast && set.next_hop().has_value(), block);
   first_oversized_ = OversizedRoute{nlri.front().prefix, fam, block.size(), setup_.params.max_message_len(), reason};
+}
+
+void Exporter::unsettle(const Route& r, FamilyIndex f) {
+  if (!setup_.shared || !(r.flags & kAdvertised) || (r.flags & kQueued) || r.peer >= by_source_.size()) return;
+  --by_source_[r.peer][f];
+}
+
+void Exporter::mark(StreamMark::Kind kind, uint16_t source, FamilyIndex f, size_t prefixes, size_t messages,
+                    const std::vector<std::byte>& out) {
+  if (!marks_) return;
+  marks_->push_back(StreamMark{static_cast<uint32_t>(out.size()), source, kind, f, static_cast<uint32_t>(prefixes),
+                               static_cast<uint32_t>(messages)});
+}
+
+void Exporter::sweep_empties() {
+  for (PerFamily& pf : fam_) {
+    if (!pf.empties || (pf.refresh == PerFamily::Refresh::kWalking && !pf.walk_done)) continue;
+    pf.v4->sweep([](const auto& e) { return !e.empty(); });
+    pf.v6->sweep([](const auto& e) { return !e.empty(); });
+    pf.empties = false;
+  }
+}
+
+void Exporter::end_walk() {
+  if (walkers_ > 0 && --walkers_ == 0) sweep_empties();
+}
+
+bool Exporter::walk(MemberWalk& w, uint16_t exclude, codec::UpdateBuilder& builder, std::vector<std::byte>& out,
+                    size_t budget, uint64_t& announced, uint64_t& messages) {
+  const size_t start = out.size();
+  std::vector<std::pair<Attrs*, codec::NlriPrefix>> found;
+  std::vector<codec::NlriPrefix> nlri;
+  for (size_t fi = 0; fi < kFamilies && out.size() - start < budget; ++fi) {
+    const codec::Family fam = family_at(static_cast<FamilyIndex>(fi));
+    if (!w.families.has(fam)) continue;
+    PerFamily& pf = fam_[fi];
+    const bool v6 = is_v6_family(static_cast<FamilyIndex>(fi));
+    const size_t capacity = v6 ? pf.v6->capacity() : pf.v4->capacity();
+    if (!w.started || capacity != w.capacity) {  // a rehash moved every entry: from the start again
+      w.cursor = 0;
+      w.capacity = capacity;
+      w.started = true;
+    }
+    while (out.size() - start < budget) {
+      found.clear();
+      auto visit = [&](auto& m) {
+        w.cursor = m.visit_from(w.cursor, 1024, [&](auto& e) {
+          // Only what went out: a route never written comes to the member
+          // from the stream (it joined before the write), and one dropped
+          // before its write would never be withdrawn from it.
+          for (Route& r : e.routes())
+            if (r.attrs && (r.flags & kAdvertised) && r.peer != exclude)
+              found.emplace_back(r.attrs, codec::NlriPrefix{e.key.prefix(), r.path_id});
+        });
+        return w.cursor >= m.capacity();
+      };
+      const bool done = v6 ? visit(*pf.v6) : visit(*pf.v4);
+      // Prefixes of one set together, in the order the walk met the sets.
+      std::stable_sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (size_t i = 0; i < found.size();) {
+        Attrs* a = found[i].first;
+        nlri.clear();
+        for (; i < found.size() && found[i].first == a; ++i) nlri.push_back(found[i].second);
+        const size_t before = out.size();
+        auto n = builder.announce(fam, a->decode(), nlri, out);
+        if (!n) {
+          out.resize(before);  // too large for this session: the group counts it when it writes
+          continue;
+        }
+        announced += nlri.size();
+        messages += *n;
+      }
+      if (done) {
+        w.families.remove(fam);
+        w.started = false;
+        break;
+      }
+    }
+  }
+  return w.families.empty();
+}
+
+void Exporter::adopt(const Exporter& from, uint16_t exclude, bool initial_sent) {
+  for (size_t f = 0; f < kFamilies; ++f) {
+    auto copy = [&](const auto& src, auto& dst) {
+      dst.reserve(src.size());
+      src.for_each([&](const auto& e) {
+        for (const Route& r : e.routes()) {
+          if (!(r.flags & kAdvertised) || r.peer == exclude) continue;
+          // Unchanged since it went out: the member holds exactly it;
+          // changed: some version, which whatever is wanted now replaces.
+          const bool settled = r.attrs && !(r.flags & kQueued);
+          Attrs* a = settled ? r.attrs : nullptr;
+          if (a) Interner::acquire(a);
+          auto& entry = dst.find_or_insert(e.key);
+          entry.push(Route{a, r.path_id, 0, kAdvertised});
+          counters_.advertised[f].fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+    };
+    copy(*from.fam_[f].v4, *fam_[f].v4);
+    copy(*from.fam_[f].v6, *fam_[f].v6);
+  }
+  std::fill(ever_held_.begin(), ever_held_.end(), 1);
+  primed_ = true;
+  initial_sent_ = initial_sent;
 }
 
 }  // namespace petrel::table

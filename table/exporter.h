@@ -69,6 +69,41 @@ struct ExporterSetup {
   uint32_t add_path_max = 0;
   // Route refresh: routes a walk of the Adj-RIB-Out queues at a time.
   size_t refresh_slice = 4096;
+  // An update group's exporter (export_group.h): it works for every member
+  // at once, so the export rules run without a member's split horizon
+  // (target.slot is not used), each UPDATE carries the routes of one
+  // source (the table slot they came from) and every message written is
+  // described by a StreamMark, for the members to choose what is theirs.
+  bool shared = false;
+};
+
+// A table slot no route comes from.
+inline constexpr uint16_t kNoSource = 0xFFFF;
+
+// A run of whole messages a shared exporter wrote, ending at `end` (an
+// offset in the buffer pump() was given).
+struct StreamMark {
+  enum class Kind : uint8_t {
+    kAnnounce,  // routes of `source`: for every member but that one
+    kWithdraw,  // for every member
+    kOnly,      // withdrawals for member `source` alone: its own route became
+                // the best, so what it was sent of the prefix goes
+    kEndOfRib,  // End-of-RIB of every family, once
+  };
+  uint32_t end = 0;
+  uint16_t source = kNoSource;
+  Kind kind = Kind::kAnnounce;
+  FamilyIndex family = 0;
+  uint32_t prefixes = 0;
+  uint32_t messages = 0;
+};
+
+// A member's walk of a shared exporter's Adj-RIB-Out (Exporter::walk).
+struct MemberWalk {
+  codec::FamilySet families;  // left to walk
+  size_t cursor = 0;
+  size_t capacity = 0;  // of the map the cursor counts in
+  bool started = false;
 };
 
 struct ExporterCounters {
@@ -139,6 +174,35 @@ class Exporter {
   // Prefixes queued and not yet written.
   [[nodiscard]] size_t pending() const;
 
+  // ---- a shared exporter (setup.shared), under its group's lock
+  // Where write() describes what it wrote (nullptr: nowhere).
+  void set_marks(std::vector<StreamMark>* marks) { marks_ = marks; }
+  // Routes of family f from `source` that went out and did not change
+  // since: what a member that is `source` was not sent of what the group
+  // advertises.
+  [[nodiscard]] uint64_t advertised_from(uint16_t source, FamilyIndex f) const {
+    return source < by_source_.size() ? by_source_[source][f] : 0;
+  }
+  // A member's walk of the Adj-RIB-Out: announces, with the member's own
+  // builder, every route it should hold (all but those from `exclude`), in
+  // slices, until `out` grew by `budget`. While any walk is open
+  // (begin_walk .. end_walk) emptied entries are kept, so no entry moves
+  // under a cursor. True when the walk is done. `announced` counts the
+  // prefixes, `messages` the UPDATEs.
+  void begin_walk() { ++walkers_; }
+  void end_walk();
+  bool walk(MemberWalk& w, uint16_t exclude, codec::UpdateBuilder& builder, std::vector<std::byte>& out,
+            size_t budget, uint64_t& announced, uint64_t& messages);
+  // Takes `from`'s Adj-RIB-Out (a group's, the member `exclude` being
+  // caught up with its stream) as what this exporter's peer holds: a
+  // member leaving its group for an exporter of its own keeps sending
+  // only differences. Routes from `exclude` are left out (the member was
+  // never sent them); routes with a change not written yet are held as
+  // "some version": whatever is wanted next goes out.
+  // initial_sent: End-of-RIB went out already (else it follows the
+  // first reading of the table, as for a new exporter).
+  void adopt(const Exporter& from, uint16_t exclude, bool initial_sent);
+
  private:
   // The Adj-RIB-Out entry's route: attrs = the set the peer should hold
   // (nullptr: nothing), flags below.
@@ -146,6 +210,7 @@ class Exporter {
   static constexpr uint16_t kAdvertised = 2;  // the peer holds some version
   struct Group {
     Attrs* attrs = nullptr;  // one reference held
+    uint16_t source = 0;     // shared: the slot the routes come from
     std::vector<codec::NlriPrefix> prefixes;  // with our path identifier (0 without ADD-PATH)
   };
   // One path the peer should hold: our identifier and the outgoing set
@@ -153,17 +218,34 @@ class Exporter {
   struct Want {
     uint32_t id;
     Attrs* attrs;
+    uint16_t source = 0;  // shared: the table slot of the route (Route::peer)
   };
-  struct PointerKey {
-    static Attrs* empty() { return nullptr; }
-    static uint64_t hash(Attrs* a) { return reinterpret_cast<uintptr_t>(a) >> 4; }
+  struct QueueKey {
+    Attrs* attrs = nullptr;
+    uint16_t source = 0;
+    friend bool operator==(const QueueKey&, const QueueKey&) = default;
+  };
+  struct QueueKeyTraits {
+    static QueueKey empty() { return {}; }
+    static uint64_t hash(const QueueKey& k) {
+      return (reinterpret_cast<uintptr_t>(k.attrs) >> 4) ^ (uint64_t{k.source} << 40);
+    }
   };
   struct PerFamily {
     std::unique_ptr<PrefixMap<Key4>> v4;
     std::unique_ptr<PrefixMap<Key6>> v6;
-    FlatMap<Attrs*, uint32_t, PointerKey> group_of;  // attrs -> index in groups
+    FlatMap<QueueKey, uint32_t, QueueKeyTraits> group_of;  // (attrs, source) -> index in groups
     std::vector<Group> groups;
     std::vector<codec::NlriPrefix> withdrawals;
+    // Shared: a prefix whose route moved to another source after some
+    // version went out; that source's member holds a version from
+    // someone else, and is not sent the new one (its own): a withdrawal
+    // for it alone (StreamMark::Kind::kOnly).
+    struct Only {
+      codec::NlriPrefix prefix;
+      uint16_t source;
+    };
+    std::vector<Only> only;
     // Route refresh: kPending until pump() starts the walk, kWalking from
     // the BoRR to the EoRR. The cursor is a slot of the family's map: while
     // it walks, emptied entries stay (erase would move entries behind it)
@@ -231,6 +313,13 @@ class Exporter {
   void clear_cache();
   // Frees what the queue and the memo grew to in a burst, once drained.
   void release_scratch();
+  // Shared: a route that went out and did not change since is about to
+  // change (by_source_ counts those per source).
+  void unsettle(const Route& r, FamilyIndex f);
+  void mark(StreamMark::Kind kind, uint16_t source, FamilyIndex f, size_t prefixes, size_t messages,
+            const std::vector<std::byte>& out);
+  // Erases the entries kept empty for a walk, once no walk is open.
+  void sweep_empties();
 
   Table& table_;
   Interner& out_sets_;
@@ -267,6 +356,9 @@ class Exporter {
   // Outgoing set per source set and source: both references held, so an
   // address is never reused while it is a key.
   FlatMap<CacheKey, Attrs*, CacheTraits> cache_;
+  std::vector<StreamMark>* marks_ = nullptr;
+  std::vector<std::array<uint64_t, kFamilies>> by_source_;  // shared: settled routes per source slot
+  uint32_t walkers_ = 0;       // members' walks open
   bool primed_ = false;        // the first read (the whole table) is done
   bool initial_sent_ = false;  // End-of-RIB written
   ExporterCounters counters_;

@@ -1,0 +1,354 @@
+// Update groups (export_group.h).
+#include "table/export_group.h"
+
+#include <algorithm>
+
+#include "codec/route_refresh.h"
+
+namespace petrel::table {
+
+namespace {
+
+constexpr size_t kChunkBytes = 256 * 1024;  // a chunk of the stream is closed past this
+constexpr uint32_t kNoSlot = UINT32_MAX;    // the group's target: nobody's split horizon
+
+// Whether two filters do the same (their names aside).
+bool same_filter(const Filter* a, const Filter* b) {
+  if (a == b) return true;
+  if (!a || !b) return false;
+  return a->rules == b->rules && a->default_action == b->default_action;
+}
+
+}  // namespace
+
+class ExportGroup {
+ public:
+  ExportGroup(Table& table, Interner& out_sets, ExporterSetup setup, std::shared_ptr<const Filter> filter, bool alone)
+      : setup_(std::move(setup)),
+        filter_(std::move(filter)),
+        alone_(alone),
+        exporter_(table, out_sets, setup_) {}
+
+  struct Chunk {
+    uint64_t start = 0;  // its first octet's position in the stream
+    std::vector<std::byte> bytes;
+    std::vector<StreamMark> marks;
+  };
+
+  // Lets the exporter write up to `budget` more octets into the stream;
+  // true when it has work left.
+  bool advance(size_t budget) {
+    if (chunks_.empty() || chunks_.back().bytes.size() >= kChunkBytes) chunks_.push_back(Chunk{head_, {}, {}});
+    Chunk& c = chunks_.back();
+    exporter_.set_marks(&c.marks);
+    const size_t before = c.bytes.size();
+    more_ = exporter_.pump(c.bytes, budget);
+    exporter_.set_marks(nullptr);
+    head_ += c.bytes.size() - before;
+    if (!eor_end_ && exporter_.initial_done()) eor_end_ = head_;
+    return more_;
+  }
+
+  // Drops the chunks every member has read.
+  void collect() {
+    uint64_t low = head_;
+    for (const GroupMember* m : members_) low = std::min(low, m->pos_);
+    while (!chunks_.empty() && chunks_.front().start + chunks_.front().bytes.size() <= low) chunks_.pop_front();
+  }
+
+  [[nodiscard]] uint64_t held_bytes() const {
+    uint64_t n = 0;
+    for (const Chunk& c : chunks_) n += c.bytes.size();
+    return n;
+  }
+
+  std::mutex mu_;
+  ExporterSetup setup_;  // the group's: shared, target.slot kNoSlot (unless alone)
+  std::shared_ptr<const Filter> filter_;
+  bool alone_;           // one member, not to be joined: an exporter of its own
+  Exporter exporter_;
+  std::deque<Chunk> chunks_;
+  uint64_t head_ = 0;    // the stream's length so far
+  bool more_ = true;
+  std::optional<uint64_t> eor_end_;  // where the group's End-of-RIB ends
+  std::vector<GroupMember*> members_;
+};
+
+// ---- ExportGroups
+
+ExportGroups::~ExportGroups() = default;
+
+bool ExportGroups::same_group(const ExporterSetup& a, const Filter* fa, const ExporterSetup& b, const Filter* fb) {
+  ExportTarget ta = a.target, tb = b.target;
+  ta.slot = tb.slot = kNoSlot;
+  return ta == tb && same_filter(fa, fb) && a.send_nothing == b.send_nothing &&
+         a.params.four_octet_as == b.params.four_octet_as &&
+         a.params.extended_message == b.params.extended_message &&
+         a.params.add_path_send.bits() == b.params.add_path_send.bits() &&
+         a.params.extended_next_hop.bits() == b.params.extended_next_hop.bits() &&
+         a.families.bits() == b.families.bits() && a.add_path_max == b.add_path_max;
+}
+
+std::shared_ptr<ExportGroup> ExportGroups::make(const ExporterSetup& setup, std::shared_ptr<const Filter> filter,
+                                                bool alone) {
+  ExporterSetup g = setup;
+  g.filter = filter.get();
+  g.shared = !alone;
+  if (!alone) g.target.slot = kNoSlot;
+  return std::make_shared<ExportGroup>(table_, out_sets_, std::move(g), std::move(filter), alone);
+}
+
+std::unique_ptr<GroupMember> ExportGroups::join(ExporterSetup setup, std::shared_ptr<const Filter> filter,
+                                                uint16_t slot) {
+  setup.filter = filter.get();
+  // ADD-PATH send picks each peer's best n paths among the others': a
+  // group of its own.
+  const bool alone = !setup.params.add_path_send.empty();
+  std::shared_ptr<ExportGroup> group;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(groups_, [](const std::weak_ptr<ExportGroup>& w) { return w.expired(); });
+    if (!alone)
+      for (const auto& w : groups_) {
+        auto g = w.lock();
+        if (g && !g->alone_ && same_group(g->setup_, g->filter_.get(), setup, filter.get())) {
+          group = std::move(g);
+          break;
+        }
+      }
+    if (!group) {
+      group = make(setup, filter, alone);
+      groups_.push_back(group);
+    }
+  }
+  auto m = std::unique_ptr<GroupMember>(new GroupMember(*this, group, std::move(setup), std::move(filter), slot));
+  std::lock_guard lock(group->mu_);
+  m->pos_ = group->head_;
+  m->oversized_seen_ = group->exporter_.counters().oversized.load(std::memory_order_relaxed);
+  if (group->head_ > 0) {
+    // The group wrote already: what it holds goes to the newcomer by a
+    // walk, and End-of-RIB after it if the group's is behind.
+    m->walk_ = MemberWalk{m->setup_.families, 0, 0, false};
+    group->exporter_.begin_walk();
+    m->eor_owed_ = group->eor_end_.has_value();
+  }
+  group->members_.push_back(m.get());
+  return m;
+}
+
+ExportGroups::Stats ExportGroups::stats() const {
+  Stats s;
+  std::vector<std::shared_ptr<ExportGroup>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& w : groups_)
+      if (auto g = w.lock()) live.push_back(std::move(g));
+  }
+  for (const auto& g : live) {
+    std::lock_guard lock(g->mu_);
+    ++s.groups;
+    s.members += g->members_.size();
+    s.messages += g->exporter_.counters().updates.load(std::memory_order_relaxed);
+    s.stream_bytes += g->held_bytes();
+  }
+  return s;
+}
+
+// ---- GroupMember
+
+GroupMember::GroupMember(ExportGroups& groups, std::shared_ptr<ExportGroup> group, ExporterSetup setup,
+                         std::shared_ptr<const Filter> filter, uint16_t slot)
+    : groups_(groups),
+      group_(std::move(group)),
+      setup_(std::move(setup)),
+      filter_(std::move(filter)),
+      slot_(slot),
+      builder_(setup_.params) {}
+
+GroupMember::~GroupMember() { leave(); }
+
+void GroupMember::leave() {
+  if (!group_) return;
+  std::lock_guard lock(group_->mu_);
+  if (walk_) group_->exporter_.end_walk();
+  walk_.reset();
+  std::erase(group_->members_, this);
+  group_->collect();
+}
+
+bool GroupMember::initial_done() const {
+  std::lock_guard lock(group_->mu_);
+  return eor_sent_;
+}
+
+size_t GroupMember::group_size() const {
+  std::lock_guard lock(group_->mu_);
+  return group_->members_.size();
+}
+
+size_t GroupMember::pending() const {
+  std::lock_guard lock(group_->mu_);
+  return group_->exporter_.pending() + (pos_ < group_->head_ ? 1 : 0) + (walk_ ? 1 : 0);
+}
+
+RefreshOutcome GroupMember::refresh(codec::Family f) {
+  if (codec::known_index(f) < 0 || !setup_.families.has(f) || setup_.send_nothing) return RefreshOutcome::kIgnored;
+  std::lock_guard lock(group_->mu_);
+  counters_.refresh_requests.fetch_add(1, std::memory_order_relaxed);
+  if (walk_ && walk_is_refresh_ && refresh_family_ == f) {
+    // What went out before the request may have been read under the
+    // peer's old policy: one more walk after this one.
+    if (refresh_again_.has(f)) return RefreshOutcome::kCoalesced;
+    refresh_again_.add(f);
+    return RefreshOutcome::kQueued;
+  }
+  if (refresh_owed_.has(f)) return RefreshOutcome::kCoalesced;
+  refresh_owed_.add(f);
+  return RefreshOutcome::kQueued;
+}
+
+void GroupMember::set_filter(std::shared_ptr<const Filter> filter, bool send_nothing) {
+  std::lock_guard lock(group_->mu_);
+  switch_to_.emplace(std::move(filter), send_nothing);
+}
+
+size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
+  ExportGroup& g = *group_;
+  const size_t start = out.size();
+  for (const ExportGroup::Chunk& c : g.chunks_) {
+    if (c.start + c.bytes.size() <= pos_) continue;
+    // The first run that ends after the cursor (runs end in order).
+    auto it = std::upper_bound(c.marks.begin(), c.marks.end(), pos_ - c.start,
+                               [](uint64_t at, const StreamMark& m) { return at < m.end; });
+    for (; it != c.marks.end(); ++it) {
+      if (out.size() - start >= budget) return out.size() - start;
+      const size_t from = it == c.marks.begin() ? 0 : (it - 1)->end;
+      const StreamMark& m = *it;
+      bool mine = true;
+      switch (m.kind) {
+        case StreamMark::Kind::kAnnounce: mine = m.source != slot_ || g.alone_; break;
+        case StreamMark::Kind::kWithdraw: break;
+        case StreamMark::Kind::kOnly: mine = m.source == slot_ && !g.alone_; break;
+        case StreamMark::Kind::kEndOfRib: mine = !eor_sent_; break;
+      }
+      if (mine) {
+        out.insert(out.end(), c.bytes.begin() + static_cast<std::ptrdiff_t>(from),
+                   c.bytes.begin() + static_cast<std::ptrdiff_t>(m.end));
+        // End-of-RIB is not counted as an UPDATE (as an exporter does).
+        if (m.kind != StreamMark::Kind::kEndOfRib) counters_.updates.fetch_add(m.messages, std::memory_order_relaxed);
+        if (m.kind == StreamMark::Kind::kAnnounce) counters_.announced.fetch_add(m.prefixes, std::memory_order_relaxed);
+        else if (m.kind != StreamMark::Kind::kEndOfRib) counters_.withdrawn.fetch_add(m.prefixes, std::memory_order_relaxed);
+        else eor_sent_ = true;
+      }
+      pos_ = c.start + m.end;
+    }
+  }
+  return out.size() - start;
+}
+
+void GroupMember::walk_step(std::vector<std::byte>& out, size_t budget) {
+  ExportGroup& g = *group_;
+  uint64_t announced = 0, messages = 0;
+  const bool done =
+      g.exporter_.walk(*walk_, g.alone_ ? kNoSource : slot_, builder_, out, budget, announced, messages);
+  counters_.announced.fetch_add(announced, std::memory_order_relaxed);
+  counters_.updates.fetch_add(messages, std::memory_order_relaxed);
+  if (!done) return;
+  g.exporter_.end_walk();
+  walk_.reset();
+  if (walk_is_refresh_) {
+    walk_is_refresh_ = false;
+    if (setup_.enhanced_route_refresh)
+      codec::encode_route_refresh(codec::RouteRefresh{refresh_family_, codec::RefreshSubtype::kEndOfRefresh, {}}, out);
+    if (refresh_again_.has(refresh_family_)) {
+      refresh_again_.remove(refresh_family_);
+      refresh_owed_.add(refresh_family_);
+    }
+    return;
+  }
+  if (eor_owed_ && !eor_sent_) {
+    for (codec::Family f : codec::kKnownFamilyList)
+      if (setup_.families.has(f)) codec::UpdateBuilder::end_of_rib(f, out);
+    eor_sent_ = true;
+  }
+}
+
+void GroupMember::sync_counters() {
+  const Exporter& ex = group_->exporter_;
+  for (size_t f = 0; f < kFamilies; ++f) {
+    uint64_t n = ex.counters().advertised[f].load(std::memory_order_relaxed);
+    if (!group_->alone_) n -= std::min(n, ex.advertised_from(slot_, static_cast<FamilyIndex>(f)));
+    counters_.advertised[f].store(n, std::memory_order_relaxed);
+  }
+  counters_.filtered.store(ex.counters().filtered.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  counters_.resyncs.store(ex.counters().resyncs.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  const uint64_t oversized = ex.counters().oversized.load(std::memory_order_relaxed);
+  if (oversized > oversized_seen_) counters_.oversized.fetch_add(oversized - oversized_seen_, std::memory_order_relaxed);
+  oversized_seen_ = oversized;
+  if (!first_oversized_ && ex.first_oversized()) first_oversized_ = ex.first_oversized();
+}
+
+bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
+  std::unique_lock lock(group_->mu_);
+  if (switch_to_ && !walk_ && pos_ >= group_->head_) {
+    // A new export filter, the whole stream read: an exporter of its own
+    // that starts from what the peer holds (the group's Adj-RIB-Out).
+    auto [filter, none] = std::move(*switch_to_);
+    switch_to_.reset();
+    ExporterSetup s = setup_;
+    s.filter = filter.get();
+    s.send_nothing = false;
+    auto own = groups_.make(s, filter, true);
+    own->exporter_.adopt(group_->exporter_, group_->alone_ ? kNoSource : slot_, eor_sent_);
+    own->exporter_.set_filter(filter.get(), none);
+    std::erase(group_->members_, this);
+    group_->collect();
+    lock.unlock();
+    setup_ = s;
+    setup_.send_nothing = none;
+    filter_ = std::move(filter);
+    group_ = std::move(own);
+    lock = std::unique_lock(group_->mu_);
+    group_->members_.push_back(this);
+    pos_ = 0;
+    oversized_seen_ = 0;
+  }
+  ExportGroup& g = *group_;
+  const size_t start = out.size();
+  auto used = [&] { return out.size() - start; };
+  if (!walk_ && eor_sent_ && !refresh_owed_.empty()) {
+    for (codec::Family f : codec::kKnownFamilyList) {
+      if (!refresh_owed_.has(f)) continue;
+      refresh_owed_.remove(f);
+      if (setup_.enhanced_route_refresh)
+        codec::encode_route_refresh(codec::RouteRefresh{f, codec::RefreshSubtype::kBeginOfRefresh, {}}, out);
+      codec::FamilySet one;
+      one.add(f);
+      walk_ = MemberWalk{one, 0, 0, false};
+      walk_is_refresh_ = true;
+      refresh_family_ = f;
+      g.exporter_.begin_walk();
+      counters_.refreshes.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  if (walk_) walk_step(out, budget);
+  for (int round = 0; round < 8 && used() < budget; ++round) {
+    if (walk_) break;  // the walk first: the stream waits at the cursor
+    if (pos_ < g.head_) {
+      copy_stream(out, budget - used());
+      continue;
+    }
+    // Everything read: the group writes more (the first member to get
+    // here does the work for all).
+    const uint64_t before = g.head_;
+    g.advance(budget - used());
+    if (g.head_ == before) break;
+  }
+  if (g.head_ - pos_ > kMaxLag) too_slow_ = true;
+  sync_counters();
+  g.collect();
+  return walk_.has_value() || pos_ < g.head_ || g.more_ || !refresh_owed_.empty() || switch_to_.has_value();
+}
+
+}  // namespace petrel::table

@@ -395,11 +395,33 @@ std::string metrics_text(const Snapshot& s) {
     for (const auto& p : s.peers) n += p.routes[i];
     m.sample({{"family", family_text(i, buf)}}, n);
   }
-  m.family("petrel_table_attribute_sets", "gauge", "Distinct interned attribute sets in the routing table.");
-  m.sample({}, s.table.attr_sets);
-  m.family("petrel_attribute_sets", "gauge",
-           "Distinct interned attribute sets (the same as petrel_table_attribute_sets, by the name issue 7 gives).");
-  m.sample({}, s.table.attr_sets);
+  // Figures without labels: one sample each.
+  const struct {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t value;
+  } single[] = {
+      {"petrel_export_groups", "gauge",
+       "Update groups: sessions with the same export outcome share one export pass (docs/export.md).",
+       s.exports.groups},
+      {"petrel_export_group_members", "gauge", "Sessions in update groups.", s.exports.members},
+      {"petrel_export_updates_encoded_total", "counter",
+       "UPDATE messages the update groups encoded, each once for all the members it went to (compare with "
+       "petrel_messages_total{direction=\"out\",type=\"UPDATE\"}).",
+       s.exports.updates_encoded},
+      {"petrel_export_stream_bytes", "gauge",
+       "Encoded UPDATEs the update groups keep for members that have not read them yet.", s.exports.stream_bytes},
+      {"petrel_table_attribute_sets", "gauge", "Distinct interned attribute sets in the routing table.",
+       s.table.attr_sets},
+      {"petrel_attribute_sets", "gauge",
+       "Distinct interned attribute sets (the same as petrel_table_attribute_sets, by the name issue 7 gives).",
+       s.table.attr_sets},
+  };
+  for (const auto& one : single) {
+    m.family(one.name, one.type, one.help);
+    m.sample({}, one.value);
+  }
   if (s.memory.available) {
     m.family("petrel_memory_bytes", "gauge",
              "jemalloc's statistics, by kind: allocated, active, metadata, resident, mapped, retained.");

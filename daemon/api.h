@@ -98,6 +98,13 @@ struct Snapshot {
     uint64_t map_bytes = 0;
     uint64_t journal_bytes = 0;
   } table;
+  // Update groups (table/export_group.h).
+  struct ExportStats {
+    uint64_t groups = 0;
+    uint64_t members = 0;
+    uint64_t updates_encoded = 0;  // by the groups, once for all their members
+    uint64_t stream_bytes = 0;     // encoded UPDATEs kept for members that have not read them
+  } exports;
   MemoryStats memory;  // jemalloc's figures (daemon/memory.h)
   // Parts shown on the status page only when configured (the kernel
   // installer, RPKI): a title, name/value rows and the JSON with the rest.

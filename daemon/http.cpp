@@ -149,6 +149,11 @@ api::Snapshot snapshot(const HttpServer::Context& ctx) {
   s.table.attr_bytes = mem.attr_bytes;
   s.table.map_bytes = mem.map_bytes;
   s.table.journal_bytes = mem.journal_bytes;
+  const table::ExportGroups::Stats g = server.export_groups().stats();
+  s.exports.groups = g.groups;
+  s.exports.members = g.members;
+  s.exports.updates_encoded = g.messages;
+  s.exports.stream_bytes = g.stream_bytes;
   s.memory = read_memory();
   return s;
 }

@@ -59,6 +59,7 @@ class Server {
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
   [[nodiscard]] const table::Table& table() const { return table_; }
+  [[nodiscard]] const table::ExportGroups& export_groups() const { return export_groups_; }
   [[nodiscard]] const VrpStore& vrps() const { return vrps_; }
   [[nodiscard]] const RpkiService* rpki() const { return rpki_.get(); }
   [[nodiscard]] bool rpki_reject_invalid() const { return config_.rpki.reject_invalid; }

@@ -14,6 +14,9 @@
 //              exporter (table/exporter.h): from the journals to encoded
 //              UPDATEs; then a second peer with the same outcome (its
 //              outgoing attribute sets are shared with the first)
+//   group      the same table to an update group (table/export_group.h)
+//              of one member, then of --members members (default 10):
+//              memory per further member, UPDATEs encoded and written
 // Each case runs `--runs` times on a fresh table; the median is reported.
 // Beside it, the baseline: the same messages decoded and their prefixes
 // walked without a table, in the same run (the machine is shared).
@@ -22,7 +25,7 @@
 // and after; the messages are built before the first reading.
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
-//                    [--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N]
+//                    [--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N] [--members N]
 // (--export 0 leaves the export case out: quicker when tuning the table;
 // --breakdown 1 prints, for the one-peer and more-peers phases of the last
 // run, where the allocated bytes went: the table's own counts and
@@ -56,6 +59,7 @@
 #include "codec/update_builder.h"
 #include "crates/bench/proc.h"
 #include "crates/synth/synth.h"
+#include "table/export_group.h"
 #include "table/exporter.h"
 #include "table/table.h"
 
@@ -331,11 +335,61 @@ ExportRun export_all(table::Table& t, table::Interner& out, uint32_t slot, std::
   return r;
 }
 
+// An update group of `members` external peers (export_group.h), all
+// joined before the first read, pumped in turn until each has the whole
+// table: CPU seconds for all of them, memory allocated once all are done
+// (the group's Adj-RIB-Out, its stream's leftovers and the members), and
+// the UPDATEs encoded (once for the group) against those written.
+struct GroupRun {
+  double cpu = 0;
+  size_t allocated = 0;
+  uint64_t encoded = 0, written = 0;
+  bool complete = true;
+};
+GroupRun export_group(table::Table& t, table::Interner& out, uint32_t members) {
+  table::ExporterSetup s;
+  s.target.local_as = 64500;
+  s.target.next_hop_v4 = *net::IpAddress::parse("198.18.1.1");
+  s.families.add(codec::Family{1, 1});
+  GroupRun r;
+  size_t a0 = allocated();
+  double c0 = cpu_s();
+  auto groups = std::make_unique<table::ExportGroups>(t, out);
+  std::vector<std::unique_ptr<table::GroupMember>> ms;
+  for (uint32_t i = 0; i < members; ++i) {
+    s.target.slot = 4000 + i;
+    ms.push_back(groups->join(s, nullptr, static_cast<uint16_t>(4000 + i)));
+  }
+  std::vector<std::byte> buf;
+  buf.reserve(2 << 20);
+  std::vector<uint8_t> busy(members, 1);
+  for (int round = 0; round < 10'000'000; ++round) {
+    bool any = false;
+    for (uint32_t i = 0; i < members; ++i) {
+      if (!busy[i]) continue;
+      busy[i] = ms[i]->pump(buf, 1 << 20);
+      buf.clear();
+      any |= busy[i] != 0;
+    }
+    if (!any) break;
+  }
+  r.cpu = cpu_s() - c0;
+  buf.shrink_to_fit();
+  r.allocated = allocated() - a0;
+  r.encoded = groups->stats().messages;
+  for (const auto& m : ms) {
+    r.written += m->counters().updates.load();
+    r.complete &= m->initial_done() && m->counters().advertised[0].load() == ms[0]->counters().advertised[0].load();
+  }
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
   bool with_export = true, breakdown = false;
+  uint32_t members = 10;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -346,13 +400,14 @@ int main(int argc, char** argv) {
     else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
     else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
     else if (k == "--export") with_export = v != 0;
+    else if (k == "--members") members = static_cast<uint32_t>(v);
     else if (k == "--breakdown") breakdown = v != 0;
     else if (k == "--sweep-threads") set_sweep_threads(topt, std::max<uint32_t>(v, 1));
     else if (k == "--expected-prefixes") set_expected_prefixes(topt, v);
     else {
       std::fprintf(stderr,
                    "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
-                   "[--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N]\n");
+                   "[--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N] [--members N]\n");
       return 2;
     }
   }
@@ -470,6 +525,23 @@ int main(int argc, char** argv) {
     }
     keep.clear();
   }
+  // Update groups: one member, then `members` of one group.
+  std::vector<double> group1_cpu, groupn_cpu;
+  GroupRun g1{}, gn{};
+  for (uint32_t run = 0; run < runs && with_export && members > 1; ++run) {
+    table::Table t(topt);
+    uint16_t slot = *t.add_peer(peer_info(0));
+    insert(t, slot, feeds[0], params);
+    table::Interner out;
+    g1 = export_group(t, out, 1);
+    gn = export_group(t, out, members);
+    group1_cpu.push_back(g1.cpu);
+    groupn_cpu.push_back(gn.cpu);
+    if (!g1.complete || !gn.complete) {
+      std::fprintf(stderr, "table-bench: a group member did not get the whole table\n");
+      return 1;
+    }
+  }
   const double one_routes = static_cast<double>(feeds[0].routes);
   const double base_rate = one_routes / median(base_cpu);
   const double table_rate = one_routes / median(table_cpu);
@@ -503,6 +575,16 @@ int main(int argc, char** argv) {
               "\"runs\":%u}\n",
               one_routes, one_routes / median(export_cpu), ex1.bytes, static_cast<double>(ex1.allocated) / one_routes,
               one_routes / median(export2_cpu), static_cast<double>(ex2.allocated) / one_routes, runs);
+  if (with_export && members > 1)
+    std::printf("{\"case\":\"group\",\"routes\":%.0f,\"members\":%u,\"one_member_bytes_per_route\":%.1f,"
+                "\"group_bytes_per_route\":%.1f,\"per_further_member_bytes_per_route\":%.3f,"
+                "\"one_member_cpu_s\":%.3f,\"group_cpu_s\":%.3f,\"updates_encoded\":%llu,\"updates_written\":%llu,"
+                "\"runs\":%u}\n",
+                one_routes, members, static_cast<double>(g1.allocated) / one_routes,
+                static_cast<double>(gn.allocated) / one_routes,
+                (static_cast<double>(gn.allocated) - static_cast<double>(g1.allocated)) / (members - 1) / one_routes,
+                median(group1_cpu), median(groupn_cpu), static_cast<unsigned long long>(gn.encoded),
+                static_cast<unsigned long long>(gn.written), runs);
   std::printf("\n%-12s %10s %14s %14s %14s %12s %10s %12s\n", "case", "routes", "routes/s (CPU)", "decode only/s",
               "table only/s", "bytes/route", "attr sets", "withdraw s");
   std::printf("%-12s %10.0f %14.0f %14.0f %14.0f %12.1f %10zu %12s\n", "one-peer", one_routes, one_rate, base_rate,

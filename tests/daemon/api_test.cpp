@@ -85,6 +85,7 @@ Snapshot sample() {
   s.table.prefixes = {985, 20, 0, 0};
   s.table.routes = 1005;
   s.table.attr_sets = 17;
+  s.exports = {2, 5, 1234, 4096};
   s.table.attr_bytes = 3000;
   s.table.map_bytes = 40000;
   s.table.journal_bytes = 2000;
@@ -333,7 +334,9 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
                                           "petrel_peer_prefixes", "petrel_attribute_sets",
                                           "petrel_memory_bytes", "petrel_update_refused_total",
-                                          "petrel_peer_max_prefixes", "petrel_peer_max_prefixes_events_total"}));
+                                          "petrel_peer_max_prefixes", "petrel_peer_max_prefixes_events_total",
+                                          "petrel_export_groups", "petrel_export_group_members",
+                                          "petrel_export_updates_encoded_total", "petrel_export_stream_bytes"}));
   auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
     const Sample* s = find(samples, name, labels);
     return s ? s->value : "<missing>";
@@ -387,6 +390,10 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "allocated"}}), "123456789");
   EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "retained"}}), "9000000");
   EXPECT_EQ(value("petrel_table_attribute_sets", {}), "17");
+  EXPECT_EQ(value("petrel_export_groups", {}), "2");
+  EXPECT_EQ(value("petrel_export_group_members", {}), "5");
+  EXPECT_EQ(value("petrel_export_updates_encoded_total", {}), "1234");
+  EXPECT_EQ(value("petrel_export_stream_bytes", {}), "4096");
   EXPECT_EQ(value("petrel_table_bytes", {{"part", "map"}}), "40000");
   EXPECT_EQ(value("petrel_table_bytes", {{"part", "journal"}}), "2000");
   EXPECT_EQ(value("petrel_table_bytes", {{"part", "attribute_sets"}}), "3000");

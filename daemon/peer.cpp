@@ -871,6 +871,10 @@ void Peer::start_export(Connection& c) {
 
 void Peer::pump_export(Connection& c) {
   if (!exporter_ || c.dead || c.fd < 0 || c.dialing) return;
+  if (exporter_->too_slow()) {
+    session_failed(c, "more than 64 MiB behind its update group: the peer does not read fast enough");
+    return;
+  }
   size_t unsent = c.out.size() - c.out_off;
   if (unsent >= kExportBuffer) return;  // the peer is slow: the journal holds the changes
   if (c.out_off == c.out.size()) {
@@ -881,10 +885,6 @@ void Peer::pump_export(Connection& c) {
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
   bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
-  if (exporter_->too_slow()) {
-    session_failed(c, "more than 64 MiB behind its update group: the peer does not read fast enough");
-    return;
-  }
   if (c.out.size() == before) {
     note_oversized(oversized_before);
     if (more) again_soon();  // e.g. the initial table, read a shard a turn

@@ -49,10 +49,18 @@ class ExportGroup {
     return more_;
   }
 
+  // Marks the members more than max_lag behind: the stream stops keeping
+  // what they have not read (their sessions end).
+  void leave_behind(uint64_t max_lag) {
+    for (GroupMember* m : members_)
+      if (head_ - m->pos_ > max_lag) m->too_slow_.store(true, std::memory_order_relaxed);
+  }
+
   // Drops the chunks every member has read.
   void collect() {
     uint64_t low = head_;
-    for (const GroupMember* m : members_) low = std::min(low, m->pos_);
+    for (const GroupMember* m : members_)
+      if (!m->too_slow()) low = std::min(low, m->pos_);
     while (!chunks_.empty() && chunks_.front().start + chunks_.front().bytes.size() <= low) chunks_.pop_front();
   }
 
@@ -290,6 +298,7 @@ void GroupMember::sync_counters() {
 
 bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
   std::unique_lock lock(group_->mu_);
+  if (too_slow()) return false;  // left behind: the stream did not keep its part
   if (switch_to_ && !walk_ && pos_ >= group_->head_) {
     // A new export filter, the whole stream read: an exporter of its own
     // that starts from what the peer holds (the group's Adj-RIB-Out).
@@ -299,6 +308,12 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
     s.filter = filter.get();
     s.send_nothing = false;
     auto own = groups_.make(s, filter, true);
+    {
+      // (Lock order: a group's, then the registry's; join and stats never
+      // hold the registry's while taking a group's.)
+      std::lock_guard registry(groups_.mu_);
+      groups_.groups_.push_back(own);
+    }
     own->exporter_.adopt(group_->exporter_, group_->alone_ ? kNoSource : slot_, eor_sent_);
     own->exporter_.set_filter(filter.get(), none);
     std::erase(group_->members_, this);
@@ -345,7 +360,7 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
     g.advance(budget - used());
     if (g.head_ == before) break;
   }
-  if (g.head_ - pos_ > kMaxLag) too_slow_ = true;
+  g.leave_behind(groups_.max_lag_);
   sync_counters();
   g.collect();
   return walk_.has_value() || pos_ < g.head_ || g.more_ || !refresh_owed_.empty() || switch_to_.has_value();

@@ -30,6 +30,7 @@
 // a group takes its lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -63,11 +64,13 @@ class GroupMember {
   [[nodiscard]] const ExporterCounters& counters() const { return counters_; }
   [[nodiscard]] const std::optional<OversizedRoute>& first_oversized() const { return first_oversized_; }
   [[nodiscard]] size_t pending() const;
-  // The member fell more than kMaxLag behind its group's stream.
-  [[nodiscard]] bool too_slow() const { return too_slow_; }
+  // The member fell more than the groups' max_lag behind its group's
+  // stream.
+  // Any thread: the group marks a member it left behind, whether or not
+  // the member asks for more (a peer whose socket is full does not).
+  [[nodiscard]] bool too_slow() const { return too_slow_.load(std::memory_order_relaxed); }
   // The members of its group now (1: an exporter of its own).
   [[nodiscard]] size_t group_size() const;
-  static constexpr uint64_t kMaxLag = uint64_t{64} << 20;
 
  private:
   friend class ExportGroups;
@@ -95,7 +98,7 @@ class GroupMember {
   codec::FamilySet refresh_owed_, refresh_again_;
   bool eor_sent_ = false;
   bool eor_owed_ = false;  // after the joining walk, End-of-RIB is the member's to send
-  bool too_slow_ = false;
+  std::atomic<bool> too_slow_{false};  // set under the group's lock; the stream no longer waits for it
   // A new filter waits for the member to have read the whole stream.
   std::optional<std::pair<std::shared_ptr<const Filter>, bool>> switch_to_;
   ExporterCounters counters_;
@@ -106,7 +109,10 @@ class GroupMember {
 // Every group; members join through it. Thread-safe.
 class ExportGroups {
  public:
-  ExportGroups(Table& table, Interner& out_sets) : table_(table), out_sets_(out_sets) {}
+  // max_lag: how far behind its group's stream a member may fall.
+  static constexpr uint64_t kMaxLag = uint64_t{64} << 20;
+  ExportGroups(Table& table, Interner& out_sets, uint64_t max_lag = kMaxLag)
+      : table_(table), out_sets_(out_sets), max_lag_(max_lag) {}
   ~ExportGroups();
   ExportGroups(const ExportGroups&) = delete;
   ExportGroups& operator=(const ExportGroups&) = delete;
@@ -133,6 +139,7 @@ class ExportGroups {
 
   Table& table_;
   Interner& out_sets_;
+  const uint64_t max_lag_;
   mutable std::mutex mu_;
   std::vector<std::weak_ptr<ExportGroup>> groups_;
 };

@@ -955,6 +955,29 @@ TEST(ExportGroup, ASlowMemberDoesNotHoldTheOthersBack) {
   EXPECT_EQ(rs.end_of_rib, 1);
 }
 
+TEST(ExportGroup, AMemberTooFarBehindIsToldSoAndTheOthersGoOn) {
+  Fixture fx;
+  ExportGroups groups(fx.table, fx.out, 20'000);  // octets a member may lag
+  auto fast = groups.join(fx.setup(100), nullptr, 100);
+  auto slow = groups.join(fx.setup(101), nullptr, 101);
+  PeerRib rf;
+  rf.strict = false;
+  fill(fx, 500);
+  drain(*fast, rf);
+  EXPECT_FALSE(slow->too_slow());  // asked nothing yet
+  fill(fx, 5000, 500);
+  drain(*fast, rf);
+  EXPECT_EQ(rf.routes.size(), 5500u);
+  // Marked by the group without asking for anything, and the stream no
+  // longer keeps its part.
+  EXPECT_TRUE(slow->too_slow());
+  EXPECT_FALSE(fast->too_slow());
+  EXPECT_EQ(groups.stats().stream_bytes, 0u);
+  std::vector<std::byte> bytes;
+  EXPECT_FALSE(slow->pump(bytes, 100));
+  EXPECT_TRUE(bytes.empty());
+}
+
 TEST(ExportGroup, DifferentFiltersAndAddPathMakeDifferentGroups) {
   Fixture fx;
   ExportGroups groups(fx.table, fx.out);
@@ -1028,6 +1051,7 @@ TEST(ExportGroup, ANewFilterMovesTheMemberOutAndSendsOnlyTheDifference) {
   EXPECT_EQ(rib.updates, updates + 1);      // one withdrawal
   EXPECT_EQ(m->group_size(), 1u);
   EXPECT_EQ(other->group_size(), 1u);
+  EXPECT_EQ(groups.stats().groups, 2u);
   fx.announce(fx.a, attrs(64496, 0, {0xFDE80001}), {nth(9)});
   drain(*m, rib);
   EXPECT_EQ(rib.routes, peer_says(fx, s, f.get()));

@@ -45,6 +45,7 @@ class ExportGroup {
     more_ = exporter_.pump(c.bytes, budget);
     exporter_.set_marks(nullptr);
     head_ += c.bytes.size() - before;
+    if (head_ > history_limit_) history_limit_ = 0;  // too long to keep: newcomers are walked
     if (!eor_end_ && exporter_.initial_done()) eor_end_ = head_;
     return more_;
   }
@@ -58,6 +59,7 @@ class ExportGroup {
 
   // Drops the chunks every member has read.
   void collect() {
+    if (history_limit_ > 0) return;  // kept whole for newcomers
     uint64_t low = head_;
     for (const GroupMember* m : members_)
       if (!m->too_slow()) low = std::min(low, m->pos_);
@@ -77,6 +79,9 @@ class ExportGroup {
   Exporter exporter_;
   std::deque<Chunk> chunks_;
   uint64_t head_ = 0;    // the stream's length so far
+  // While the stream is no longer than this, it is kept whole from its
+  // start (0: not any more).
+  uint64_t history_limit_ = 0;
   bool more_ = true;
   std::optional<uint64_t> eor_end_;  // where the group's End-of-RIB ends
   std::vector<GroupMember*> members_;
@@ -103,7 +108,9 @@ std::shared_ptr<ExportGroup> ExportGroups::make(const ExporterSetup& setup, std:
   g.filter = filter.get();
   g.shared = !alone;
   if (!alone) g.target.slot = kNoSlot;
-  return std::make_shared<ExportGroup>(table_, out_sets_, std::move(g), std::move(filter), alone);
+  auto group = std::make_shared<ExportGroup>(table_, out_sets_, std::move(g), std::move(filter), alone);
+  if (!alone) group->history_limit_ = history_;
+  return group;
 }
 
 std::unique_ptr<GroupMember> ExportGroups::join(ExporterSetup setup, std::shared_ptr<const Filter> filter,
@@ -132,8 +139,11 @@ std::unique_ptr<GroupMember> ExportGroups::join(ExporterSetup setup, std::shared
   auto m = std::unique_ptr<GroupMember>(new GroupMember(*this, group, std::move(setup), std::move(filter), slot));
   std::lock_guard lock(group->mu_);
   m->pos_ = group->head_;
+  if (group->history_limit_ > 0) m->pos_ = 0;  // the whole stream is there: read from its start
+  // (The oversized routes the newcomer's peer is not sent are counted for
+  // it from here on.)
   m->oversized_seen_ = group->exporter_.counters().oversized.load(std::memory_order_relaxed);
-  if (group->head_ > 0) {
+  if (m->pos_ > 0) {
     // The group wrote already: what it holds goes to the newcomer by a
     // walk, and End-of-RIB after it if the group's is behind.
     m->walk_ = MemberWalk{m->setup_.families, 0, 0, false};

@@ -14,9 +14,12 @@
 //   what it does, not by name), export "none", the session's encoding
 //   (4-octet AS, extended messages, RFC 8950 next hops) and families. A
 //   peer with ADD-PATH send is a group of its own.
-// - A member that joins a group that has written already is sent the
-//   group's Adj-RIB-Out by a walk (encoded for it alone), then goes on
-//   from the stream's position when it joined.
+// - A member that joins a group reads the stream from its start while the
+//   group keeps it whole (its first 8 MiB: a route server's table, the
+//   members coming up one after another); once the group has written
+//   more, a newcomer is sent the group's Adj-RIB-Out by a walk (encoded
+//   for it alone), then goes on from the stream's position when it
+//   joined.
 // - The group writes more only when a member has read everything: a slow
 //   member never holds the others back; one that falls kMaxLag behind the
 //   stream is told (too_slow()), and the session ends as for a peer that
@@ -111,8 +114,13 @@ class ExportGroups {
  public:
   // max_lag: how far behind its group's stream a member may fall.
   static constexpr uint64_t kMaxLag = uint64_t{64} << 20;
-  ExportGroups(Table& table, Interner& out_sets, uint64_t max_lag = kMaxLag)
-      : table_(table), out_sets_(out_sets), max_lag_(max_lag) {}
+  // history: a group keeps its whole stream from its start while it is
+  // no longer than this, so a member that joins meanwhile reads it from
+  // the start (copies, no encoding) instead of being walked through the
+  // Adj-RIB-Out.
+  static constexpr uint64_t kHistory = uint64_t{8} << 20;
+  ExportGroups(Table& table, Interner& out_sets, uint64_t max_lag = kMaxLag, uint64_t history = kHistory)
+      : table_(table), out_sets_(out_sets), max_lag_(max_lag), history_(history) {}
   ~ExportGroups();
   ExportGroups(const ExportGroups&) = delete;
   ExportGroups& operator=(const ExportGroups&) = delete;
@@ -140,6 +148,7 @@ class ExportGroups {
   Table& table_;
   Interner& out_sets_;
   const uint64_t max_lag_;
+  const uint64_t history_;
   mutable std::mutex mu_;
   std::vector<std::weak_ptr<ExportGroup>> groups_;
 };

@@ -911,10 +911,12 @@ TEST(ExportGroup, AMemberWhoseOwnRouteBecomesBestIsToldToForgetTheOther) {
   EXPECT_EQ(ra.routes, table_says(fx, sa));
 }
 
-TEST(ExportGroup, ALateMemberIsWalkedThroughTheGroupThenFollowsTheStream) {
+// history: the group keeps its stream from the start (the newcomer reads
+// it) or not (the newcomer is walked through the Adj-RIB-Out).
+void late_member(uint64_t history) {
   Fixture fx;
   fill(fx, 300);
-  ExportGroups groups(fx.table, fx.out);
+  ExportGroups groups(fx.table, fx.out, ExportGroups::kMaxLag, history);
   auto s1 = fx.setup(100), s2 = fx.setup(101);
   auto m1 = groups.join(s1, nullptr, 100);
   PeerRib r1, r2;
@@ -922,7 +924,13 @@ TEST(ExportGroup, ALateMemberIsWalkedThroughTheGroupThenFollowsTheStream) {
   drain(*m1, r1);
   auto m2 = groups.join(s2, nullptr, 101);
   EXPECT_EQ(m2->group_size(), 2u);
+  const uint64_t encoded = groups.stats().messages;
   drain(*m2, r2);
+  // Read from the history: nothing encoded for it; walked: its own UPDATEs.
+  EXPECT_EQ(groups.stats().messages, encoded);
+  if (history) {
+    EXPECT_EQ(m2->counters().updates.load(), m1->counters().updates.load());
+  }
   EXPECT_EQ(r2.routes, table_says(fx, s2));
   EXPECT_EQ(r2.end_of_rib, 1);
   EXPECT_TRUE(m2->initial_done());
@@ -934,6 +942,10 @@ TEST(ExportGroup, ALateMemberIsWalkedThroughTheGroupThenFollowsTheStream) {
   EXPECT_EQ(r2.routes, table_says(fx, s2));
   EXPECT_EQ(r2.end_of_rib, 1);
 }
+
+TEST(ExportGroup, ALateMemberIsWalkedThroughTheGroupThenFollowsTheStream) { late_member(0); }
+
+TEST(ExportGroup, ALateMemberReadsTheGroupsHistoryThenFollowsTheStream) { late_member(ExportGroups::kHistory); }
 
 TEST(ExportGroup, ASlowMemberDoesNotHoldTheOthersBack) {
   Fixture fx;
@@ -957,7 +969,7 @@ TEST(ExportGroup, ASlowMemberDoesNotHoldTheOthersBack) {
 
 TEST(ExportGroup, AMemberTooFarBehindIsToldSoAndTheOthersGoOn) {
   Fixture fx;
-  ExportGroups groups(fx.table, fx.out, 20'000);  // octets a member may lag
+  ExportGroups groups(fx.table, fx.out, 20'000, 0);  // octets a member may lag; no history kept
   auto fast = groups.join(fx.setup(100), nullptr, 100);
   auto slow = groups.join(fx.setup(101), nullptr, 101);
   PeerRib rf;
@@ -1064,7 +1076,9 @@ TEST(ExportGroup, ANewFilterMovesTheMemberOutAndSendsOnlyTheDifference) {
 RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, ()) {
   const size_t retention = *rc::gen::element<size_t>(2, 8, 64, 8192);
   Fixture fx(retention);
-  ExportGroups groups(fx.table, fx.out);
+  // The stream kept from its start for newcomers: never, for a while, always.
+  const uint64_t history = *rc::gen::element<uint64_t>(0, 300, ExportGroups::kHistory);
+  ExportGroups groups(fx.table, fx.out, ExportGroups::kMaxLag, history);
   const std::vector<uint16_t> slots = {fx.a, fx.b, 100, 101};
   auto two = std::make_shared<const Filter>(refuse_two());
   struct Member {

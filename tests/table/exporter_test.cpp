@@ -748,6 +748,77 @@ TEST(Exporter, AddPathSendsTheBestNPathsWithStableIdentifiers) {
   EXPECT_EQ(rib_all.paths.size(), 1u);  // B's only: A's went, C's is the peer's own
 }
 
+// RFC 7947 section 2.3: a best route that may not go to a route-server
+// client (its export filter refuses it, or it is the client's own) does
+// not hide the next best path from it; a peer that is not a route-server
+// client gets nothing for the prefix.
+TEST(Exporter, RouteServerClientGetsTheBestPathThatMayGoToIt) {
+  Fixture fx;
+  constexpr uint32_t kTagged = 0xFDE9029A;  // 65001:666, which the filter refuses
+  fx.announce(fx.a, attrs(64496, 5, {kTagged}), {nth(1)});
+  PathAttributes longer;  // B's: one AS longer, so A's is the best
+  longer.origin = codec::Origin::kIgp;
+  longer.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, {64497, 64998, 64999}}}};
+  longer.next_hop = ip("198.18.0.3");
+  longer.med = 7;
+  fx.announce(fx.b, codec::AttributeSet::from(longer), {nth(1)});
+  uint32_t best_slot = UINT32_MAX;
+  fx.table.lookup(kV4Index, nth(1), [&](const RouteView& r, bool best) {
+    if (best) best_slot = r.slot;
+  });
+  ASSERT_EQ(best_slot, fx.a);
+
+  Filter f;
+  f.name = "no-tagged";
+  FilterRule refuse;
+  refuse.communities = {kTagged};
+  refuse.action = FilterAction::kReject;
+  f.rules = {refuse};
+  f.default_action = FilterAction::kAccept;
+  auto rs = fx.setup();
+  rs.filter = &f;
+  rs.target.route_server_client = true;
+  Exporter ex(fx.table, fx.out, rs);
+  PeerRib rib;
+  drain(ex, rib);
+  ASSERT_EQ(rib.paths.size(), 1u);
+  EXPECT_EQ(rib.paths.begin()->first.path_id, 0u);  // no ADD-PATH: the one identifier
+  auto got = rib.routes.at(nth(1)).decode();
+  EXPECT_EQ(got.as_path->segments[0].asns, (std::vector<uint32_t>{64497, 64998, 64999}));
+  EXPECT_EQ(got.next_hop, ip("198.18.0.3"));
+  EXPECT_EQ(got.med, 7u);
+  EXPECT_EQ(ex.counters().filtered.load(), 1u);  // A's, asked once
+
+  // The same filter on a peer that is not a route-server client: A's
+  // best route is refused and hides B's.
+  auto plain = rs;
+  plain.target.route_server_client = false;
+  Exporter ex_plain(fx.table, fx.out, plain);
+  PeerRib rib_plain;
+  drain(ex_plain, rib_plain);
+  EXPECT_TRUE(rib_plain.routes.empty());
+
+  // A route-server client that is A itself gets B's path, not nothing.
+  auto own = fx.setup(fx.a);
+  own.target.route_server_client = true;
+  Exporter ex_own(fx.table, fx.out, own);
+  PeerRib rib_own;
+  drain(ex_own, rib_own);
+  ASSERT_EQ(rib_own.routes.size(), 1u);
+  EXPECT_EQ(rib_own.routes.at(nth(1)).decode().next_hop, ip("198.18.0.3"));
+
+  // B's path goes while A's stays the best: the client's copy is withdrawn.
+  fx.withdraw(fx.b, {nth(1)});
+  drain(ex, rib);
+  EXPECT_TRUE(rib.routes.empty());
+  drain(ex_own, rib_own);
+  EXPECT_TRUE(rib_own.routes.empty());
+  // And comes back.
+  fx.announce(fx.b, codec::AttributeSet::from(longer), {nth(1)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 1u);
+}
+
 // The peer's RIB after everything was pumped equals, prefix by prefix, the
 // table's best route through the rules.
 void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {

@@ -32,15 +32,17 @@ void prepend_as(codec::AsPath& path, uint32_t asn) {
 // RFC 7947 section 2.2.1: a route-server client gets the route's own next
 // hop (a third-party next hop, RFC 4271 section 5.1.3). RFC 2545 section 3:
 // the link-local half only to a client on our link, which is where the
-// route server and its clients meet. False: it cannot go to `to` (no next
-// hop of the route's family, an IPv6 next hop for an IPv4 route without
-// RFC 8950, or a link-local one alone to a client off our link).
+// route server and its clients meet (one peering LAN). A client is on our
+// link when we give it a link-local next hop of ours, beside a global one or
+// alone. False: it cannot go to `to` (no next hop of the route's family, an
+// IPv6 next hop for an IPv4 route without RFC 8950, or a link-local one
+// alone to a client off our link).
 bool keep_next_hop(const ExportTarget& to, bool v4, codec::PathAttributes& pa) {
   if (v4 && pa.next_hop) return true;
   if (!pa.mp_family || !pa.mp_next_hop) return false;
   codec::NextHop& nh = *pa.mp_next_hop;
   if (v4 && nh.global.is_v6() && !to.extended_next_hop_v4) return false;
-  if (to.next_hop_v6 && to.next_hop_v6->link_local) return true;
+  if (to.next_hop_v6 && (to.next_hop_v6->link_local || to.next_hop_v6->global.is_link_local())) return true;
   nh.link_local.reset();
   return !nh.global.is_link_local();
 }

@@ -315,6 +315,11 @@ TEST(Export, RouteServerClientIpv6NextHopAndItsLinkLocalHalf) {
   auto alone = run(route_server_client_target(), peer(false), pa, kV6);
   ASSERT_EQ(alone.verdict, ExportVerdict::kSend);
   EXPECT_EQ(alone.attrs.decode().mp_next_hop->global, ip("fe80::2"));
+  // A client on a link-local session (ours alone in the global field) is
+  // on our link too.
+  ExportTarget ll = route_server_client_target();
+  ll.next_hop_v6 = codec::NextHop{ip("fe80::1"), std::nullopt};
+  EXPECT_EQ(run(ll, peer(false), pa, kV6).verdict, ExportVerdict::kSend);
 }
 
 // An IPv4 route with an IPv6 next hop (RFC 8950) keeps it only for a client

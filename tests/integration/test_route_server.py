@@ -3,8 +3,9 @@ Petrel (AS 65000) as the route server of four BIRD members on one LAN.
 
 - A (AS 65001) announces an IPv4 and an IPv6 prefix with MED 77 and the
   community (65001,100). B, a route-server client, gets them as A sent
-  them: AS_PATH "65001", A's next hop (IPv6 too), the MED and the
-  community (sections 2.2.1, 2.2.2.1, 2.2.3, 2.2.4). C, an external peer
+  them: AS_PATH "65001", A's next hop (IPv6: A's global and link-local
+  addresses), the MED and the community (sections 2.2.1, 2.2.2.1, 2.2.3,
+  2.2.4). C, an external peer
   that is not a route-server client, gets Petrel's AS first, Petrel's next
   hop and no MED (RFC 4271).
 - Path hiding (section 2.3): A and D (AS 65004, a longer path) announce the
@@ -39,7 +40,10 @@ class Member(L.Bird):
     def config(self) -> str:
         conf = super().config().replace("  passive off;", "  passive off;\n  enforce first as off;")
         conf = conf.replace("export all;", f"export filter {{ {self.tag}accept; }};")
-        return conf.replace("export filter { bgp_next_hop", f"export filter {{ {self.tag}bgp_next_hop")
+        # BIRD's own IPv6 next hop: the global address and, on the shared
+        # LAN, the link-local one (RFC 2545 section 3).
+        conf = conf.replace(f"bgp_next_hop = {self.node.v6}; ", "")
+        return conf.replace("export filter { accept", f"export filter {{ {self.tag}accept")
 
 
 def member(node: L.Node, rs: L.Node, asn: int, announce: tuple[str, ...], tag: str = "") -> Member:
@@ -93,7 +97,8 @@ def test_route_server_clients_get_routes_unchanged_and_unhidden(lab):
     assert r4["med"] == "77", r4
     assert r4["community"] == "(65001,100)", r4
     r6 = wait_route(b, P6, f"{A_ASN}")
-    assert r6["next_hop"] == an.v6, r6  # A's global address alone, as A sent it
+    # A's global and link-local addresses, as A sent them (B is on the LAN).
+    assert r6["next_hop"] == f"{an.v6} {an.ll}", r6
     assert r6["med"] == "77", r6
 
     # C, not a client: Petrel's AS first, Petrel's next hop, no MED.
@@ -102,7 +107,7 @@ def test_route_server_clients_get_routes_unchanged_and_unhidden(lab):
     assert "med" not in c4, c4
     assert c4["community"] == "(65001,100)", c4
     c6 = wait_route(c, P6, f"{RS_ASN} {A_ASN}")
-    assert c6["next_hop"].split()[0] == rs.v6, c6
+    assert c6["next_hop"] == f"{rs.v6} {rs.ll}", c6
 
     # Path hiding: A's best path refused by B's filter hides nothing from B.
     hb = wait_route(b, HIDDEN, f"{D_ASN} {D_ASN}")

@@ -557,8 +557,10 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
 }
 
 // enforce_first_as and the max_prefixes keys of a peer (import guards,
-// docs/export.md). families_ok: peer.families is the peer's.
+// docs/export.md). families_ok: peer.families is the peer's. A
+// route-server client's enforce_first_as is off unless set.
 void parse_peer_limits(Checker& ck, const toml::table& t, const std::string& p, bool families_ok, PeerConfig& peer) {
+  if (peer.route_server_client) peer.enforce_first_as = false;
   if (auto v = ck.boolean(t, p, "enforce_first_as")) peer.enforce_first_as = *v;
   ck.family_table(t, p, "max_prefixes", "family = number of routes",
                   [&](codec::Family f, const std::string& fkey, const toml::source_region& at, const toml::node& v) {
@@ -722,10 +724,10 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
-                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "allow_own_as",
-                "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action", "max_prefixes_restart",
-                "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security", "multihop",
-                "max_paths_per_prefix"});
+                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "route_server_client",
+                "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action",
+                "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
+                "multihop", "max_paths_per_prefix"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -911,6 +913,17 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                "only an internal peer (asn equal to router.asn) can be a route reflector client");
     else
       peer.route_reflector_client = *v;
+  }
+  if (auto v = ck.boolean(t, p, "route_server_client")) {
+    const toml::node& n = *t.get("route_server_client");
+    if (*v && t["route_reflector_client"].value_or(false))
+      ck.error(n, join(p, "route_server_client"),
+               "a peer is a route server client or a route reflector client, not both");
+    else if (*v && peer.asn != 0 && peer.asn == router_asn)
+      ck.error(n, join(p, "route_server_client"),
+               "only an external peer (asn other than router.asn) can be a route server client (RFC 7947)");
+    else
+      peer.route_server_client = *v;
   }
   if (auto v = ck.integer(t, p, "allow_own_as", 0, 255, "0..255 (how often our AS may appear in a path)"))
     peer.allow_own_as = static_cast<uint8_t>(*v);

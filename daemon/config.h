@@ -158,10 +158,14 @@ struct PeerConfig {
   std::optional<std::string> import_filter;
   std::optional<std::string> export_filter;
   bool route_reflector_client = false;  // RFC 4456
+  // RFC 7947: an external peer that Petrel serves as a route server (no AS
+  // of ours prepended, next hop and MED unchanged, per-client best path).
+  bool route_server_client = false;
   uint8_t allow_own_as = 0;  // routes with our AS more often than this are refused
   uint8_t add_path_send_max = 0;  // ADD-PATH send: paths per prefix, 0 = all
   // External peers: the AS_PATH must start with the peer's AS (RFC 4271
   // section 6.3); false for route servers, which do not prepend theirs.
+  // Defaults to false for a route_server_client.
   bool enforce_first_as = true;
   // Routes accepted from the peer per family (codec::kKnownFamilyList
   // order; 0: no limit), what happens past it, seconds before the session

@@ -216,10 +216,12 @@ std::string dump(const Config& c) {
     if (p.import_filter) line("import", toml_string(*p.import_filter));
     if (p.export_filter) line("export", toml_string(*p.export_filter));
     line("route_reflector_client", bool_text(p.route_reflector_client));
+    if (p.route_server_client) line("route_server_client", "true");  // only when set (docs/configuration.md)
     line("allow_own_as", std::to_string(p.allow_own_as));
     line("add_path_send_max", std::to_string(p.add_path_send_max));
     // The import guards, only where not the default (docs/export.md).
-    if (!p.enforce_first_as) line("enforce_first_as", "false");
+    // (false is the default of a route-server client, true of the others.)
+    if (p.enforce_first_as == p.route_server_client) line("enforce_first_as", bool_text(p.enforce_first_as));
     std::string limits;
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
       if (!p.max_prefixes[i]) continue;
@@ -322,6 +324,7 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("shutdown_message", a.shutdown_message == b.shutdown_message);
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
+  diff("route_server_client", a.route_server_client == b.route_server_client);
   diff("enforce_first_as", a.enforce_first_as == b.enforce_first_as);
   diff("max_prefixes", a.max_prefixes == b.max_prefixes);
   diff("max_prefixes_action", a.max_prefixes_warn_only == b.max_prefixes_warn_only);

@@ -831,6 +831,7 @@ void Peer::start_export(Connection& c) {
   s.target.cluster_id = cluster_id_;
   s.target.internal = n.peer_as == config_.router.asn;
   s.target.rr_client = peer_.route_reflector_client;
+  s.target.route_server_client = peer_.route_server_client;
   s.target.slot = static_cast<uint32_t>(table_slot_.load(std::memory_order_relaxed));
   if (auto local = local_endpoint(c.fd)) {
     SessionAddresses a = session_addresses(local->addr, peer_.address);

@@ -29,6 +29,24 @@ void prepend_as(codec::AsPath& path, uint32_t asn) {
   path.segments.insert(path.segments.begin(), codec::AsSegment{codec::SegmentType::kAsSequence, {asn}});
 }
 
+// RFC 7947 section 2.2.1: a route-server client gets the route's own next
+// hop (a third-party next hop, RFC 4271 section 5.1.3). RFC 2545 section 3:
+// the link-local half only to a client on our link, which is where the
+// route server and its clients meet (one peering LAN). A client is on our
+// link when we give it a link-local next hop of ours, beside a global one or
+// alone. False: it cannot go to `to` (no next hop of the route's family, an
+// IPv6 next hop for an IPv4 route without RFC 8950, or a link-local one
+// alone to a client off our link).
+bool keep_next_hop(const ExportTarget& to, bool v4, codec::PathAttributes& pa) {
+  if (v4 && pa.next_hop) return true;
+  if (!pa.mp_family || !pa.mp_next_hop) return false;
+  codec::NextHop& nh = *pa.mp_next_hop;
+  if (v4 && nh.global.is_v6() && !to.extended_next_hop_v4) return false;
+  if (to.next_hop_v6 && (to.next_hop_v6->link_local || to.next_hop_v6->global.is_link_local())) return true;
+  nh.link_local.reset();
+  return !nh.global.is_link_local();
+}
+
 }  // namespace
 
 std::string_view export_verdict_name(ExportVerdict v) {
@@ -71,7 +89,14 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
   // this router originated the route without one.
   bool has_next_hop = v4 ? (pa.next_hop.has_value() || (pa.mp_family && pa.mp_next_hop))
                          : (pa.mp_family && pa.mp_next_hop);
-  bool set_ours = !to.internal || (src.local && !has_next_hop);
+  // RFC 7947 section 2.2: transparent for routes from other ASes; routes
+  // of our own AS go to a route-server client as to any external peer.
+  const bool transparent = to.route_server_client && !to.internal && !src.internal && !src.local;
+  bool set_ours = !transparent && (!to.internal || (src.local && !has_next_hop));
+  if (transparent && !keep_next_hop(to, v4, pa)) {
+    out.verdict = ExportVerdict::kNoNextHop;
+    return out;
+  }
   if (set_ours) {
     pa.next_hop.reset();
     pa.mp_family.reset();
@@ -96,11 +121,12 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
       pa.cluster_list.insert(pa.cluster_list.begin(), to.cluster_id);
     }
   } else {
-    prepend_as(*pa.as_path, to.local_as);
+    // RFC 7947 sections 2.2.2.1 and 2.2.3: no AS of ours, the MED as it came.
+    if (!transparent) prepend_as(*pa.as_path, to.local_as);
     pa.local_pref.reset();
     pa.originator_id.reset();
     pa.cluster_list.clear();
-    if (!src.local) pa.med.reset();
+    if (!src.local && !transparent) pa.med.reset();
   }
   // A path received at the largest length is one AS too long once ours is
   // prepended: the set's builder would leave AS_PATH out (codec/attributes.h)

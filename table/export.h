@@ -19,7 +19,17 @@
 //     is not passed to another);
 //   - to an internal peer: AS_PATH and next hop unchanged (a route this
 //     router originates without a next hop gets ours), LOCAL_PREF sent
-//     (the route's, or the default degree of preference).
+//     (the route's, or the default degree of preference);
+//   - to a route-server client (RFC 7947 section 2.2), a route learned
+//     from an external peer: AS_PATH unchanged (2.2.2.1: our AS is not
+//     prepended), next hop unchanged (2.2.1; an IPv6 link-local next hop
+//     only to a client on our link, RFC 2545 section 3), MULTI_EXIT_DISC
+//     unchanged (2.2.3), communities unchanged (2.2.4); LOCAL_PREF,
+//     ORIGINATOR_ID and CLUSTER_LIST removed as for any external peer.
+//     NO_EXPORT and NO_ADVERTISE are obeyed: they speak to the route
+//     server's AS, which the clients are outside of (RFC 1997). Routes of
+//     our own AS (originated, or from internal peers) go as to any
+//     external peer.
 // 2-octet peers (AS_TRANS and AS4_PATH) are the encoder's job
 // (codec/update_builder.h).
 #pragma once
@@ -43,6 +53,7 @@ struct ExportTarget {
   uint32_t cluster_id = 0;  // ours, host order (the router id unless configured)
   bool internal = false;
   bool rr_client = false;
+  bool route_server_client = false;  // RFC 7947; an external peer
   uint32_t slot = UINT32_MAX;  // its table slot (its own routes stay with it)
   // Our addresses on the session, for next hops we set: IPv4 for IPv4
   // families, IPv6 (global and, when the peer is on our link, link-local)
@@ -66,7 +77,9 @@ enum class ExportVerdict : uint8_t {
   kNoAdvertise,     // NO_ADVERTISE
   kNoExport,        // NO_EXPORT / NO_EXPORT_SUBCONFED to an external peer
   kInternalToInternal,  // learned from an internal peer, no reflection applies
-  kNoNextHop,       // no address of ours of the family this route needs
+  kNoNextHop,       // no address of ours of the family this route needs (to
+                    // a route-server client: the route's own next hop cannot
+                    // go to it)
   kOversized,       // our AS prepended (or our cluster added), AS_PATH or
                     // CLUSTER_LIST would not fit its 16-bit length
 };

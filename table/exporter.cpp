@@ -232,9 +232,19 @@ void Exporter::settle(std::vector<Seen>& seen) {
     if (i + kAhead < seen.size()) ask(seen[i + kAhead]);
     wants_.clear();
     if (setup_.params.add_path_send.has(family_at(s.family))) {
-      ranked(s, wants_);
+      ranked(s, wants_, setup_.add_path_max, nullptr);
     } else if (s.attrs) {
-      if (Attrs* want = outgoing(s)) wants_.push_back({0, want, setup_.shared ? static_cast<uint16_t>(s.slot) : uint16_t{0}});
+      if (Attrs* want = outgoing(s)) {
+        wants_.push_back({0, want, setup_.shared ? static_cast<uint16_t>(s.slot) : uint16_t{0}});
+      } else if (setup_.target.route_server_client) {
+        // RFC 7947 section 2.3: the best path not for this client (its
+        // own, its filter, NO_EXPORT...) hides no other: the best of those
+        // that can go to it, under the one identifier of a session without
+        // ADD-PATH. (In an update group the group's filter decides here;
+        // a member's own best route is skipped by the member.)
+        ranked(s, wants_, 1, &s);
+        for (Want& w : wants_) w.id = 0;
+      }
     }
     if (s.attrs) {
       table_.interner().release(s.attrs);
@@ -294,7 +304,7 @@ Attrs* Exporter::outgoing(const Seen& s) {
   return out;
 }
 
-void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
+void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused) {
   // Every path of the prefix, copied out of the shard's lock.
   struct Path {
     Attrs* attrs;
@@ -321,7 +331,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
   for (const Path& x : paths) cands.push_back(Candidate{x.attrs, &x.source, x.path_id, x.slot, x.eligible});
   std::vector<size_t> index(paths.size());
   for (size_t i = 0; i < index.size(); ++i) index[i] = i;
-  const size_t max = setup_.add_path_max ? setup_.add_path_max : paths.size();
+  const size_t max = max_paths ? max_paths : paths.size();
   size_t taken = 0;
   while (!cands.empty() && taken < max) {
     int b = select_best(cands, table_.best_path_options());
@@ -329,6 +339,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants) {
     const Path& x = paths[index[static_cast<size_t>(b)]];
     cands.erase(cands.begin() + b);
     index.erase(index.begin() + b);
+    if (refused && x.attrs == refused->attrs && x.slot == refused->slot) continue;  // asked already
     Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot, s.shard};
     Attrs* out = outgoing(one);
     if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be

@@ -30,6 +30,8 @@
 //   best n paths of each prefix in best-path order, each path identified
 //   by its source (the source's table slot and path identifier), so an
 //   identifier is stable while its path exists.
+// - A route-server client (RFC 7947 section 2.3) without ADD-PATH: when
+//   the best route may not go to it, the best of the paths that may.
 //
 // Outgoing attribute sets are interned in an interner shared by every
 // exporter, so peers with the same outcome share one copy. An exporter
@@ -286,8 +288,10 @@ class Exporter {
   // The set `src` from `from` goes out with to this peer, interned (one
   // reference for the caller), or nullptr.
   Attrs* outgoing(const Seen& s);
-  // The paths of s's prefix the peer should hold, in ADD-PATH families.
-  void ranked(const Seen& s, std::vector<Want>& wants);
+  // The best `max_paths` (0: all) of s's prefix's paths that may go to the
+  // peer, in best-path order, with ADD-PATH identifiers; `refused`: a path
+  // already found not to (not asked again), or nullptr.
+  void ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused);
   // Makes the Adj-RIB-Out entry of p hold exactly `wants` (adopting their
   // references), queueing what changed.
   void set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants);

@@ -362,5 +362,25 @@ TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
   EXPECT_EQ(applied_config(c, n).originate, n.originate);
 }
 
+// RFC 7947: a route-server client's enforce_first_as is off unless set,
+// and turning the mode on or off needs a restart (both keys change).
+TEST(Reload, RouteServerClientTurnsEnforceFirstAsOffAndNeedsARestart) {
+  const std::string kA = "import = \"all\"\nexport = \"all\"\n";
+  Config c = parsed(reload_config(kA));
+  Config rs = parsed(reload_config(kA + "route_server_client = true\n"));
+  Config rs_enforced = parsed(reload_config(kA + "route_server_client = true\nenforce_first_as = true\n"));
+  ASSERT_EQ(rs.peers.size(), 2u);
+  EXPECT_TRUE(c.peers[0].enforce_first_as);
+  EXPECT_TRUE(rs.peers[0].route_server_client);
+  EXPECT_FALSE(rs.peers[0].enforce_first_as);
+  EXPECT_TRUE(rs.peers[1].enforce_first_as);  // not a client
+  EXPECT_TRUE(rs_enforced.peers[0].enforce_first_as);
+  ReloadPlan p = plan_reload(c, rs);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_EQ(p.peers[0].restart_keys,
+            (std::vector<std::string>{"peer[0].route_server_client", "peer[0].enforce_first_as"}));
+  EXPECT_FALSE(applied_config(c, rs).peers[0].route_server_client);
+}
+
 }  // namespace
 }  // namespace petrel::daemon

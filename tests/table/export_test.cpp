@@ -52,6 +52,12 @@ ExportTarget internal_target(bool client = false) {
   return t;
 }
 
+ExportTarget route_server_client_target() {
+  ExportTarget t = external_target();
+  t.route_server_client = true;
+  return t;
+}
+
 PeerInfo peer(bool internal, bool client = false) {
   PeerInfo p;
   p.internal = internal;
@@ -129,6 +135,7 @@ TEST(Export, APathThatOurAsWouldOverflowIsNotSent) {
   EXPECT_EQ(out.attrs.decode().as_path->first_as(), 64500u);
 }
 
+// (A route-server client gets routes of our own AS as any external peer.)
 TEST(Export, MedOfOriginatedRoutesGoesOut) {
   PeerInfo local;
   local.local = true;
@@ -136,10 +143,12 @@ TEST(Export, MedOfOriginatedRoutesGoesOut) {
   pa.origin = codec::Origin::kIgp;
   pa.as_path = AsPath{};
   pa.med = 10;
-  auto got = run(external_target(), local, pa).attrs.decode();
-  EXPECT_EQ(got.med, 10u);
-  EXPECT_EQ(got.as_path->segments[0].asns, std::vector<uint32_t>{64500});
-  EXPECT_EQ(got.next_hop, ip("198.18.1.1"));
+  for (const ExportTarget& t : {external_target(), route_server_client_target()}) {
+    auto got = run(t, local, pa).attrs.decode();
+    EXPECT_EQ(got.med, 10u);
+    EXPECT_EQ(got.as_path->segments[0].asns, std::vector<uint32_t>{64500});
+    EXPECT_EQ(got.next_hop, ip("198.18.1.1"));
+  }
 }
 
 TEST(Export, ToInternalKeepsPathAndNextHopAndSendsLocalPref) {
@@ -234,6 +243,98 @@ TEST(Export, NoAddressOfTheFamilyMeansNotSent) {
   auto out = run(t, peer(false), learned({64496}));
   ASSERT_EQ(out.verdict, ExportVerdict::kSend);
   EXPECT_EQ(out.attrs.decode().mp_next_hop->global, ip("fd00:1::1"));
+}
+
+// RFC 7947 section 2.2: to a route-server client, a route from another AS
+// goes as it came: AS_PATH (2.2.2.1), NEXT_HOP (2.2.1), MED (2.2.3) and
+// communities (2.2.4); what is for our AS alone goes as to any external peer.
+TEST(Export, RouteServerClientGetsPathNextHopMedAndCommunitiesUnchanged) {
+  PathAttributes pa = learned({64496, 64511});
+  pa.communities = {0x00010002, 0xFDE90001};
+  pa.local_pref = 300;  // set by our import policy
+  pa.originator_id = 1;
+  pa.cluster_list = {2};
+  auto out = run(route_server_client_target(), peer(false), pa);
+  ASSERT_EQ(out.verdict, ExportVerdict::kSend);
+  PathAttributes got = out.attrs.decode();
+  ASSERT_EQ(got.as_path->segments.size(), 1u);
+  EXPECT_EQ(got.as_path->segments[0].asns, (std::vector<uint32_t>{64496, 64511}));
+  EXPECT_EQ(got.next_hop, ip("198.18.0.2"));
+  EXPECT_EQ(got.med, 50u);
+  EXPECT_EQ(got.communities, pa.communities);
+  EXPECT_FALSE(got.local_pref);
+  EXPECT_FALSE(got.originator_id);
+  EXPECT_TRUE(got.cluster_list.empty());
+  // The same route to an external peer that is not a client is changed.
+  auto plain = run(external_target(), peer(false), pa).attrs.decode();
+  EXPECT_EQ(plain.as_path->first_as(), 64500u);
+  EXPECT_EQ(plain.next_hop, ip("198.18.1.1"));
+  EXPECT_FALSE(plain.med);
+}
+
+TEST(Export, RouteServerClientKeepsTheSenderAndWellKnownCommunityRules) {
+  PathAttributes pa = learned({64496});
+  EXPECT_EQ(run(route_server_client_target(), peer(false), pa, kV4, 7).verdict, ExportVerdict::kToSender);
+  pa.communities = {codec::community::kNoExport};
+  EXPECT_EQ(run(route_server_client_target(), peer(false), pa).verdict, ExportVerdict::kNoExport);
+  pa.communities = {codec::community::kNoAdvertise};
+  EXPECT_EQ(run(route_server_client_target(), peer(false), pa).verdict, ExportVerdict::kNoAdvertise);
+}
+
+// Originated routes: MedOfOriginatedRoutesGoesOut.
+TEST(Export, RouteServerClientGetsRoutesOfInternalPeersAsAnyExternalPeer) {
+  auto internal = run(route_server_client_target(), peer(true), learned({64511})).attrs.decode();
+  EXPECT_EQ(internal.as_path->segments[0].asns, (std::vector<uint32_t>{64500, 64511}));
+  EXPECT_EQ(internal.next_hop, ip("198.18.1.1"));
+  EXPECT_FALSE(internal.med);
+}
+
+// RFC 2545 section 3 with RFC 7947 section 2.2.1: the global next hop
+// unchanged; its link-local companion only to a client on our link (where
+// the route server's clients meet); a link-local next hop alone cannot go
+// to a client off our link.
+TEST(Export, RouteServerClientIpv6NextHopAndItsLinkLocalHalf) {
+  PathAttributes pa = learned({64496});
+  pa.next_hop.reset();
+  pa.mp_family = kV6;
+  pa.mp_next_hop = codec::NextHop{ip("fd00::2"), ip("fe80::2")};
+  auto on_link = run(route_server_client_target(), peer(false), pa, kV6).attrs.decode();
+  ASSERT_TRUE(on_link.mp_next_hop);
+  EXPECT_EQ(on_link.mp_next_hop->global, ip("fd00::2"));
+  EXPECT_EQ(on_link.mp_next_hop->link_local, ip("fe80::2"));
+  EXPECT_EQ(on_link.as_path->segments[0].asns, std::vector<uint32_t>{64496});
+
+  ExportTarget off = route_server_client_target();
+  off.next_hop_v6 = codec::NextHop{ip("fd00:1::1"), std::nullopt};
+  auto off_link = run(off, peer(false), pa, kV6).attrs.decode();
+  EXPECT_EQ(off_link.mp_next_hop->global, ip("fd00::2"));
+  EXPECT_FALSE(off_link.mp_next_hop->link_local);
+
+  pa.mp_next_hop = codec::NextHop{ip("fe80::2"), std::nullopt};
+  EXPECT_EQ(run(off, peer(false), pa, kV6).verdict, ExportVerdict::kNoNextHop);
+  auto alone = run(route_server_client_target(), peer(false), pa, kV6);
+  ASSERT_EQ(alone.verdict, ExportVerdict::kSend);
+  EXPECT_EQ(alone.attrs.decode().mp_next_hop->global, ip("fe80::2"));
+  // A client on a link-local session (ours alone in the global field) is
+  // on our link too.
+  ExportTarget ll = route_server_client_target();
+  ll.next_hop_v6 = codec::NextHop{ip("fe80::1"), std::nullopt};
+  EXPECT_EQ(run(ll, peer(false), pa, kV6).verdict, ExportVerdict::kSend);
+}
+
+// An IPv4 route with an IPv6 next hop (RFC 8950) keeps it only for a client
+// that negotiated extended next hop; ours never replaces it.
+TEST(Export, RouteServerClientIpv4RouteWithAnIpv6NextHopNeedsExtendedNextHop) {
+  PathAttributes pa = learned({64496});
+  pa.next_hop.reset();
+  pa.mp_family = kV4;
+  pa.mp_next_hop = codec::NextHop{ip("fd00::2"), std::nullopt};
+  ExportTarget t = route_server_client_target();
+  EXPECT_EQ(run(t, peer(false), pa).verdict, ExportVerdict::kNoNextHop);
+  t.extended_next_hop_v4 = true;
+  auto out = run(t, peer(false), pa);
+  ASSERT_EQ(out.verdict, ExportVerdict::kSend);
+  EXPECT_EQ(out.attrs.decode().mp_next_hop->global, ip("fd00::2"));
 }
 
 TEST(Export, ExportingIsDeterministicAndReachesAFixedPointOnTheRules) {

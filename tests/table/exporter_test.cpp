@@ -757,6 +757,88 @@ TEST(Exporter, AddPathSendsTheBestNPathsWithStableIdentifiers) {
   EXPECT_EQ(rib_all.paths.size(), 1u);  // B's only: A's went, C's is the peer's own
 }
 
+// RFC 7947 section 2.3: a best route that may not go to a route-server
+// client (its export filter refuses it, or it is the client's own) does
+// not hide the next best path from it; a peer that is not a route-server
+// client gets nothing for the prefix.
+TEST(Exporter, RouteServerClientGetsTheBestPathThatMayGoToIt) {
+  Fixture fx;
+  constexpr uint32_t kTagged = 0xFDE9029A;  // 65001:666, which the filter refuses
+  fx.announce(fx.a, attrs(64496, 5, {kTagged}), {nth(1)});
+  PathAttributes longer;  // B's: one AS longer, so A's is the best
+  longer.origin = codec::Origin::kIgp;
+  longer.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, {64497, 64998, 64999}}}};
+  longer.next_hop = ip("198.18.0.3");
+  longer.med = 7;
+  fx.announce(fx.b, codec::AttributeSet::from(longer), {nth(1)});
+  uint32_t best_slot = UINT32_MAX;
+  fx.table.lookup(kV4Index, nth(1), [&](const RouteView& r, bool best) {
+    if (best) best_slot = r.slot;
+  });
+  ASSERT_EQ(best_slot, fx.a);
+
+  Filter f;
+  f.name = "no-tagged";
+  FilterRule refuse;
+  refuse.communities = {kTagged};
+  refuse.action = FilterAction::kReject;
+  f.rules = {refuse};
+  f.default_action = FilterAction::kAccept;
+  auto rs = fx.setup();
+  rs.filter = &f;
+  rs.target.route_server_client = true;
+  Exporter ex(fx.table, fx.out, rs);
+  PeerRib rib;
+  drain(ex, rib);
+  ASSERT_EQ(rib.paths.size(), 1u);
+  EXPECT_EQ(rib.paths.begin()->first.path_id, 0u);  // no ADD-PATH: the one identifier
+  auto got = rib.routes.at(nth(1)).decode();
+  EXPECT_EQ(got.as_path->segments[0].asns, (std::vector<uint32_t>{64497, 64998, 64999}));
+  EXPECT_EQ(got.next_hop, ip("198.18.0.3"));
+  EXPECT_EQ(got.med, 7u);
+  EXPECT_EQ(ex.counters().filtered.load(), 1u);  // A's, asked once
+
+  // The same filter on a peer that is not a route-server client: A's
+  // best route is refused and hides B's.
+  auto plain = rs;
+  plain.target.route_server_client = false;
+  Exporter ex_plain(fx.table, fx.out, plain);
+  PeerRib rib_plain;
+  drain(ex_plain, rib_plain);
+  EXPECT_TRUE(rib_plain.routes.empty());
+
+  // A route-server client that is A itself gets B's path, not nothing.
+  auto own = fx.setup(fx.a);
+  own.target.route_server_client = true;
+  Exporter ex_own(fx.table, fx.out, own);
+  PeerRib rib_own;
+  drain(ex_own, rib_own);
+  ASSERT_EQ(rib_own.routes.size(), 1u);
+  EXPECT_EQ(rib_own.routes.at(nth(1)).decode().next_hop, ip("198.18.0.3"));
+
+  // B's path goes while A's stays the best: the client's copy is withdrawn.
+  fx.withdraw(fx.b, {nth(1)});
+  drain(ex, rib);
+  EXPECT_TRUE(rib.routes.empty());
+  drain(ex_own, rib_own);
+  EXPECT_TRUE(rib_own.routes.empty());
+  // And comes back.
+  fx.announce(fx.b, codec::AttributeSet::from(longer), {nth(1)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.size(), 1u);
+  // A's path loses its tag: the client's one path (identifier 0 in the
+  // Adj-RIB-Out too) is replaced by one announcement, not withdrawn and
+  // announced again.
+  const int updates = rib.updates;
+  const uint64_t withdrawn = ex.counters().withdrawn.load();
+  fx.announce(fx.a, attrs(64496, 5), {nth(1)});
+  drain(ex, rib);
+  EXPECT_EQ(rib.routes.at(nth(1)).decode().next_hop, ip("198.18.0.2"));
+  EXPECT_EQ(rib.updates, updates + 1);
+  EXPECT_EQ(ex.counters().withdrawn.load(), withdrawn);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), 1u);
+}
+
 // The peer's RIB after everything was pumped equals, prefix by prefix, the
 // table's best route through the rules.
 void expect_in_step(Fixture& fx, const PeerRib& rib, const ExporterSetup& s) {
@@ -828,6 +910,71 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
   if (add_path) expect_all_paths(fx, rib, s);
   else expect_in_step(fx, rib, s);
   RC_ASSERT(ex.pending() == 0u);
+}
+
+// What a route-server client should hold (RFC 7947 section 2.3): per
+// prefix, the best path of those the rules and its filter let through.
+// The fixture's two peers give a prefix at most two paths: the best, then
+// the other.
+std::map<net::Prefix, codec::AttributeSet> client_says(Fixture& fx, const ExporterSetup& s) {
+  std::map<net::Prefix, codec::AttributeSet> want;
+  std::vector<net::Prefix> prefixes;  // (walk holds the shard lock that lookup_all takes)
+  fx.table.walk([&](const Change& c, const std::optional<RouteView>&, auto) { prefixes.push_back(c.prefix); });
+  for (const auto& p : prefixes)
+    fx.table.lookup_all(kV4Index, p, [&](std::span<const RouteView> routes, int best) {
+      if (best < 0) return;
+      std::vector<size_t> order{static_cast<size_t>(best)};
+      for (size_t i = 0; i < routes.size(); ++i)
+        if (i != static_cast<size_t>(best) && fx.table.eligible(routes[i])) order.push_back(i);
+      for (size_t i : order) {
+        const codec::AttributeSet a = routes[i].attrs->decode();
+        if (s.filter && !evaluate(*s.filter, p, a).accept) continue;
+        auto e = export_route(s.target, ExportSource{routes[i].peer, routes[i].slot}, kV4, a);
+        if (e.verdict != ExportVerdict::kSend) continue;
+        want.emplace(p, e.attrs);
+        return;
+      }
+    });
+  return want;
+}
+
+// Property: after random changes from both peers, pumped at random moments,
+// a route-server client (peer A itself or a third one) whose filter refuses
+// one community holds, per prefix, the best path that may go to it.
+RC_GTEST_PROP(Exporter, RouteServerClientEndsWithTheBestPathThatMayGoToIt, ()) {
+  Fixture fx(*rc::gen::element<size_t>(2, 8192));
+  ExporterSetup s = fx.setup(*rc::gen::element<uint32_t>(100, 0));  // 0: peer A itself
+  s.target.route_server_client = true;
+  Filter f;
+  f.name = "no-1";
+  FilterRule refuse;
+  refuse.communities = {1};
+  refuse.action = FilterAction::kReject;
+  f.rules = {refuse};
+  f.default_action = FilterAction::kAccept;
+  s.filter = &f;
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  const int steps = *rc::gen::inRange(1, 40);
+  for (int i = 0; i < steps; ++i) {
+    const uint16_t slot = *rc::gen::element(fx.a, fx.b);
+    const net::Prefix p = nth(*rc::gen::inRange<uint32_t>(0, 6));
+    if (*rc::gen::inRange(0, 4) == 0) {
+      fx.withdraw(slot, {p});
+    } else {
+      std::vector<uint32_t> cs;
+      if (*rc::gen::arbitrary<bool>()) cs.push_back(1);
+      fx.announce(slot, attrs(slot == fx.a ? 64496 : 64497, *rc::gen::inRange<uint32_t>(0, 3), cs), {p});
+    }
+    if (*rc::gen::inRange(0, 3) == 0) {
+      std::vector<std::byte> bytes;
+      ex.pump(bytes, 1 << 20, *rc::gen::element<size_t>(1, 1024));
+      rib.replay(bytes);
+    }
+  }
+  drain(ex, rib);
+  RC_ASSERT(rib.routes == client_says(fx, s));
+  for (const auto& [np, a] : rib.paths) RC_ASSERT(np.path_id == 0u);
 }
 
 // ---- update groups (export_group.h)

@@ -37,6 +37,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -696,6 +697,13 @@ class Run {
     j += "," + proc("daemon_cold", cold_sample_, false);
     j += "," + proc("daemon_settled", settled_sample_, true);
     j += "," + proc("daemon_end", end, false);
+    // This tool's own CPU seconds: on a small machine it shares the cores
+    // with the daemon.
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    j += fmt::format(",\"fanout_cpu_s\":{:.2f}",
+                     static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6);
     j += fmt::format(",\"failed\":{},\"timed_out\":{},\"phase\":\"{}\"}}", failed_ > 0 ? "true" : "false",
                      failed_ == 0 && phase_ != Phase::kDone ? "true" : "false",
                      kPhaseNames[static_cast<int>(phase_)]);

@@ -1,0 +1,51 @@
+"""The many-member route-server scenario (scripts/profile/fanout.py and
+petrel-fanout, docs/fulltable-lab.md "Many members") on a small table:
+50 members, each its own session from its own address and AS, each
+announcing 100 of 5,000 /24s through Petrel, must all be Established and
+hold every other member's prefixes; after 3 members hard-close their
+sockets the survivors must see every withdrawal, and once the 3 return,
+hold the table again. Completeness, not time: the figures of the run are
+only checked to exist."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import lab as L
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "profile", "fanout.py")
+
+
+def fanout_binary() -> str:
+    p = os.environ.get("PETREL_FANOUT")
+    if not p:
+        petrel = L.petrel_binary()
+        p = os.path.join(os.path.dirname(os.path.dirname(petrel)), "crates", "bench", "petrel-fanout")
+    if not os.path.exists(p):
+        pytest.skip(f"petrel-fanout is not built ({p})")
+    return p
+
+
+def test_fifty_members_hold_each_others_routes_through_a_flap(tmp_path):
+    env = dict(os.environ, FANOUT=fanout_binary(), PETREL=L.petrel_binary(), MEMBERS="50",
+               PREFIXES="5000", FLAPPERS="3", SPREAD="1", SETTLE="0.5", TIMEOUT="100", OUT=str(tmp_path))
+    p = subprocess.run([sys.executable, SCRIPT, "run", "petrel"], env=env, capture_output=True, text=True,
+                       timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    f = r["fanout"]
+    assert r["daemon_alive"], r
+    assert r["fanout_exit"] == 0 and not f["failed"] and not f["timed_out"], f
+    assert f["phase"] == "done", f
+    assert f["established"] == 50 and f["last_established_s"] is not None, f
+    # every member holds every other member's 4,900 prefixes, and nothing else
+    assert f["complete_members"] == 50, f
+    assert f["unexpected_prefixes"] == 0 and f["own_prefixes_received"] == 0, f
+    # each phase was reached by every member it measures (null otherwise)
+    assert f["flappers"] == 3, f
+    for phase in ("cold_start", "withdrawal", "return"):
+        assert f[f"{phase}_worst_s"] is not None and f[f"{phase}_p50_s"] <= f[f"{phase}_worst_s"], (phase, f)
+    assert f["daemon_end_cpu_s"] > 0 and f["daemon_end_peak_rss_kib"] > 0, f

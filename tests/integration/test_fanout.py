@@ -49,3 +49,36 @@ def test_fifty_members_hold_each_others_routes_through_a_flap(tmp_path):
     for phase in ("cold_start", "withdrawal", "return"):
         assert f[f"{phase}_worst_s"] is not None and f[f"{phase}_p50_s"] <= f[f"{phase}_worst_s"], (phase, f)
     assert f["daemon_end_cpu_s"] > 0 and f["daemon_end_peak_rss_kib"] > 0, f
+
+
+@pytest.mark.parametrize("daemon,binary", [("bird", "/usr/sbin/bird"), ("openbgpd", "/usr/sbin/bgpd")])
+def test_the_same_scenario_through_other_route_servers(daemon, binary, tmp_path):
+    """The published comparison's other daemons (BIRD `rs client`,
+    OpenBGPD `transparent-as`), on a smaller table: the script's
+    configuration of them must keep passing every route on."""
+    if not os.path.exists(binary):
+        pytest.skip(f"{daemon} is not installed")
+    env = dict(os.environ, FANOUT=fanout_binary(), MEMBERS="20", PREFIXES="2000", FLAPPERS="2", SPREAD="1",
+               SETTLE="0.2", TIMEOUT="60", OUT=str(tmp_path))
+    p = subprocess.run([sys.executable, SCRIPT, "run", daemon], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    f = json.loads(p.stdout.strip().splitlines()[-1])["fanout"]
+    assert f["phase"] == "done" and f["established"] == 20 and f["complete_members"] == 20, f
+    assert f["unexpected_prefixes"] == 0 and f["own_prefixes_received"] == 0, f
+
+
+@pytest.mark.parametrize("rs", ["0", "1"])
+def test_petrel_rs_adds_route_server_client_to_every_member(rs):
+    """PETREL_RS=1 gives each of Petrel's member peers
+    `route_server_client = true` (the key of the route-server change);
+    without it, none."""
+    code = ("import fanout, types\n"
+            "node = types.SimpleNamespace(v4='198.18.0.1')\n"
+            "print(fanout.Petrel(node).config())\n")
+    env = dict(os.environ, PETREL_RS=rs, MEMBERS="7", PYTHONPATH=os.path.dirname(SCRIPT))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    conf = p.stdout
+    assert conf.count("[[peer]]") == 7, conf
+    assert conf.count("route_server_client = true") == (7 if rs == "1" else 0), conf

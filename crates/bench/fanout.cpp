@@ -204,6 +204,7 @@ class Run {
     }
     ep_ = epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) return 2;
+    t0_ = Clock::now();  // the dial schedule and every time from here
     for (auto& m : members_) m.next_dial_ns = static_cast<int64_t>(o_.connect_spread * 1e9 * m.id / o_.members);
     loop();
     std::string json = report();
@@ -230,6 +231,10 @@ class Run {
     auto daemon = net::IpAddress::parse(o_.daemon);
     if (!base || !base->is_v4() || !pbase || !pbase->is_v4() || !daemon || !daemon->is_v4()) {
       log("--daemon, --member-base and --prefix-base must be IPv4 addresses");
+      return false;
+    }
+    if (uint64_t{base->v4_value()} + o_.members > 0xffffffffu) {
+      log("--members addresses from --member-base run past 255.255.255.255");
       return false;
     }
     daemon_ = *daemon;
@@ -527,7 +532,7 @@ class Run {
     // the deadline and by a count.
     for (int64_t round = 0; round < static_cast<int64_t>(o_.timeout * 2000) + 10; ++round) {
       if (now() > deadline) {
-        log("timed out in phase {}", static_cast<int>(phase_));
+        log("timed out in phase {}", kPhaseNames[static_cast<int>(phase_)]);
         return;
       }
       if (failed_ > 0) return;

@@ -22,8 +22,10 @@ it came from:
 
 Environment: PETREL (the petrel binary), FANOUT (petrel-fanout), MEMBERS
 (200), PREFIXES (100000), SPREAD (connect spread, 4 s), FLAPPERS (MEMBERS /
-14), SETTLE (2 s), TIMEOUT (600 s), PETREL_RS (0), OUT (a directory for
-logs). Needs root. Every wait is bounded.
+14), SETTLE (2 s), TIMEOUT (600 s), PETREL_RS (0), WITHHOLD (members, by
+name "m1,m2", to whom Petrel exports nothing: the test that the tool
+sees an incomplete member), OUT (a directory for logs). Needs root.
+Every wait is bounded.
 """
 import ipaddress
 import json
@@ -59,6 +61,7 @@ FLAPPERS = int(env_num("FLAPPERS", MEMBERS // 14))
 SETTLE = env_num("SETTLE", 2)
 TIMEOUT = env_num("TIMEOUT", 600)
 PETREL_RS = os.environ.get("PETREL_RS", "0") == "1"
+WITHHOLD = set(filter(None, os.environ.get("WITHHOLD", "").split(",")))
 
 
 def members() -> list[tuple[str, str, int]]:
@@ -100,7 +103,8 @@ class Petrel(Daemon):
         for name, addr, asn in members():
             lines += ["", "[[peer]]", f"name = {q(name)}", f"address = {q(addr)}", f"asn = {asn}",
                       "passive = true", "hold_time = 180", 'families = ["ipv4-unicast"]',
-                      f"local_address = {q(v4)}", 'import = "all"', 'export = "all"']
+                      f"local_address = {q(v4)}", 'import = "all"',
+                      f"export = {q('none' if name in WITHHOLD else 'all')}"]
             if PETREL_RS:
                 lines.append("route_server_client = true")
         return "\n".join(lines) + "\n"

@@ -82,3 +82,19 @@ def test_petrel_rs_adds_route_server_client_to_every_member(rs):
     conf = p.stdout
     assert conf.count("[[peer]]") == 7, conf
     assert conf.count("route_server_client = true") == (7 if rs == "1" else 0), conf
+
+
+def test_a_member_left_without_routes_is_seen_incomplete(tmp_path):
+    """The check itself can fail: Petrel exports nothing to member m2, so
+    the run stops at the cold start on its timeout, with every session
+    Established and every member but one complete."""
+    env = dict(os.environ, FANOUT=fanout_binary(), PETREL=L.petrel_binary(), MEMBERS="10", PREFIXES="1000",
+               SPREAD="0.5", TIMEOUT="6", WITHHOLD="m2", OUT=str(tmp_path))
+    p = subprocess.run([sys.executable, SCRIPT, "run", "petrel"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    f = r["fanout"]
+    assert r["fanout_exit"] == 1 and f["timed_out"] and f["phase"] == "cold", f
+    assert f["established"] == 10 and f["complete_members"] == 9, f
+    assert f["cold_start_worst_s"] is None, f

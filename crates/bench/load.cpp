@@ -55,7 +55,9 @@
 #include "codec/framer.h"
 #include "codec/open.h"
 #include "codec/update.h"
+#include "crates/bench/args.h"
 #include "crates/bench/feed.h"
+#include "crates/bench/sock.h"
 #include "crates/synth/synth.h"
 #include "fib/netlink.h"
 
@@ -81,33 +83,13 @@ struct Options {
   double timeout = 600, hold = 0, settle = 0.5;
 };
 
-[[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr,
-               "petrel-load: %s\n"
+constexpr bench::Usage kUsage{"petrel-load",
                "usage: petrel-load --daemon ADDR [--port N] [--daemon-as N]\n"
                "         --feeder ADDR [--feeder ADDR ...] [--feeder-as N]\n"
                "         [--observer ADDR] [--observer-as N] [--observer-late 0|1]\n"
                "         [--v4 N] [--v6 N] [--attr-sets N] [--seed N]\n"
                "         [--metrics HOST:PORT] [--kernel-netns NAME] [--kernel-table N]\n"
-               "         [--timeout S] [--hold S] [--settle S] [--json FILE]\n",
-               why);
-  std::exit(2);
-}
-
-uint64_t number(const char* s, const char* what) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0') usage(what);
-  return v;
-}
-
-double seconds(const char* s, const char* what) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || *end != '\0' || v < 0 || v > 86400) usage(what);
-  return v;
-}
+               "         [--timeout S] [--hold S] [--settle S] [--json FILE]\n"};
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -115,38 +97,38 @@ Options parse(int argc, char** argv) {
   bool sets_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (i + 1 >= argc) usage("every option takes a value");
+    if (i + 1 >= argc) kUsage.fail("every option takes a value");
     const char* v = argv[++i];
     if (a == "--daemon") o.daemon = v;
-    else if (a == "--port") o.port = static_cast<uint16_t>(number(v, "bad --port"));
-    else if (a == "--daemon-as") o.daemon_as = static_cast<uint32_t>(number(v, "bad --daemon-as"));
+    else if (a == "--port") o.port = static_cast<uint16_t>(kUsage.count(v, "bad --port"));
+    else if (a == "--daemon-as") o.daemon_as = static_cast<uint32_t>(kUsage.count(v, "bad --daemon-as"));
     else if (a == "--feeder") o.feeders.emplace_back(v);
-    else if (a == "--feeder-as") o.feeder_as = static_cast<uint32_t>(number(v, "bad --feeder-as"));
+    else if (a == "--feeder-as") o.feeder_as = static_cast<uint32_t>(kUsage.count(v, "bad --feeder-as"));
     else if (a == "--observer") o.observer = v;
-    else if (a == "--observer-as") o.observer_as = static_cast<uint32_t>(number(v, "bad --observer-as"));
-    else if (a == "--observer-late") o.observer_late = number(v, "bad --observer-late") != 0;
-    else if (a == "--v4") o.table.v4_prefixes = static_cast<uint32_t>(number(v, "bad --v4"));
-    else if (a == "--v6") o.table.v6_prefixes = static_cast<uint32_t>(number(v, "bad --v6"));
+    else if (a == "--observer-as") o.observer_as = static_cast<uint32_t>(kUsage.count(v, "bad --observer-as"));
+    else if (a == "--observer-late") o.observer_late = kUsage.count(v, "bad --observer-late") != 0;
+    else if (a == "--v4") o.table.v4_prefixes = static_cast<uint32_t>(kUsage.count(v, "bad --v4"));
+    else if (a == "--v6") o.table.v6_prefixes = static_cast<uint32_t>(kUsage.count(v, "bad --v6"));
     else if (a == "--attr-sets") {
-      o.table.attr_sets = static_cast<uint32_t>(number(v, "bad --attr-sets"));
+      o.table.attr_sets = static_cast<uint32_t>(kUsage.count(v, "bad --attr-sets"));
       sets_given = true;
     }
-    else if (a == "--seed") o.table.seed = number(v, "bad --seed");
+    else if (a == "--seed") o.table.seed = kUsage.count(v, "bad --seed");
     else if (a == "--metrics") o.metrics = v;
     else if (a == "--kernel-netns") o.kernel_netns = v;
-    else if (a == "--kernel-table") o.kernel_table = static_cast<uint32_t>(number(v, "bad --kernel-table"));
+    else if (a == "--kernel-table") o.kernel_table = static_cast<uint32_t>(kUsage.count(v, "bad --kernel-table"));
     else if (a == "--json") o.json = v;
-    else if (a == "--timeout") o.timeout = seconds(v, "bad --timeout");
-    else if (a == "--hold") o.hold = seconds(v, "bad --hold");
-    else if (a == "--settle") o.settle = seconds(v, "bad --settle");
-    else usage("unknown option");
+    else if (a == "--timeout") o.timeout = kUsage.seconds(v, "bad --timeout");
+    else if (a == "--hold") o.hold = kUsage.seconds(v, "bad --hold");
+    else if (a == "--settle") o.settle = kUsage.seconds(v, "bad --settle");
+    else kUsage.fail("unknown option");
   }
   // One attribute set per four prefixes unless told (250,000 for a 1M
   // table, as table-bench uses).
   if (!sets_given) o.table.attr_sets = std::max<uint32_t>(1, (o.table.v4_prefixes + o.table.v6_prefixes) / 4);
-  if (o.daemon.empty()) usage("--daemon is required");
-  if (o.feeders.empty()) usage("at least one --feeder is required");
-  if (o.feeders.size() > 64) usage("at most 64 feeders");
+  if (o.daemon.empty()) kUsage.fail("--daemon is required");
+  if (o.feeders.empty()) kUsage.fail("at least one --feeder is required");
+  if (o.feeders.size() > 64) kUsage.fail("at most 64 feeders");
   return o;
 }
 
@@ -243,31 +225,13 @@ class Tracker {
 
 // ---- sockets
 
-std::optional<sockaddr_storage> address(const std::string& text, uint16_t port, socklen_t& len) {
-  auto a = net::IpAddress::parse(text);
-  if (!a) return std::nullopt;
-  sockaddr_storage ss{};
-  if (a->is_v4()) {
-    auto* s = reinterpret_cast<sockaddr_in*>(&ss);
-    s->sin_family = AF_INET;
-    s->sin_port = htons(port);
-    std::memcpy(&s->sin_addr, a->data(), 4);
-    len = sizeof(sockaddr_in);
-  } else {
-    auto* s = reinterpret_cast<sockaddr_in6*>(&ss);
-    s->sin6_family = AF_INET6;
-    s->sin6_port = htons(port);
-    std::memcpy(&s->sin6_addr, a->data(), 16);
-    len = sizeof(sockaddr_in6);
-  }
-  return ss;
-}
+using bench::sockaddr_of;
 
 // Dials remote from local, retrying every 100 ms until the deadline.
 int dial(const std::string& local, const std::string& remote, uint16_t port, Shared& sh, double timeout) {
   socklen_t llen = 0, rlen = 0;
-  auto la = address(local, 0, llen);
-  auto ra = address(remote, port, rlen);
+  auto la = sockaddr_of(local, 0, llen);
+  auto ra = sockaddr_of(remote, port, rlen);
   if (!la || !ra) return -1;
   for (int attempt = 0; attempt < 100000 && !sh.stop && !sh.past(timeout); ++attempt) {
     int fd = socket(ra->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -492,7 +456,7 @@ int64_t table_routes(const std::string& hostport, Shared& sh) {
   std::string host = hostport.substr(0, colon);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   socklen_t len = 0;
-  auto a = address(host, static_cast<uint16_t>(std::atoi(hostport.c_str() + colon + 1)), len);
+  auto a = sockaddr_of(host, static_cast<uint16_t>(std::atoi(hostport.c_str() + colon + 1)), len);
   if (!a) return -1;
   int fd = socket(a->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
@@ -656,16 +620,16 @@ int main(int argc, char** argv) {
     synth::Table t = synth::generate(o.table, static_cast<uint32_t>(i));
     if (i == 0) expected.emplace(t, o.table.v4_prefixes > 0, o.table.v6_prefixes > 0);
     auto nh = net::IpAddress::parse(o.feeders[i]);
-    if (!nh) usage("a --feeder is not an address");
+    if (!nh) kUsage.fail("a --feeder is not an address");
     bench::FeedOptions fo;
     fo.neighbour_as = o.feeder_as + static_cast<uint32_t>(i);
     if (nh->is_v4()) fo.next_hop_v4 = *nh;
     else fo.next_hop_v6 = *nh;
-    if (o.table.v6_prefixes > 0 && !fo.next_hop_v6) usage("IPv6 routes need IPv6 feeder addresses");
-    if (o.table.v4_prefixes > 0 && !nh->is_v4()) usage("IPv4 routes need IPv4 feeder addresses");
+    if (o.table.v6_prefixes > 0 && !fo.next_hop_v6) kUsage.fail("IPv6 routes need IPv6 feeder addresses");
+    if (o.table.v4_prefixes > 0 && !nh->is_v4()) kUsage.fail("IPv4 routes need IPv4 feeder addresses");
     codec::SessionParams params;
     auto f = bench::build_feed(t, fo, params);
-    if (!f) usage(f.error());
+    if (!f) kUsage.fail(f.error());
     feeds.push_back(std::move(*f));
   }
   const uint64_t per_feed = feeds[0].v4_routes + feeds[0].v6_routes;
@@ -752,15 +716,7 @@ int main(int argc, char** argv) {
                      ",\"timed_out\":" + (timed_out ? "true" : "false") + "}";
   std::printf("%s\n", json.c_str());
   std::fflush(stdout);
-  if (!o.json.empty()) {
-    // Whole or not at all: written beside, then renamed.
-    std::string tmp = o.json + ".tmp";
-    if (FILE* f = std::fopen(tmp.c_str(), "w")) {
-      std::fprintf(f, "%s\n", json.c_str());
-      std::fclose(f);
-      std::rename(tmp.c_str(), o.json.c_str());
-    }
-  }
+  if (!o.json.empty()) bench::write_whole(o.json, json);
 
   // Keep the sessions up for --hold seconds (memory samples after the load).
   if (sh.failed == 0)

@@ -16,8 +16,12 @@ namespace petrel::daemon {
 namespace {
 
 constexpr size_t kReadMax = 4096;            // journal entries per shard per read
-constexpr auto kIdleWait = std::chrono::milliseconds(100);
-constexpr int kMaxReadsPerTick = 64;         // then wait, so a flood cannot pin a core
+constexpr int kMaxReadsPerTick = 64;         // then wait kFloodPause, so a flood cannot pin a core
+constexpr auto kFloodPause = std::chrono::milliseconds(100);
+// The thread reads when the table wakes it (Table::subscribe), and at
+// least this often while a client listens: a wake missed (none should be)
+// delays a change by that much, never loses it.
+constexpr auto kSafetyWait = std::chrono::milliseconds(1000);
 
 // The session events the stream carries (daemon/peer.cpp logs them).
 constexpr std::string_view kSessionEvents[] = {"session-up", "session-down"};
@@ -158,9 +162,17 @@ void EventHub::start(const table::Table& table) {
   // The table as it is now is the starting point, not a change: the
   // follower's first pass (every shard's content) happens here, so every
   // change after start() is an event.
-  auto fo = std::make_shared<table::Follower>(table.follow());
-  table.skip(*fo);
-  thread_ = std::thread([this, &table, fo] { follow_loop(table, *fo); });
+  table_ = &table;
+  follower_ = table.follow();
+  table.skip(*follower_);
+  woken_by_table_ = table.subscribe([this] {
+    {
+      std::lock_guard lock(stop_mu_);
+      woken_ = true;
+    }
+    stop_cv_.notify_one();
+  });
+  thread_ = std::thread([this] { follow_loop(); });
 }
 
 void EventHub::stop() {
@@ -177,16 +189,30 @@ void EventHub::stop() {
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  woken_by_table_.reset();
   std::lock_guard lock(mu_);
   for (auto& c : clients_) c->close();
   clients_.clear();
 }
 
 std::shared_ptr<EventClient> EventHub::subscribe(EventFilter filter, size_t limit) {
-  std::lock_guard lock(mu_);
-  if (clients_.size() >= kMaxClients || stopping_) return nullptr;
-  clients_.push_back(std::make_shared<EventClient>(std::move(filter), limit));
-  return clients_.back();
+  std::shared_ptr<EventClient> c;
+  {
+    std::lock_guard follow_lock(follow_mu_);
+    std::lock_guard lock(mu_);
+    if (clients_.size() >= kMaxClients || stopping_) return nullptr;
+    // With nobody listening the thread did not read: the changes until
+    // now are nobody's events.
+    if (clients_.empty() && follower_) table_->skip(*follower_);
+    clients_.push_back(std::make_shared<EventClient>(std::move(filter), limit));
+    c = clients_.back();
+  }
+  {
+    std::lock_guard lock(stop_mu_);
+    woken_ = true;
+  }
+  stop_cv_.notify_one();
+  return c;
 }
 
 void EventHub::unsubscribe(const std::shared_ptr<EventClient>& c) {
@@ -206,39 +232,54 @@ void EventHub::publish(Event e) {
   for (auto& c : clients_) c->offer(e);
 }
 
-void EventHub::follow_loop(const table::Table& table, table::Follower& fo) {
+void EventHub::follow_loop() {
   std::vector<Event> batch;
   while (!stopping_) {
+    bool flood = true;
     for (int reads = 0; reads < kMaxReadsPerTick && !stopping_; ++reads) {
-      if (clients() == 0) {
-        // Nobody listens: the changes until now are nobody's events.
-        // Reading them would take every shard's lock as often as the
-        // exporters do (4 % of the daemon's time under a full feed).
-        table.skip(fo);
-        break;
-      }
-      size_t resync_shard = SIZE_MAX;  // events of a resync are the shard's content, not changes
-      size_t handed = table.read(fo, kReadMax, [&](const table::FollowEvent& ev) {
-        if (ev.resync) {
-          resync_shard = ev.shard;
-          // This follower fell behind the journal (start() put it at the
-          // end, so any resynchronisation here is one).
-          Event e;
-          e.type = "resync";
-          e.data = fmt::format(R"({{"shard":{},"reason":"best-route changes were missed"}})", ev.shard);
-          batch.push_back(std::move(e));
-          return;
+      size_t handed = 0;
+      {
+        std::lock_guard follow_lock(follow_mu_);
+        // Nobody listens: no read (it would take every shard's lock as
+        // often as the exporters do, 4 % of the daemon's time under a full
+        // feed) and no take(), so the table does not wake the thread
+        // again; subscribe() moves the follower to the end and wakes it.
+        if (clients() == 0) {
+          flood = false;
+          break;
         }
-        if (ev.shard == resync_shard || !ev.change.best_changed) return;
-        batch.push_back(best_change(ev));
-      });
+        (void)woken_by_table_.take();  // before the read: a change after it wakes the wait below
+        size_t resync_shard = SIZE_MAX;  // events of a resync are the shard's content, not changes
+        handed = table_->read(*follower_, kReadMax, [&](const table::FollowEvent& ev) {
+          if (ev.resync) {
+            resync_shard = ev.shard;
+            // This follower fell behind the journal (it starts at the
+            // end, so any resynchronisation here is one).
+            Event e;
+            e.type = "resync";
+            e.data = fmt::format(R"({{"shard":{},"reason":"best-route changes were missed"}})", ev.shard);
+            batch.push_back(std::move(e));
+            return;
+          }
+          if (ev.shard == resync_shard || !ev.change.best_changed) return;
+          batch.push_back(best_change(ev));
+        });
+      }
       // Published outside the shards' locks.
       for (auto& e : batch) publish(std::move(e));
       batch.clear();
-      if (handed < kReadMax) break;
+      if (handed < kReadMax) {
+        flood = false;
+        break;
+      }
     }
     std::unique_lock lock(stop_mu_);
-    stop_cv_.wait_for(lock, kIdleWait, [&] { return stopping_.load(); });
+    if (flood) {
+      stop_cv_.wait_for(lock, kFloodPause, [&] { return stopping_.load(); });
+    } else {
+      stop_cv_.wait_for(lock, kSafetyWait, [&] { return stopping_ || woken_; });
+      woken_ = false;
+    }
   }
 }
 

@@ -2,7 +2,8 @@
 // docs/http-api.md): session state changes, tapped from the daemon's log
 // (daemon/log.h, log_subscribe), and best-route changes, read from the
 // routing table by a follower of its journals (table/table.h, follow/read)
-// on a thread of its own.
+// on a thread of its own, which the table's writers wake (Table::subscribe)
+// while a client listens.
 //
 // Each client has a bounded queue. Publishing never waits for a client:
 // when a client's queue is full, its queue is replaced by one final
@@ -23,11 +24,7 @@
 #include <vector>
 
 #include "crates/net/ip.h"
-
-namespace petrel::table {
-class Follower;
-class Table;
-}
+#include "table/table.h"
 
 namespace petrel::daemon {
 
@@ -93,7 +90,8 @@ class EventHub {
   // Stops the thread and closes every client (their streams end).
   void stop();
 
-  // nullptr when kMaxClients streams are open already.
+  // nullptr when kMaxClients streams are open already. The client gets
+  // the best-route changes made after this call.
   std::shared_ptr<EventClient> subscribe(EventFilter filter, size_t limit = kQueueLimit);
   void unsubscribe(const std::shared_ptr<EventClient>& c);
   // Numbers the event and offers it to every client.
@@ -101,14 +99,20 @@ class EventHub {
   [[nodiscard]] size_t clients() const;
 
  private:
-  void follow_loop(const table::Table& table, table::Follower& fo);
+  void follow_loop();
 
+  // Taken before mu_ where both are.
+  std::mutex follow_mu_;                 // the follower: the thread's reads, subscribe()'s skip
+  const table::Table* table_ = nullptr;  // from start()
+  std::optional<table::Follower> follower_;
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<EventClient>> clients_;
   uint64_t next_id_ = 1;
   std::atomic<bool> stopping_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
+  bool woken_ = false;  // under stop_mu_: the table changed, or a first client came
+  table::Subscription woken_by_table_;
   std::thread thread_;
 };
 

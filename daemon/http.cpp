@@ -459,6 +459,7 @@ bool HttpServer::start(const Server& server) {
                              MHD_OPTION_END);
   if (daemon_ == nullptr) {
     log(LogLevel::kError, "http-start-failed", {{"address", where_}}, "libmicrohttpd could not start");
+    events_->stop();  // now: it follows the server's table, which goes before this object
     return false;
   }
   fd_ = -1;  // libmicrohttpd owns and closes it now

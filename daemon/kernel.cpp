@@ -3,6 +3,8 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +34,12 @@ constexpr auto kPublish = std::chrono::milliseconds(250);
 // again (16 per 1M-route feed with 4096 events per shard a round). A
 // shard's backlog is at most the journal's retention.
 constexpr size_t kReadPerShard = SIZE_MAX;
+// Idle, the thread waits for the table's wake (Table::subscribe), a
+// kernel notification, or the next thing due; and at most kSafetyWait, so
+// that a wake missed (none should be) delays a change by that much, never
+// loses it. Without an eventfd (its creation failed), it polls every
+// kIdleWaitMs as before wakes existed.
+constexpr auto kSafetyWait = std::chrono::milliseconds(1000);
 constexpr int kIdleWaitMs = 20;
 // Requests per round, between journal reads: short rounds keep the
 // journals' backlog small (reading it is cheap; the kernel's work in
@@ -137,10 +145,14 @@ KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table
   for (const PeerConfig& p : peers) links_[p.name] = SessionLink{p.interface, p.local_address, p.address};
 }
 
-KernelSyncer::~KernelSyncer() { stop(); }
+KernelSyncer::~KernelSyncer() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
 
 void KernelSyncer::start() {
   if (thread_.joinable()) return;
+  if (wake_fd_ < 0) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   thread_ = std::thread([this] { run(); });
   // Named, for top -H and perf record -t (up to 15 characters).
   (void)pthread_setname_np(thread_.native_handle(), "petrel-kernel");
@@ -148,7 +160,15 @@ void KernelSyncer::start() {
 
 void KernelSyncer::stop() {
   stop_ = true;
+  wake();
   if (thread_.joinable()) thread_.join();
+}
+
+void KernelSyncer::wake() const {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  const ssize_t r = ::write(wake_fd_, &one, sizeof one);  // fails only when the counter is full: awake anyway
+  (void)r;
 }
 
 KernelStatus KernelSyncer::status() const {
@@ -226,8 +246,11 @@ void KernelSyncer::run() {
   // looked up after the read (which holds each shard's lock meanwhile).
   std::vector<std::pair<table::FamilyIndex, net::Prefix>> deferred;
   auto follower = table_.follow();
+  // Subscribed for the thread's life: the writers' wakes end its wait.
+  table::Subscription woken = table_.subscribe([this] { wake(); });
   const auto t0 = Clock::now();
   auto last_retry = t0, last_publish = t0;
+  bool unpublished = false;  // the status has changed since the last publish()
   std::string reported;  // the last error logged, to log each once
   GatewayMemo memo;
   // A read's wishes, applied to the plan after it: the table hands them
@@ -284,6 +307,7 @@ void KernelSyncer::run() {
 
   while (!stop_) {
     const auto read_start = Clock::now();
+    (void)woken.take();  // before the read: a change after it wakes the wait below
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
     table_resyncs_ += follower.resyncs() - resyncs;
@@ -334,6 +358,9 @@ void KernelSyncer::run() {
     auto changed = d.read_notifications();
     if (!changed) last_error_ = changed.error().text();
     else if (*changed) ++interfaces_generation_;  // sessions' interfaces worked out again
+    // Whatever sync() is about to do, the status shows it by the next
+    // publish (which an idle wait does not sleep past).
+    if (n > 0 || !d.plan().idle() || (changed && *changed)) unpublished = true;
     // Bounded so a full table's installation still reads the journals
     // between rounds (they would overrun and resynchronise otherwise).
     if (auto r = d.sync(n > kBacklogRead ? kSyncBehind : kSyncPerRound); !r) last_error_ = r.error().text();
@@ -341,17 +368,31 @@ void KernelSyncer::run() {
       last_error_ = std::string("route refused: ") + std::strerror(-d.plan().last_error());
     if (!last_error_.empty() && last_error_ != reported) {
       reported = last_error_;
+      unpublished = true;
       log(LogLevel::kWarn, "kernel-error", {}, last_error_);
     }
-    if (now - last_publish >= kPublish) {
+    // Idle, at the safety wait's pace (the time spent waiting goes on).
+    if ((unpublished && now - last_publish >= kPublish) || now - last_publish >= kSafetyWait) {
       last_publish = now;
+      unpublished = false;
       publish(d, true);
     }
     if (n == 0 && wishes.empty() && d.plan().idle()) {
-      pollfd p{d.notify_fd(), POLLIN, 0};
+      // Until woken, or the next thing due, or kSafetyWait.
+      auto due = std::min(last_retry + kRetryRefused, Clock::now() + kSafetyWait);
+      if (!removals_) due = std::min(due, t0 + kStaleGrace);
+      if (unpublished) due = std::min(due, last_publish + kPublish);
+      auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Clock::now()).count();
+      if (wake_fd_ < 0) ms = std::min<decltype(ms)>(ms, kIdleWaitMs);
+      pollfd p[2] = {{d.notify_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       const auto wait_start = Clock::now();
-      (void)poll(&p, 1, kIdleWaitMs);
+      (void)poll(p, wake_fd_ >= 0 ? 2 : 1, static_cast<int>(std::max<decltype(ms)>(ms, 0)));
       wait_ns_ += ns_since(wait_start);
+      if (wake_fd_ >= 0 && (p[1].revents & POLLIN)) {
+        uint64_t count = 0;
+        const ssize_t r = ::read(wake_fd_, &count, sizeof count);  // resets it (nonblocking)
+        (void)r;
+      }
     }
   }
   auto before = d.plan().counts().installed;

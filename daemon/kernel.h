@@ -5,8 +5,10 @@
 // Thread: its own (DESIGN.md, "Threads"). Installing a full table takes
 // the kernel seconds of system time inside sendmsg, and the driver waits
 // for each batch's acks; on the main loop that would stall the HTTP API's
-// and the sessions' hand-offs. The thread polls the table's journals and
-// the link/address notification socket every few milliseconds when idle.
+// and the sessions' hand-offs. When idle, the thread waits in poll() on
+// the link/address notification socket and an eventfd the table's writers
+// wake (table::Table::subscribe), at most a second (kSafetyWait) or until
+// the next thing due (a status update, the stale routes' grace, retries).
 //
 // With `multipath`, a prefix's routes that are multipath-equal to the best
 // (table/multipath.h) become one route with a next hop each.
@@ -79,6 +81,8 @@ class KernelSyncer {
 
  private:
   void run();
+  // Ends the thread's wait (from a table writer's thread, or stop()).
+  void wake() const;
   void publish(const fib::Driver& d, bool running);
   // The gateways of p's routes that are multipath-equal to its best (none:
   // no best, or none with a gateway).
@@ -103,6 +107,7 @@ class KernelSyncer {
   const table::Table& table_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  int wake_fd_ = -1;  // an eventfd, from start(); -1: none (the thread then polls every kIdleWaitMs)
   mutable std::mutex mu_;
   KernelStatus status_;
   std::string last_error_;

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -37,7 +38,14 @@ constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our N
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
 constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter may write: the
                                               // worker's other sessions (keepalives) go between
-constexpr double kExportInterval = 0.05;      // seconds between looks at the table's journals
+// The exporter runs when the table wakes it (Table::subscribe, after a
+// write appended to the journals), at most once per kExportGap for wakes
+// (a busy table wakes after every batch; the changes of the gap go out
+// together), at once again while it has more, and every kExportSafety
+// seconds whatever: a wake missed (none should be) delays a change by
+// that much, never loses it.
+constexpr double kExportGap = 0.002;
+constexpr double kExportSafety = 1.0;
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -192,8 +200,10 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
                seed) {
   ev_timer_init(&dial_timer_, &Peer::on_dial_timer, 0, 0);
   dial_timer_.data = this;
-  ev_timer_init(&export_timer_, &Peer::on_export_timer, 0, kExportInterval);
+  ev_timer_init(&export_timer_, &Peer::on_export_timer, 0, kExportSafety);
   export_timer_.data = this;
+  ev_async_init(&export_wake_, &Peer::on_export_wake);
+  export_wake_.data = this;
   ev_timer_init(&limit_timer_, &Peer::on_limit_timer, 0, 0);
   limit_timer_.data = this;
   read_buf_.resize(kReadChunk);
@@ -211,6 +221,8 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
 Peer::~Peer() {
   ev_timer_stop(worker_.loop(), &dial_timer_);
   ev_timer_stop(worker_.loop(), &export_timer_);
+  export_woken_.reset();  // before the watcher it sends to stops
+  ev_async_stop(worker_.loop(), &export_wake_);
   ev_timer_stop(worker_.loop(), &limit_timer_);
   for (auto& c : conns_)
     if (c) close_socket(*c);
@@ -348,6 +360,8 @@ uint64_t Peer::advertised(size_t family_index) const {
 
 void Peer::leave_table() {
   ev_timer_stop(worker_.loop(), &export_timer_);
+  export_woken_.reset();
+  ev_async_stop(worker_.loop(), &export_wake_);
   {
     std::lock_guard lock(exporter_mu_);
     exporter_.reset();
@@ -866,7 +880,11 @@ void Peer::start_export(Connection& c) {
     const auto slot = static_cast<uint16_t>(s.target.slot);
     exporter_ = export_groups_.join(std::move(s), export_.filter, slot);
   }
-  ev_timer_set(&export_timer_, 0, kExportInterval);
+  ev_async_start(worker_.loop(), &export_wake_);
+  struct ev_loop* loop = worker_.loop();
+  ev_async* wake = &export_wake_;
+  export_woken_ = table_.subscribe([loop, wake] { ev_async_send(loop, wake); });
+  ev_timer_set(&export_timer_, 0, kExportSafety);
   ev_timer_start(worker_.loop(), &export_timer_);
 }
 
@@ -926,12 +944,26 @@ void Peer::note_oversized(uint64_t before) {
 
 void Peer::again_soon() {
   ev_timer_stop(worker_.loop(), &export_timer_);
-  ev_timer_set(&export_timer_, 0, kExportInterval);
+  ev_timer_set(&export_timer_, 0, kExportSafety);
   ev_timer_start(worker_.loop(), &export_timer_);
 }
 
-void Peer::on_export_timer(struct ev_loop*, ev_timer* w, int) {
+void Peer::on_export_wake(struct ev_loop* loop, ev_async* w, int) {
   auto* p = static_cast<Peer*>(w->data);
+  // The turn itself is the timer's: kExportGap after the last one at the
+  // earliest, unless it comes sooner already.
+  const double after = std::max(0.0, p->export_turn_at_ + kExportGap - ev_now(loop));
+  if (ev_is_active(&p->export_timer_) && ev_timer_remaining(loop, &p->export_timer_) <= after) return;
+  ev_timer_stop(loop, &p->export_timer_);
+  ev_timer_set(&p->export_timer_, after, kExportSafety);
+  ev_timer_start(loop, &p->export_timer_);
+}
+
+void Peer::on_export_timer(struct ev_loop* loop, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  p->export_turn_at_ = ev_now(loop);
+  // Before the exporter reads: a change after this wakes it again.
+  (void)p->export_woken_.take();
   Connection* c = p->established();
   if (!c) return;
   try {
@@ -1016,7 +1048,7 @@ void Peer::flush(Connection& c) {
     // The socket drained: the exporter goes on at the loop's next turn.
     if (exporter_ && progress && !c.dead && ev_is_active(&export_timer_)) {
       ev_timer_stop(worker_.loop(), &export_timer_);
-      ev_timer_set(&export_timer_, 0, kExportInterval);
+      ev_timer_set(&export_timer_, 0, kExportSafety);
       ev_timer_start(worker_.loop(), &export_timer_);
     }
     return;

@@ -169,6 +169,8 @@ class Peer {
   bool held();
   static void on_limit_timer(struct ev_loop*, ev_timer* w, int);
   static void on_export_timer(struct ev_loop*, ev_timer* w, int);
+  // The table changed (export_woken_): the exporter's turn, soon.
+  static void on_export_wake(struct ev_loop*, ev_async* w, int);
 
   static void on_read(struct ev_loop*, ev_io* w, int);
   static void on_write(struct ev_loop*, ev_io* w, int);
@@ -200,6 +202,11 @@ class Peer {
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   ev_timer export_timer_;
+  // While the exporter is: the table's writers wake it (any thread) through
+  // export_wake_, on this worker's loop.
+  ev_async export_wake_;
+  table::Subscription export_woken_;
+  double export_turn_at_ = 0;  // ev_now() of the exporter's last turn
   // The UPDATEs of one socket read, applied together (flush_batch) when
   // the read's messages are done, before an End-of-RIB is reported, and
   // dropped when the session goes down.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <thread>
+#include <utility>
 
 #include "codec/update.h"
 #include "table/sweep_pool.h"
@@ -395,7 +396,8 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
   thread_local std::vector<Validation> states;
   for (auto& sp : shards_) {
     Shard& s = *sp;
-    std::lock_guard lock(s.mu);
+    std::unique_lock lock(s.mu);
+    const uint64_t end_before = s.journal.end();
     for (size_t fi = 0; fi < kFamilies; ++fi) {
       const auto f = static_cast<FamilyIndex>(fi);
       s.on_map(f, [&](auto& m) {
@@ -439,6 +441,11 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
         }
       });
     }
+    // Shard by shard, as a sweep: followers read one while the next is
+    // revalidated.
+    const bool appended = s.journal.end() != end_before;
+    lock.unlock();
+    if (appended) wake_followers();
   }
   return changed;
 }
@@ -468,10 +475,12 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
   // for it kAhead operations early, so that the misses overlap.
   constexpr size_t kAhead = 12;
   for (size_t i = 0; i < std::min(n, kAhead); ++i) prefetch(b.sorted_[i]);
+  bool appended = false;
   for (size_t sh = 0; sh < shards_.size(); ++sh) {
     if (start[sh] == start[sh + 1]) continue;
     Shard& s = *shards_[sh];
     std::lock_guard lock(s.mu);
+    const uint64_t end_before = s.journal.end();
     // Under the lock, as route by route: a VRP publication's revalidation
     // walk cannot pass between the lookups and the routes' insertion.
     validate_ops(std::span<Op>(b.sorted_).subspan(start[sh], start[sh + 1] - start[sh]));
@@ -480,7 +489,10 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
       const Op& op = b.sorted_[i];
       s.on_map(op.family, [&](auto& m) { apply_one(s, m, slot, op, res, delta, moves); });
     }
+    appended = appended || s.journal.end() != end_before;
   }
+  // Once for the batch, every shard's lock released.
+  if (appended) wake_followers();
   for (size_t f = 0; f < kFamilies; ++f)
     if (delta[f]) peers_[slot].routes[f].fetch_add(static_cast<uint64_t>(delta[f]), std::memory_order_relaxed);
   moves.flush();
@@ -802,12 +814,18 @@ uint64_t Table::sweep_peer(uint16_t slot, int family, bool only_stale) {
     uint64_t n = 0;
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {
       Shard& s = *shards_[i];
-      std::lock_guard lock(s.mu);
+      std::unique_lock lock(s.mu);
+      const uint64_t end_before = s.journal.end();
       for (size_t f = 0; f < kFamilies; ++f) {
         if (family >= 0 && static_cast<int>(f) != family) continue;
         const auto fi = static_cast<FamilyIndex>(f);
         n += s.on_map(fi, [&](auto& m) { return remove_routes_of(s, m, slot, fi, only_stale, released); });
       }
+      // A shard at a time: a full peer's withdrawal fills a journal's
+      // retention, so its followers read each shard while the next is swept.
+      const bool appended = s.journal.end() != end_before;
+      lock.unlock();
+      if (appended) wake_followers();
     }
     release_all(released);
     removed[w] = n;
@@ -874,6 +892,54 @@ void Table::skip(Follower& fo) const {
     fo.next_[i] = shards_[i]->journal.end();
     fo.primed_[i] = 1;
   }
+}
+
+Subscription Table::subscribe(std::function<void()> wake) const {
+  Subscription sub;
+  sub.table_ = this;
+  sub.state_ = std::make_unique<Subscription::State>();
+  sub.state_->wake = std::move(wake);
+  std::unique_lock lock(subscribers_mu_);
+  subscribers_.push_back(sub.state_.get());
+  return sub;
+}
+
+void Table::unsubscribe(Subscription::State* s) const {
+  std::unique_lock lock(subscribers_mu_);
+  std::erase(subscribers_, s);
+}
+
+// The flag is cleared by the follower's take() before it reads: a write
+// that appends after that read took the shard's lock finds it clear and
+// wakes; one whose append the read found may find it clear too (a wake
+// for nothing, never one missed). The load first keeps a flag already
+// set from being written by every writer of a busy table.
+void Table::wake_followers() const {
+  std::shared_lock lock(subscribers_mu_);
+  for (Subscription::State* s : subscribers_)
+    if (!s->pending.load(std::memory_order_acquire) && !s->pending.exchange(true, std::memory_order_acq_rel))
+      s->wake();
+}
+
+Subscription::Subscription(Subscription&& o) noexcept
+    : table_(std::exchange(o.table_, nullptr)), state_(std::move(o.state_)) {}
+
+Subscription& Subscription::operator=(Subscription&& o) noexcept {
+  if (this != &o) {
+    reset();
+    table_ = std::exchange(o.table_, nullptr);
+    state_ = std::move(o.state_);
+  }
+  return *this;
+}
+
+bool Subscription::take() { return state_ && state_->pending.exchange(false, std::memory_order_acq_rel); }
+
+void Subscription::reset() {
+  if (!state_) return;
+  table_->unsubscribe(state_.get());
+  state_.reset();
+  table_ = nullptr;
 }
 
 Table::Memory Table::memory(bool walk) const {

@@ -8,6 +8,8 @@
 // followers (exporters, the kernel installer, the event stream) read the
 // journals at their own pace with their own cursors, and a follower that
 // falls behind a journal's retention is resynchronised from the shard.
+// Followers do not poll: each subscribes (Table::subscribe) and is woken
+// after a write appended to a journal.
 //
 // Attribute sets are interned (table/attrs.h); a route is 16 octets.
 #pragma once
@@ -19,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <vector>
 
@@ -243,6 +246,41 @@ class Follower {
   uint64_t resyncs_ = 0;
 };
 
+// A follower's wake-up call, from Table::subscribe. The table calls its
+// `wake` after a write (a batch, a sweep's shard, a revalidated shard)
+// appended to a journal, outside the shards' locks, on the writer's thread;
+// then not again until the follower calls take(), so however many writes
+// come before the follower reads, they cost one wake. Moving it keeps the
+// subscription; destroying it (or reset()) ends it. The table must outlive
+// it.
+class Subscription {
+ public:
+  Subscription() = default;
+  ~Subscription() { reset(); }
+  Subscription(Subscription&& o) noexcept;
+  Subscription& operator=(Subscription&& o) noexcept;
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  // Call before reading the journals: a write that appends after it wakes
+  // the follower again (one that appended before it is in what the read
+  // finds). True when a wake was owed (woken, or about to be).
+  bool take();
+  // Ends the subscription: once it returns, `wake` is not running and is
+  // not called again.
+  void reset();
+  [[nodiscard]] explicit operator bool() const { return state_ != nullptr; }
+
+ private:
+  friend class Table;
+  struct State {
+    std::function<void()> wake;
+    std::atomic<bool> pending{false};  // woken and not taken yet
+  };
+  const Table* table_ = nullptr;
+  std::unique_ptr<State> state_;
+};
+
 class Table {
  public:
   static constexpr size_t kMaxPeers = 4096;
@@ -346,6 +384,10 @@ class Table {
   // need not hold the whole table at once.
   template <typename F>
   size_t read(Follower& fo, size_t max, F&& fn, size_t max_first = SIZE_MAX) const;
+  // Calls `wake` after writes append to the journals (see Subscription),
+  // on the writers' threads: it must be quick (post to a loop, write an
+  // eventfd, notify a condition variable) and must not call the table.
+  [[nodiscard]] Subscription subscribe(std::function<void()> wake) const;
 
   // ---- memory, for metrics and benchmarks
   struct Memory {
@@ -487,6 +529,11 @@ class Table {
   // thread releasing the sets of the routes it removed.
   uint64_t sweep_peer(uint16_t slot, int family, bool only_stale);
   [[nodiscard]] uint64_t peer_route_count(uint16_t slot) const;
+  // Wakes each subscriber whose wake is not owed already. Called outside
+  // the shards' locks, after the appends.
+  void wake_followers() const;
+  friend class Subscription;
+  void unsubscribe(Subscription::State* s) const;
   static RouteView view(const Route& r, const PeerSlot* peers) {
     return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};
   }
@@ -499,6 +546,10 @@ class Table {
   mutable std::mutex peers_mu_;
   std::unique_ptr<SweepPool> sweep_pool_;  // started on the first parallel sweep
   std::mutex sweep_pool_mu_;               // guards its start
+  // Subscribers: shared by the writers that wake them, exclusive to
+  // subscribe and unsubscribe (so that none is woken once it is gone).
+  mutable std::shared_mutex subscribers_mu_;
+  mutable std::vector<Subscription::State*> subscribers_;
 };
 
 // ---- templates

@@ -1,7 +1,8 @@
 // Tests of daemon/events.h: the wire form of an event, the filters, a
 // client's bounded queue (a slow client is dropped with a final event,
 // publishing never waits), and the hub end to end: a best-route change
-// applied to a real table and a session line logged both reach a client.
+// applied to a real table and a session line logged both reach a client,
+// the hub's thread woken by the table.
 #include "daemon/events.h"
 
 #include <gtest/gtest.h>
@@ -129,25 +130,35 @@ std::optional<json> wait_for(EventClient& c, std::string_view type) {
   return std::nullopt;
 }
 
-TEST(Events, HubCarriesBestChangesAndSessionLines) {
-  table::Table t;
+// The table slot of peer "upstream" (192.0.2.2, AS 65002).
+uint16_t add_upstream(table::Table& t) {
   table::PeerInfo info;
   info.address = net::IpAddress::v4(0xC0000202);
   info.router_id = 2;
   info.asn = 65002;
   info.name = "upstream";
-  auto slot = *t.add_peer(info);
+  return *t.add_peer(info);
+}
+
+// An attribute set from upstream with this AS_PATH.
+codec::AttributeSet upstream_set(std::vector<uint32_t> path) {
+  codec::PathAttributes a;
+  a.origin = codec::Origin::kIgp;
+  a.as_path = codec::AsPath{{{codec::SegmentType::kAsSequence, std::move(path)}}};
+  a.next_hop = net::IpAddress::v4(0xC0000202);
+  return codec::AttributeSet::from(a);
+}
+
+TEST(Events, HubCarriesBestChangesAndSessionLines) {
+  table::Table t;
+  auto slot = add_upstream(t);
   EventHub hub;
   hub.start(t);
   auto all = hub.subscribe({});
   auto only = hub.subscribe({"", P("198.51.100.0/24")});
   ASSERT_TRUE(all && only);
 
-  codec::PathAttributes a;
-  a.origin = codec::Origin::kIgp;
-  a.as_path = codec::AsPath{{{codec::SegmentType::kAsSequence, {65002, 65010}}}};
-  a.next_hop = net::IpAddress::v4(0xC0000202);
-  auto set = codec::AttributeSet::from(a);
+  auto set = upstream_set({65002, 65010});
   std::vector<codec::NlriPrefix> ann = {{P("192.0.2.0/24"), 0}};
   t.apply(slot, 0, &set, ann, {});
   auto ev = wait_for(*all, "best-change");
@@ -179,6 +190,33 @@ TEST(Events, HubCarriesBestChangesAndSessionLines) {
   hub.stop();
   EXPECT_TRUE(all->closed());
   log(LogLevel::kInfo, "session-up", {{"peer", "upstream"}});  // after stop: no hub, no crash
+}
+
+// The hub's thread reads when the table wakes it: with nobody listening it
+// does not read at all, a client gets the changes made after it came (not
+// one from before), and a change reaches it at once, well within the
+// thread's one-second safety wait (a wake missed would show as a
+// keep-alive first: next(900) gives one after 900 ms without an event).
+TEST(Events, HubIsWokenByTheTable) {
+  table::Table t;
+  auto slot = add_upstream(t);
+  EventHub hub;
+  hub.start(t);
+  auto set = upstream_set({65002});
+  std::vector<codec::NlriPrefix> before = {{P("192.0.2.0/24"), 0}}, after = {{P("198.51.100.0/24"), 0}};
+  t.apply(slot, 0, &set, before, {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto c = hub.subscribe({});
+  ASSERT_TRUE(c);
+  for (int round = 0; round < 3; ++round) {
+    if (round % 2 == 0) t.apply(slot, 0, &set, after, {});
+    else t.apply(slot, 0, nullptr, {}, after);
+    auto s = c->next(900);
+    ASSERT_TRUE(s);
+    EXPECT_NE(s->find("event: best-change\n"), std::string::npos) << "round " << round << ": " << *s;
+    EXPECT_NE(s->find("198.51.100.0/24"), std::string::npos) << "round " << round << ": " << *s;
+  }
+  hub.stop();
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The table (table/table.h): batches, implicit withdrawals, peers going
 // down, stale marks, journals and followers; checked against a naive model
-// and, with concurrent writers and followers, against the table itself.
+// and, with concurrent writers and followers, against the table itself;
+// followers' wake-ups (Table::subscribe).
 #include "table/table.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -833,6 +836,219 @@ RC_GTEST_PROP(TableProperty, ParallelRemovalLeavesTheSerialState, ()) {
   RC_ASSERT(parallel.memory().map_bytes == parallel.memory(/*walk=*/true).map_bytes);
 }
 TEST(TableConcurrencyTest, FollowersThatFallBehindAreResynchronised) { concurrent_run(4, 2); }
+
+// ---- wake-ups (Table::subscribe)
+
+// A validator whose answer the test sets, to make revalidate() change a
+// route's state.
+class SetValidator : public Validator {
+ public:
+  std::atomic<Validation> answer{Validation::kNotFound};
+  [[nodiscard]] Validation validate(const net::Prefix&, const Attrs&) const override { return answer.load(); }
+};
+
+// Every kind of write that appends to a journal wakes the subscriber: a
+// batch, a peer's going down (a sweep), a sweep of stale routes, a
+// revalidation. A write that appends nothing (a withdrawal of a route the
+// table does not hold, marking routes stale) does not.
+TEST(TableWakeTest, EveryWriteThatJournalsWakes) {
+  SetValidator validator;
+  TableOptions o;
+  o.validator = &validator;
+  Table t(o);
+  int wakes = 0;
+  Subscription sub = t.subscribe([&] { ++wakes; });
+  auto s1 = *t.add_peer(peer_info(1));
+  EXPECT_EQ(wakes, 0);
+  auto a = attrs(3);
+  std::vector<NlriPrefix> v4 = {N("192.0.2.0/24"), N("198.51.100.0/24")};
+  t.apply(s1, kV4, &a, v4, {});
+  EXPECT_EQ(wakes, 1);
+  EXPECT_TRUE(sub.take());
+  EXPECT_FALSE(sub.take());  // nothing owed since
+  std::vector<NlriPrefix> unknown = {N("203.0.113.0/24")};
+  t.apply(s1, kV4, nullptr, {}, unknown);
+  EXPECT_EQ(t.mark_stale(s1, kV4), 2u);
+  EXPECT_EQ(wakes, 1);
+  EXPECT_FALSE(sub.take());
+  EXPECT_EQ(t.sweep_stale(s1, kV4), 2u);
+  EXPECT_EQ(wakes, 2);
+  EXPECT_TRUE(sub.take());
+  t.apply(s1, kV4, &a, v4, {});
+  EXPECT_TRUE(sub.take());
+  validator.answer = Validation::kInvalid;
+  EXPECT_EQ(t.revalidate([](const net::Prefix&) { return true; }), 2u);
+  EXPECT_EQ(wakes, 4);
+  EXPECT_TRUE(sub.take());
+  EXPECT_EQ(t.remove_peer(s1), 2u);
+  EXPECT_EQ(wakes, 5);
+}
+
+// Writes before the follower takes the wake cost one wake; each take()
+// lets the next write wake again.
+TEST(TableWakeTest, WakesAreCoalescedUntilTaken) {
+  Table t;
+  int wakes = 0;
+  Subscription sub = t.subscribe([&] { ++wakes; });
+  auto s1 = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(2);
+  std::vector<NlriPrefix> v4 = {N("192.0.2.0/24")};
+  for (int i = 0; i < 10; ++i) t.apply(s1, kV4, i % 2 ? &a : &b, v4, {});
+  EXPECT_EQ(wakes, 1);
+  // The follower takes the wake, then reads: every change is there.
+  Follower fo = t.follow();
+  t.skip(fo);
+  EXPECT_TRUE(sub.take());
+  // (The last of the ten was `a`: announcing it again changes nothing.)
+  t.apply(s1, kV4, &b, v4, {});
+  EXPECT_EQ(wakes, 2);
+  EXPECT_EQ(t.read(fo, SIZE_MAX, [](const FollowEvent&) {}), 1u);
+  t.apply(s1, kV4, &a, v4, {});
+  EXPECT_EQ(wakes, 2);  // not taken since the last wake
+  EXPECT_TRUE(sub.take());
+  t.apply(s1, kV4, &b, v4, {});
+  EXPECT_EQ(wakes, 3);
+}
+
+// Two subscribers are woken independently; one that is reset, destroyed
+// or moved from is not woken again (a moved-to one is).
+TEST(TableWakeTest, NoWakeAfterUnsubscribing) {
+  Table t;
+  int first = 0, second = 0;
+  auto s1 = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(2);
+  std::vector<NlriPrefix> v4 = {N("192.0.2.0/24")};
+  Subscription moved;
+  {
+    Subscription one = t.subscribe([&] { ++first; });
+    Subscription two = t.subscribe([&] { ++second; });
+    EXPECT_TRUE(one);
+    t.apply(s1, kV4, &a, v4, {});
+    EXPECT_EQ(first, 1);
+    EXPECT_EQ(second, 1);
+    one.reset();
+    EXPECT_FALSE(one);
+    EXPECT_FALSE(one.take());
+    EXPECT_TRUE(two.take());
+    t.apply(s1, kV4, &b, v4, {});
+    EXPECT_EQ(first, 1);
+    EXPECT_EQ(second, 2);
+    EXPECT_TRUE(two.take());
+    moved = std::move(two);
+    EXPECT_FALSE(two);  // NOLINT(bugprone-use-after-move): a moved-from subscription is empty
+    EXPECT_TRUE(moved);
+  }
+  t.apply(s1, kV4, &a, v4, {});
+  EXPECT_EQ(second, 3);
+  EXPECT_TRUE(moved.take());
+  moved = Subscription{};
+  t.apply(s1, kV4, &b, v4, {});
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 3);
+}
+
+// Writers on several threads, a follower that only ever reads when woken
+// (take, read, wait for the next wake) and a subscriber that comes and
+// goes. No wake is missed: the follower ends with the table's state having
+// read only when woken (told that the writers are done, it only compares
+// what it holds with the table, and waits for a wake again while they
+// differ: a wake lost at the end leaves it behind, and the test fails after
+// kCatchUp); wakes are coalesced (never two without a take between them);
+// and none comes once the transient subscriber has reset.
+TEST(TableWakeTest, WokenFollowerKeepsUpWithConcurrentWriters) {
+  Table t(TableOptions{.shards = 8, .journal_retention = 1 << 16, .best = {}});
+  std::vector<codec::AttributeSet> pool;
+  for (uint32_t i = 0; i < 8; ++i) pool.push_back(attrs(1 + i % 4, i, 65001 + i % 3));
+  std::vector<net::Prefix> prefixes;
+  for (uint32_t i = 0; i < 512; ++i)
+    prefixes.push_back(*net::Prefix::make(net::IpAddress::v4(0x0A000000 | (i << 8)), 24));
+  constexpr int kWriters = 3, kOps = 3000;
+  constexpr auto kCatchUp = std::chrono::seconds(10);  // after the writers are done
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool woken = false, check = false;
+  std::atomic<bool> writers_done{false};
+  std::atomic<int> wakes{0}, takes{0}, over_coalesced{0};
+  Subscription sub = t.subscribe([&] {
+    // A second wake without a take between them breaks the coalescing.
+    if (wakes.fetch_add(1) + 1 > takes.load() + 1) over_coalesced.fetch_add(1);
+    std::lock_guard lock(mu);
+    woken = true;
+    cv.notify_one();
+  });
+
+  View seen;
+  bool caught_up = false;
+  std::thread follower([&] {
+    Follower fo = t.follow();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool read = true;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (read) {
+        takes.fetch_add(1);
+        (void)sub.take();
+        follow_into(t, fo, seen, SIZE_MAX);
+      }
+      if (writers_done.load() && seen == table_view(t)) {
+        caught_up = true;
+        break;
+      }
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, std::chrono::seconds(1), [&] { return woken || check; });
+      if (check) deadline = std::min(deadline, std::chrono::steady_clock::now() + kCatchUp);
+      read = woken;
+      woken = check = false;
+    }
+  });
+
+  // A subscriber that comes and goes while the writers write.
+  std::atomic<bool> transient_done{false};
+  std::atomic<int> after_reset{0};
+  std::thread churn([&] {
+    for (int i = 0; i < 200; ++i) {
+      std::atomic<bool> gone{false};
+      Subscription s = t.subscribe([&] {
+        if (gone.load()) after_reset.fetch_add(1);
+      });
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      s.reset();
+      gone = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    transient_done = true;
+  });
+
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      uint16_t slot = *t.add_peer(peer_info(static_cast<uint32_t>(w + 1)));
+      uint64_t x = 7919u + static_cast<uint64_t>(w);
+      auto next = [&] { x = x * 6364136223846793005ull + 1442695040888963407ull; return static_cast<uint32_t>(x >> 33); };
+      for (int op = 0; op < kOps; ++op) {
+        std::vector<NlriPrefix> list = {{prefixes[next() % prefixes.size()], 0}};
+        if (next() % 100 < 60) t.apply(slot, kV4, &pool[next() % pool.size()], list, {});
+        else t.apply(slot, kV4, nullptr, {}, list);
+      }
+    });
+  }
+  for (auto& th : writers) th.join();
+  churn.join();
+  writers_done = true;
+  {
+    std::lock_guard lock(mu);
+    check = true;
+    cv.notify_one();
+  }
+  follower.join();
+  EXPECT_TRUE(transient_done.load());
+  EXPECT_TRUE(caught_up) << "the follower, reading only when woken, did not reach the table's state within "
+                         << kCatchUp.count() << " s of the writers' end";
+  EXPECT_EQ(seen, table_view(t));
+  EXPECT_GT(wakes.load(), 0);
+  EXPECT_EQ(over_coalesced.load(), 0);
+  EXPECT_EQ(after_reset.load(), 0);
+}
 
 }  // namespace
 }  // namespace petrel::table

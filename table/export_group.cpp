@@ -41,9 +41,16 @@ class ExportGroup {
     if (chunks_.empty() || chunks_.back().bytes.size() >= kChunkBytes) chunks_.push_back(Chunk{head_, {}, {}});
     Chunk& c = chunks_.back();
     exporter_.set_marks(&c.marks);
-    const size_t before = c.bytes.size();
+    const size_t before = c.bytes.size(), marks_before = c.marks.size();
     more_ = exporter_.pump(c.bytes, budget);
     exporter_.set_marks(nullptr);
+    // The history is kept only while it is announcements alone: once it
+    // withdraws (a peer went, its slot may be taken by another) a
+    // newcomer replaying it could be sent its own routes for a while.
+    for (size_t i = c.marks.size(); i > marks_before; --i) {
+      const StreamMark::Kind k = c.marks[i - 1].kind;
+      if (k == StreamMark::Kind::kWithdraw || k == StreamMark::Kind::kOnly) history_limit_ = 0;
+    }
     head_ += c.bytes.size() - before;
     if (head_ > history_limit_) history_limit_ = 0;  // too long to keep: newcomers are walked
     if (!eor_end_ && exporter_.initial_done()) eor_end_ = head_;
@@ -246,7 +253,8 @@ size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
       switch (m.kind) {
         case StreamMark::Kind::kAnnounce: mine = m.source != slot_ || g.alone_; break;
         case StreamMark::Kind::kWithdraw: break;
-        case StreamMark::Kind::kOnly: mine = m.source == slot_ && !g.alone_; break;
+        case StreamMark::Kind::kOnly:
+        case StreamMark::Kind::kOnlyAnnounce: mine = m.source == slot_ && !g.alone_; break;
         case StreamMark::Kind::kEndOfRib: mine = !eor_sent_; break;
       }
       if (mine) {
@@ -254,7 +262,8 @@ size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
                    c.bytes.begin() + static_cast<std::ptrdiff_t>(m.end));
         // End-of-RIB is not counted as an UPDATE (as an exporter does).
         if (m.kind != StreamMark::Kind::kEndOfRib) counters_.updates.fetch_add(m.messages, std::memory_order_relaxed);
-        if (m.kind == StreamMark::Kind::kAnnounce) counters_.announced.fetch_add(m.prefixes, std::memory_order_relaxed);
+        if (m.kind == StreamMark::Kind::kAnnounce || m.kind == StreamMark::Kind::kOnlyAnnounce)
+          counters_.announced.fetch_add(m.prefixes, std::memory_order_relaxed);
         else if (m.kind != StreamMark::Kind::kEndOfRib) counters_.withdrawn.fetch_add(m.prefixes, std::memory_order_relaxed);
         else eor_sent_ = true;
       }
@@ -295,7 +304,10 @@ void GroupMember::sync_counters() {
   const Exporter& ex = group_->exporter_;
   for (size_t f = 0; f < kFamilies; ++f) {
     uint64_t n = ex.counters().advertised[f].load(std::memory_order_relaxed);
-    if (!group_->alone_) n -= std::min(n, ex.advertised_from(slot_, static_cast<FamilyIndex>(f)));
+    if (!group_->alone_) {
+      n -= std::min(n, ex.advertised_from(slot_, static_cast<FamilyIndex>(f)));
+      n += ex.advertised_for(slot_, static_cast<FamilyIndex>(f));
+    }
     counters_.advertised[f].store(n, std::memory_order_relaxed);
   }
   counters_.filtered.store(ex.counters().filtered.load(std::memory_order_relaxed), std::memory_order_relaxed);

@@ -245,6 +245,17 @@ void Exporter::settle(std::vector<Seen>& seen) {
         ranked(s, wants_, 1, &s);
         for (Want& w : wants_) w.id = 0;
       }
+      if (setup_.shared && setup_.target.route_server_client && !wants_.empty()) {
+        // The member whose route this is skips it: the best path that is
+        // not its own goes to it alone (its own route hides no other).
+        const uint16_t member = wants_[0].source;
+        const size_t main = wants_.size();
+        ranked(s, wants_, 1, nullptr, member);
+        for (size_t k = main; k < wants_.size(); ++k) {
+          wants_[k].id = kOtherPathId;
+          wants_[k].source = member;
+        }
+      }
     }
     if (s.attrs) {
       table_.interner().release(s.attrs);
@@ -304,7 +315,8 @@ Attrs* Exporter::outgoing(const Seen& s) {
   return out;
 }
 
-void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused) {
+void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused,
+                      uint32_t not_from) {
   // Every path of the prefix, copied out of the shard's lock.
   struct Path {
     Attrs* attrs;
@@ -340,6 +352,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
     cands.erase(cands.begin() + b);
     index.erase(index.begin() + b);
     if (refused && x.attrs == refused->attrs && x.slot == refused->slot) continue;  // asked already
+    if (x.slot == not_from) continue;
     Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot, s.shard};
     Attrs* out = outgoing(one);
     if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be
@@ -384,8 +397,12 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
           unsettle(r, f);
           // Another source's route, after some version went out: that
           // source's member holds the version and will not be sent this one.
-          if (setup_.shared && (r.flags & kAdvertised) && w->source != r.peer)
-            pf.only.push_back({{p, r.path_id}, w->source});
+          if (setup_.shared && (r.flags & kAdvertised) && w->source != r.peer) {
+            // The other path for a member moves to another member: the
+            // first loses it.
+            if (r.path_id == kOtherPathId) pf.only.push_back({{p, kOtherPathId}, r.peer});
+            else pf.only.push_back({{p, r.path_id}, w->source});
+          }
           if (r.attrs) out_sets_.release(r.attrs);
           r.attrs = w->attrs;
           r.peer = w->source;
@@ -427,10 +444,12 @@ void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
     pf.withdrawals.push_back({p, r.path_id});
     return;
   }
-  auto [index, fresh] = pf.group_of.try_emplace(QueueKey{r.attrs, r.peer}, static_cast<uint32_t>(pf.groups.size()));
+  const bool other = r.path_id == kOtherPathId;
+  auto [index, fresh] =
+      pf.group_of.try_emplace(QueueKey{r.attrs, r.peer, other}, static_cast<uint32_t>(pf.groups.size()));
   if (fresh) {
     Interner::acquire(r.attrs);
-    pf.groups.push_back(Group{r.attrs, r.peer, {}});
+    pf.groups.push_back(Group{r.attrs, r.peer, other, {}});
   }
   pf.groups[*index].prefixes.push_back({p, r.path_id});
 }
@@ -552,29 +571,16 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       if (v6) drop(*pf.v6, Key6::of(p.prefix));
       else drop(*pf.v4, Key4::of(p.prefix));
     };
-    if (!pf.only.empty()) {
-      // Still that source's route (or its withdrawal): its member alone.
-      std::sort(pf.only.begin(), pf.only.end(), [](const PerFamily::Only& x, const PerFamily::Only& y) {
-        return x.source < y.source;
-      });
-      for (size_t i = 0; i < pf.only.size();) {
-        const uint16_t src = pf.only[i].source;
-        nlri.clear();
-        for (; i < pf.only.size() && pf.only[i].source == src; ++i) {
-          Route* r = route_of(pf.only[i].prefix);
-          if (r && r->peer == src) nlri.push_back(pf.only[i].prefix);
-        }
-        if (nlri.empty()) continue;
-        auto n = builder_.withdraw(fam, nlri, out);
-        mark(StreamMark::Kind::kOnly, src, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
-      }
-      pf.only.clear();
-    }
+    nlri.clear();  // the withdrawals for every member, sent after those for one
     if (!pf.withdrawals.empty()) {
-      nlri.clear();
       for (const auto& p : pf.withdrawals) {
         Route* r = route_of(p);
         if (!r || r->attrs || !(r->flags & kQueued)) continue;  // announced again since, or done
+        if (r->path_id == kOtherPathId) {  // its member's alone
+          if (r->flags & kAdvertised) pf.only.push_back({p, r->peer});
+          erase(p);
+          continue;
+        }
         if (r->flags & kAdvertised) {
           nlri.push_back(p);
           counters_.advertised[fi].fetch_sub(1, std::memory_order_relaxed);
@@ -582,17 +588,41 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
         erase(p);
       }
       pf.withdrawals.clear();
-      if (!nlri.empty()) {
-        auto n = builder_.withdraw(fam, nlri, out);
-        if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
-        counters_.withdrawn.fetch_add(nlri.size(), std::memory_order_relaxed);
-        mark(StreamMark::Kind::kWithdraw, kNoSource, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
+    }
+    if (!pf.only.empty()) {
+      std::vector<codec::NlriPrefix> only_nlri;
+      // Still that source's route (or its withdrawal): its member alone.
+      std::sort(pf.only.begin(), pf.only.end(), [](const PerFamily::Only& x, const PerFamily::Only& y) {
+        return x.source < y.source;
+      });
+      for (size_t i = 0; i < pf.only.size();) {
+        const uint16_t src = pf.only[i].source;
+        only_nlri.clear();
+        for (; i < pf.only.size() && pf.only[i].source == src; ++i) {
+          const codec::NlriPrefix& np = pf.only[i].prefix;
+          if (np.path_id == kOtherPathId) {  // the other path it held went to another member
+            only_nlri.push_back(np);
+            continue;
+          }
+          Route* r = route_of(np);
+          if (r && r->peer == src) only_nlri.push_back(np);
+        }
+        if (only_nlri.empty()) continue;
+        auto n = builder_.withdraw(fam, only_nlri, out);
+        mark(StreamMark::Kind::kOnly, src, static_cast<FamilyIndex>(fi), only_nlri.size(), n ? *n : 0, out);
       }
+      pf.only.clear();
+    }
+    if (!nlri.empty()) {
+      auto n = builder_.withdraw(fam, nlri, out);
+      if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
+      counters_.withdrawn.fetch_add(nlri.size(), std::memory_order_relaxed);
+      mark(StreamMark::Kind::kWithdraw, kNoSource, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
     }
     while (!pf.groups.empty() && out.size() - start < budget) {
       Group g = std::move(pf.groups.back());
       pf.groups.pop_back();
-      pf.group_of.erase(QueueKey{g.attrs, g.source});
+      pf.group_of.erase(QueueKey{g.attrs, g.source, g.other});
       nlri.clear();
       written_.clear();
       for (const auto& p : g.prefixes) {
@@ -606,17 +636,18 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
         auto n = builder_.announce(fam, g.attrs->decode(), nlri, out);
         if (n) {
           for (Route* r : written_) {
-            if (!(r->flags & kAdvertised)) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
+            if (!(r->flags & kAdvertised) && !g.other) counters_.advertised[fi].fetch_add(1, std::memory_order_relaxed);
             r->flags = static_cast<uint16_t>((r->flags & ~kQueued) | kAdvertised);
           }
           if (setup_.shared) {
-            if (by_source_.size() <= g.source) by_source_.resize(size_t{g.source} + 1);
-            by_source_[g.source][fi] += written_.size();
+            auto& counts = g.other ? other_for_ : by_source_;
+            if (counts.size() <= g.source) counts.resize(size_t{g.source} + 1);
+            counts[g.source][fi] += written_.size();
           }
           counters_.updates.fetch_add(*n, std::memory_order_relaxed);
           counters_.announced.fetch_add(nlri.size(), std::memory_order_relaxed);
-          mark(StreamMark::Kind::kAnnounce, setup_.shared ? g.source : kNoSource, static_cast<FamilyIndex>(fi),
-               nlri.size(), *n, out);
+          mark(g.other ? StreamMark::Kind::kOnlyAnnounce : StreamMark::Kind::kAnnounce,
+               setup_.shared ? g.source : kNoSource, static_cast<FamilyIndex>(fi), nlri.size(), *n, out);
         } else {
           out.resize(before);
           refuse_oversized(static_cast<FamilyIndex>(fi), *g.attrs, written_, nlri, n.error(), out);
@@ -635,11 +666,13 @@ void Exporter::refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Rou
   // The set stays the entry's (what the peer should hold, were it not for
   // its size): the same set again changes nothing, another one is tried.
   std::vector<codec::NlriPrefix> gone;
+  // Other paths (kOtherPathId) were for one member: so is their withdrawal.
+  const bool other = !routes.empty() && routes[0]->path_id == kOtherPathId;
   for (size_t i = 0; i < routes.size(); ++i) {
     Route* r = routes[i];
     if (r->flags & kAdvertised) {
       gone.push_back(nlri[i]);
-      counters_.advertised[f].fetch_sub(1, std::memory_order_relaxed);
+      if (!other) counters_.advertised[f].fetch_sub(1, std::memory_order_relaxed);
     }
     r->flags = static_cast<uint16_t>(r->flags & ~(kQueued | kAdvertised));
   }
@@ -649,7 +682,8 @@ void Exporter::refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Rou
     auto n = builder_.withdraw(fam, gone, out);
     if (n) counters_.updates.fetch_add(*n, std::memory_order_relaxed);
     counters_.withdrawn.fetch_add(gone.size(), std::memory_order_relaxed);
-    mark(StreamMark::Kind::kWithdraw, kNoSource, f, gone.size(), n ? *n : 0, out);
+    mark(other ? StreamMark::Kind::kOnly : StreamMark::Kind::kWithdraw, other ? routes[0]->peer : kNoSource, f,
+         gone.size(), n ? *n : 0, out);
   }
   if (first_oversized_ || nlri.empty()) return;
   const codec::AttributeSet set = attrs.decode();
@@ -659,8 +693,9 @@ void Exporter::refuse_oversized(FamilyIndex f, const Attrs& attrs, std::span<Rou
 }
 
 void Exporter::unsettle(const Route& r, FamilyIndex f) {
-  if (!setup_.shared || !(r.flags & kAdvertised) || (r.flags & kQueued) || r.peer >= by_source_.size()) return;
-  --by_source_[r.peer][f];
+  if (!setup_.shared || !(r.flags & kAdvertised) || (r.flags & kQueued)) return;
+  auto& counts = r.path_id == kOtherPathId ? other_for_ : by_source_;
+  if (r.peer < counts.size()) --counts[r.peer][f];
 }
 
 void Exporter::mark(StreamMark::Kind kind, uint16_t source, FamilyIndex f, size_t prefixes, size_t messages,
@@ -706,9 +741,12 @@ bool Exporter::walk(MemberWalk& w, uint16_t exclude, codec::UpdateBuilder& build
           // Only what went out: a route never written comes to the member
           // from the stream (it joined before the write), and one dropped
           // before its write would never be withdrawn from it.
+          // A member gets every path but its own, and the other path kept
+          // for it alone where its own is the best (kOtherPathId).
           for (Route& r : e.routes())
-            if (r.attrs && (r.flags & kAdvertised) && r.peer != exclude)
-              found.emplace_back(r.attrs, codec::NlriPrefix{e.key.prefix(), r.path_id});
+            if (r.attrs && (r.flags & kAdvertised) && (r.path_id == kOtherPathId) == (r.peer == exclude))
+              found.emplace_back(r.attrs,
+                                 codec::NlriPrefix{e.key.prefix(), r.path_id == kOtherPathId ? 0 : r.path_id});
         });
         return w.cursor >= m.capacity();
       };
@@ -742,18 +780,33 @@ void Exporter::adopt(const Exporter& from, uint16_t exclude, bool initial_sent) 
   for (size_t f = 0; f < kFamilies; ++f) {
     auto copy = [&](const auto& src, auto& dst) {
       dst.reserve(src.size());
+      // Unchanged since it went out: the member holds exactly it; changed
+      // (queued): some version, which whatever is wanted now replaces.
+      auto hold = [&](const auto& e, const Route& r, uint32_t id) {
+        const bool settled = r.attrs && !(r.flags & kQueued);
+        Attrs* a = settled ? r.attrs : nullptr;
+        if (a) Interner::acquire(a);
+        dst.find_or_insert(e.key).push(Route{a, id, 0, kAdvertised});
+        counters_.advertised[f].fetch_add(1, std::memory_order_relaxed);
+      };
       src.for_each([&](const auto& e) {
-        for (const Route& r : e.routes()) {
-          if (!(r.flags & kAdvertised) || r.peer == exclude) continue;
-          // Unchanged since it went out: the member holds exactly it;
-          // changed: some version, which whatever is wanted now replaces.
-          const bool settled = r.attrs && !(r.flags & kQueued);
-          Attrs* a = settled ? r.attrs : nullptr;
-          if (a) Interner::acquire(a);
-          auto& entry = dst.find_or_insert(e.key);
-          entry.push(Route{a, r.path_id, 0, kAdvertised});
-          counters_.advertised[f].fetch_add(1, std::memory_order_relaxed);
+        if (exclude == kNoSource) {  // an exporter of one peer: what it holds, path by path
+          for (const Route& r : e.routes())
+            if (r.flags & kAdvertised) hold(e, r, r.path_id);
+          return;
         }
+        // A group's: the member holds the other path kept for it, or the
+        // best if it is not the member's own, or (its own, changed since)
+        // perhaps what it had before.
+        const Route* best = nullptr;
+        const Route* other = nullptr;
+        for (const Route& r : e.routes()) {
+          if (r.path_id == kOtherPathId && r.peer == exclude) other = &r;
+          else if (r.path_id == 0) best = &r;
+        }
+        if (other && (other->flags & kAdvertised)) hold(e, *other, 0);
+        else if (best && (best->flags & kAdvertised) && (best->peer != exclude || (best->flags & kQueued)))
+          hold(e, best->peer == exclude ? Route{nullptr, 0, 0, kQueued} : *best, 0);
       });
     };
     copy(*from.fam_[f].v4, *fam_[f].v4);

@@ -81,6 +81,11 @@ struct ExporterSetup {
 
 // A table slot no route comes from.
 inline constexpr uint16_t kNoSource = 0xFFFF;
+// In a shared exporter for route-server clients, the path identifier of
+// the Adj-RIB-Out route that holds, for the member whose own route is the
+// best (its Route::peer), the best path that is not its own (RFC 7947
+// section 2.3: its own route hides no other).
+inline constexpr uint32_t kOtherPathId = 0xFFFFFFFF;
 
 // A run of whole messages a shared exporter wrote, ending at `end` (an
 // offset in the buffer pump() was given).
@@ -89,7 +94,10 @@ struct StreamMark {
     kAnnounce,  // routes of `source`: for every member but that one
     kWithdraw,  // for every member
     kOnly,      // withdrawals for member `source` alone: its own route became
-                // the best, so what it was sent of the prefix goes
+                // the best, so what it was sent of the prefix goes (or the
+                // other path it was sent in place of its own went)
+    kOnlyAnnounce,  // route-server clients: for member `source` alone, the
+                    // best path that is not its own where the best is
     kEndOfRib,  // End-of-RIB of every family, once
   };
   uint32_t end = 0;
@@ -185,6 +193,12 @@ class Exporter {
   [[nodiscard]] uint64_t advertised_from(uint16_t source, FamilyIndex f) const {
     return source < by_source_.size() ? by_source_[source][f] : 0;
   }
+  // Routes of family f that went out for member `member` alone
+  // (kOtherPathId) and did not change since (counters().advertised
+  // leaves them out).
+  [[nodiscard]] uint64_t advertised_for(uint16_t member, FamilyIndex f) const {
+    return member < other_for_.size() ? other_for_[member][f] : 0;
+  }
   // A member's walk of the Adj-RIB-Out: announces, with the member's own
   // builder, every route it should hold (all but those from `exclude`), in
   // slices, until `out` grew by `budget`. While any walk is open
@@ -213,6 +227,7 @@ class Exporter {
   struct Group {
     Attrs* attrs = nullptr;  // one reference held
     uint16_t source = 0;     // shared: the slot the routes come from
+    bool other = false;      // kOtherPathId routes, for member `source` alone
     std::vector<codec::NlriPrefix> prefixes;  // with our path identifier (0 without ADD-PATH)
   };
   // One path the peer should hold: our identifier and the outgoing set
@@ -225,12 +240,13 @@ class Exporter {
   struct QueueKey {
     Attrs* attrs = nullptr;
     uint16_t source = 0;
+    bool other = false;  // kOtherPathId routes: `source` is the member they are for
     friend bool operator==(const QueueKey&, const QueueKey&) = default;
   };
   struct QueueKeyTraits {
     static QueueKey empty() { return {}; }
     static uint64_t hash(const QueueKey& k) {
-      return (reinterpret_cast<uintptr_t>(k.attrs) >> 4) ^ (uint64_t{k.source} << 40);
+      return (reinterpret_cast<uintptr_t>(k.attrs) >> 4) ^ (uint64_t{k.source} << 40) ^ (uint64_t{k.other} << 60);
     }
   };
   struct PerFamily {
@@ -291,7 +307,9 @@ class Exporter {
   // The best `max_paths` (0: all) of s's prefix's paths that may go to the
   // peer, in best-path order, with ADD-PATH identifiers; `refused`: a path
   // already found not to (not asked again), or nullptr.
-  void ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused);
+  // (Paths from table slot `not_from` are left out.)
+  void ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths, const Seen* refused,
+              uint32_t not_from = UINT32_MAX);
   // Makes the Adj-RIB-Out entry of p hold exactly `wants` (adopting their
   // references), queueing what changed.
   void set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants);
@@ -362,6 +380,7 @@ class Exporter {
   FlatMap<CacheKey, Attrs*, CacheTraits> cache_;
   std::vector<StreamMark>* marks_ = nullptr;
   std::vector<std::array<uint64_t, kFamilies>> by_source_;  // shared: settled routes per source slot
+  std::vector<std::array<uint64_t, kFamilies>> other_for_;  // shared: settled kOtherPathId routes per member
   uint32_t walkers_ = 0;       // members' walks open
   bool primed_ = false;        // the first read (the whole table) is done
   bool initial_sent_ = false;  // End-of-RIB written

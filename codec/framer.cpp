@@ -51,6 +51,9 @@ void Framer::feed(bytes::Span data) {
   if (pos_ > 0 && (pos_ == buf_.size() || pos_ >= 65536)) {
     buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos_));
     pos_ = 0;
+    // What a burst grew the buffer to goes once it is empty (a route
+    // server holds hundreds of mostly idle sessions).
+    if (buf_.empty() && buf_.capacity() > (size_t{128} << 10)) std::vector<std::byte>().swap(buf_);
   }
   buf_.insert(buf_.end(), data.begin(), data.end());
 }

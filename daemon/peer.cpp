@@ -35,6 +35,7 @@ constexpr auto kReadBudget = std::chrono::milliseconds(20);  // and at most this
                                               // worker) go between
 constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
+constexpr size_t kKeepOut = 64u << 10;        // a drained send buffer keeps at most this
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
 constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter may write: the
                                               // worker's other sessions (keepalives) go between
@@ -206,7 +207,6 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   export_wake_.data = this;
   ev_timer_init(&limit_timer_, &Peer::on_limit_timer, 0, 0);
   limit_timer_.data = this;
-  read_buf_.resize(kReadChunk);
   import_ = import_policy(config, peer);
   export_ = export_policy(config, peer);
   allow_own_as_ = peer.allow_own_as;
@@ -896,10 +896,7 @@ void Peer::pump_export(Connection& c) {
   }
   size_t unsent = c.out.size() - c.out_off;
   if (unsent >= kExportBuffer) return;  // the peer is slow: the journal holds the changes
-  if (c.out_off == c.out.size()) {
-    c.out.clear();
-    c.out_off = 0;
-  }
+  if (c.out_off == c.out.size()) release_sent(c);
   const size_t before = c.out.size();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
@@ -1021,6 +1018,16 @@ void Peer::send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::Mess
   flush(c);
 }
 
+void Peer::release_sent(Connection& c) {
+  // What a burst (the initial table) grew the buffer to is given back once
+  // it went out: hundreds of idle sessions each keeping a megabyte was
+  // most of a route server's memory (docs/performance.md, "Update groups
+  // end to end").
+  if (c.out.capacity() > kKeepOut) std::vector<std::byte>().swap(c.out);
+  else c.out.clear();
+  c.out_off = 0;
+}
+
 void Peer::flush(Connection& c) {
   if (c.fd < 0 || c.dialing) return;
   bool progress = false;
@@ -1038,8 +1045,7 @@ void Peer::flush(Connection& c) {
     return;
   }
   if (c.out_off == c.out.size()) {
-    c.out.clear();
-    c.out_off = 0;
+    release_sent(c);
     ev_io_stop(worker_.loop(), &c.wio);
     if (c.unsent_since) {
       c.unsent_since.reset();
@@ -1189,9 +1195,13 @@ void Peer::handle_read(Connection& c) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < kReadsPerWakeup && !c.dead && c.fd >= 0; ++i) {
     if (i > 0 && std::chrono::steady_clock::now() - start > kReadBudget) return;  // the rest next turn
-    ssize_t n = ::read(c.fd, read_buf_.data(), read_buf_.size());
+    // One read buffer per worker thread, not per peer (the framer copies
+    // what it is fed): 64 KiB for each of hundreds of peers was most of an
+    // idle route server's memory.
+    thread_local std::vector<std::byte> read_buf(kReadChunk);
+    ssize_t n = ::read(c.fd, read_buf.data(), read_buf.size());
     if (n > 0) {
-      c.framer.feed(bytes::Span(read_buf_.data(), static_cast<size_t>(n)));
+      c.framer.feed(bytes::Span(read_buf.data(), static_cast<size_t>(n)));
       codec::Message m;
       codec::NotifyError err;
       for (;;) {

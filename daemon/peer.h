@@ -134,6 +134,8 @@ class Peer {
   void resolve_collision(Connection& accepted);
   void send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::MessageType type);
   void flush(Connection& c);
+  // Empties c's send buffer, all of it sent (and frees a large one).
+  void release_sent(Connection& c);
   void close_socket(Connection& c);
   void arm_timer(Connection& c);
   void reap();
@@ -223,7 +225,6 @@ class Peer {
   bool oversized_logged_ = false;
   mutable std::mutex status_mu_;
   PeerStatus status_;
-  std::vector<std::byte> read_buf_;
 };
 
 // The FSM's view of a configured peer.

@@ -1,8 +1,16 @@
 // jemalloc's options for the daemon, read by jemalloc at start (the
-// MALLOC_CONF environment variable still overrides them). Transparent huge
-// pages for the heap: the routing table is hundreds of megabytes read at
-// random, and with 4 KiB pages nearly every access also misses the TLB
-// (table-bench: one peer's table 1.45 -> 1.74 M routes/s, docs/performance.md).
+// MALLOC_CONF environment variable still overrides them).
+//
+// No transparent huge pages for the heap as a whole (thp:never): the
+// routing table's big maps ask for them themselves (table/prefix_map.h,
+// MADV_HUGEPAGE on arrays of 2 MiB and more), which is where they pay, and
+// huge pages everywhere else only rounded every arena's memory up to 2 MiB
+// pieces. Measured on 2026-12-06 (docs/performance.md, "Update groups end
+// to end"): a 1M-route table through the daemon to one neighbour, peak RSS
+// 305-307 -> 265-266 MiB at the same speed (1.91-1.96 s -> 1.90-2.02 s);
+// 200 route-server members, settled RSS 46 -> 36 MB; table-bench's insert
+// within its noise (3.45-3.60 M routes/s with, 3.38-3.50 without).
+//
 // The background thread purges unused dirty pages on its own schedule
 // instead of inside whichever thread happens to free memory (a session's
 // worker), and keeps the resident figure of daemon/memory.h honest.
@@ -10,5 +18,5 @@
 extern "C" {
 // NOLINTNEXTLINE: the name and type are jemalloc's interface.
 extern const char* malloc_conf;
-const char* malloc_conf = "thp:always,metadata_thp:auto,background_thread:true";
+const char* malloc_conf = "thp:never,metadata_thp:disabled,background_thread:true";
 }

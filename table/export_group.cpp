@@ -11,6 +11,7 @@ namespace {
 
 constexpr size_t kChunkBytes = 256 * 1024;  // a chunk of the stream is closed past this
 constexpr uint32_t kNoSlot = UINT32_MAX;    // the group's target: nobody's split horizon
+constexpr size_t kWalkSlice = 32 * 1024;    // octets a walk writes per pump
 
 // Whether two filters do the same (their names aside).
 bool same_filter(const Filter* a, const Filter* b) {
@@ -369,7 +370,10 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
       break;
     }
   }
-  if (walk_) walk_step(out, budget);
+  // A walk goes in short slices: members joining (a burst of returning
+  // peers) share their worker with the members that must be told of
+  // changes now, whose turns come between the slices (head-of-line).
+  if (walk_) walk_step(out, std::min(budget, kWalkSlice));
   for (int round = 0; round < 8 && used() < budget; ++round) {
     if (walk_) break;  // the walk first: the stream waits at the cursor
     if (pos_ < g.head_) {

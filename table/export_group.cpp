@@ -67,7 +67,7 @@ class ExportGroup {
 
   // Drops the chunks every member has read.
   void collect() {
-    if (history_limit_ > 0) return;  // kept whole for newcomers
+    if (history_limit_ > 0 || chunks_.empty()) return;  // kept whole for newcomers, or nothing held
     uint64_t low = head_;
     for (const GroupMember* m : members_)
       if (!m->too_slow()) low = std::min(low, m->pos_);
@@ -212,11 +212,6 @@ size_t GroupMember::group_size() const {
   return group_->members_.size();
 }
 
-size_t GroupMember::pending() const {
-  std::lock_guard lock(group_->mu_);
-  return group_->exporter_.pending() + (pos_ < group_->head_ ? 1 : 0) + (walk_ ? 1 : 0);
-}
-
 RefreshOutcome GroupMember::refresh(codec::Family f) {
   if (codec::known_index(f) < 0 || !setup_.families.has(f) || setup_.send_nothing) return RefreshOutcome::kIgnored;
   std::lock_guard lock(group_->mu_);
@@ -353,6 +348,7 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
   }
   ExportGroup& g = *group_;
   const size_t start = out.size();
+  const uint64_t head_before = g.head_;
   auto used = [&] { return out.size() - start; };
   if (!walk_ && eor_sent_ && !refresh_owed_.empty()) {
     for (codec::Family f : codec::kKnownFamilyList) {
@@ -386,9 +382,12 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
     g.advance(budget - used());
     if (g.head_ == before) break;
   }
-  g.leave_behind(groups_.max_lag_);
+  // Only a longer stream leaves anyone behind: the members are looked at
+  // once per write of the group, by the member that wrote (after its copy).
+  if (g.head_ != head_before) g.leave_behind(groups_.max_lag_);
   sync_counters();
-  g.collect();
+  // Only a member past the first chunk may have been the last to hold it.
+  if (!g.chunks_.empty() && g.chunks_.front().start + g.chunks_.front().bytes.size() <= pos_) g.collect();
   return walk_.has_value() || pos_ < g.head_ || g.more_ || !refresh_owed_.empty() || switch_to_.has_value();
 }
 

@@ -66,7 +66,6 @@ class GroupMember {
   [[nodiscard]] bool initial_done() const;
   [[nodiscard]] const ExporterCounters& counters() const { return counters_; }
   [[nodiscard]] const std::optional<OversizedRoute>& first_oversized() const { return first_oversized_; }
-  [[nodiscard]] size_t pending() const;
   // The member fell more than the groups' max_lag behind its group's
   // stream.
   // Any thread: the group marks a member it left behind, whether or not

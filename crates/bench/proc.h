@@ -123,10 +123,10 @@ inline bool add_process(int pid, ProcSample& s) {
 // workers, as OpenBGPD does), at most 256 processes.
 inline ProcSample sample_processes(const std::vector<int>& pids) {
   ProcSample s;
-  std::vector<int> todo = pids;
-  for (size_t i = 0; i < todo.size() && i < 256; ++i) {
-    if (!add_process(todo[i], s)) continue;
-    for (int c : children_of(todo[i])) todo.push_back(c);
+  std::vector<int> queue = pids;  // the processes, then their children (at most 256)
+  for (size_t i = 0; i < queue.size() && i < 256; ++i) {
+    if (!add_process(queue[i], s)) continue;
+    for (int c : children_of(queue[i])) queue.push_back(c);
   }
   return s;
 }

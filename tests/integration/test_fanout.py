@@ -20,13 +20,7 @@ SCRIPT = os.path.join(HERE, "..", "..", "scripts", "profile", "fanout.py")
 
 
 def fanout_binary() -> str:
-    p = os.environ.get("PETREL_FANOUT")
-    if not p:
-        petrel = L.petrel_binary()
-        p = os.path.join(os.path.dirname(os.path.dirname(petrel)), "crates", "bench", "petrel-fanout")
-    if not os.path.exists(p):
-        pytest.skip(f"petrel-fanout is not built ({p})")
-    return p
+    return L.bench_binary("PETREL_FANOUT", "petrel-fanout")
 
 
 def test_fifty_members_hold_each_others_routes_through_a_flap(tmp_path):

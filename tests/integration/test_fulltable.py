@@ -17,13 +17,7 @@ SCRIPT = os.path.join(HERE, "..", "..", "scripts", "profile", "fulltable.py")
 
 
 def load_binary() -> str:
-    p = os.environ.get("PETREL_LOAD")
-    if not p:
-        petrel = L.petrel_binary()
-        p = os.path.join(os.path.dirname(os.path.dirname(petrel)), "crates", "bench", "petrel-load")
-    if not os.path.exists(p):
-        pytest.skip(f"petrel-load is not built ({p})")
-    return p
+    return L.bench_binary("PETREL_LOAD", "petrel-load")
 
 
 def run(daemon: str, tmp_path, **env) -> dict:

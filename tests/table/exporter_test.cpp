@@ -47,6 +47,19 @@ codec::AttributeSet attrs(uint32_t first_as, uint32_t med = 0, std::vector<uint3
   return codec::AttributeSet::from(p);
 }
 
+// An export filter that refuses routes with `community` and accepts the
+// rest.
+Filter refusing(uint32_t community, std::string name = "refusing") {
+  Filter f;
+  f.name = std::move(name);
+  FilterRule r;
+  r.communities = {community};
+  r.action = FilterAction::kReject;
+  f.rules = {r};
+  f.default_action = FilterAction::kAccept;
+  return f;
+}
+
 // What the peer holds: prefix -> attribute set; and what else it saw.
 struct PeerRib {
   std::map<net::Prefix, codec::AttributeSet> routes;
@@ -777,13 +790,7 @@ TEST(Exporter, RouteServerClientGetsTheBestPathThatMayGoToIt) {
   });
   ASSERT_EQ(best_slot, fx.a);
 
-  Filter f;
-  f.name = "no-tagged";
-  FilterRule refuse;
-  refuse.communities = {kTagged};
-  refuse.action = FilterAction::kReject;
-  f.rules = {refuse};
-  f.default_action = FilterAction::kAccept;
+  Filter f = refusing(kTagged, "no-tagged");
   auto rs = fx.setup();
   rs.filter = &f;
   rs.target.route_server_client = true;
@@ -945,13 +952,7 @@ RC_GTEST_PROP(Exporter, RouteServerClientEndsWithTheBestPathThatMayGoToIt, ()) {
   Fixture fx(*rc::gen::element<size_t>(2, 8192));
   ExporterSetup s = fx.setup(*rc::gen::element<uint32_t>(100, 0));  // 0: peer A itself
   s.target.route_server_client = true;
-  Filter f;
-  f.name = "no-1";
-  FilterRule refuse;
-  refuse.communities = {1};
-  refuse.action = FilterAction::kReject;
-  f.rules = {refuse};
-  f.default_action = FilterAction::kAccept;
+  Filter f = refusing(1, "no-1");
   s.filter = &f;
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
@@ -995,16 +996,7 @@ std::map<net::Prefix, codec::AttributeSet> peer_says(Fixture& fx, const Exporter
 }
 
 // Refuses routes with community 65000:2 (and accepts the rest).
-Filter refuse_two() {
-  Filter f;
-  f.name = "not-two";
-  FilterRule r;
-  r.communities = {0xFDE80002};
-  r.action = FilterAction::kReject;
-  f.rules = {r};
-  f.default_action = FilterAction::kAccept;
-  return f;
-}
+Filter refuse_two() { return refusing(0xFDE80002, "not-two"); }
 
 TEST(ExportGroup, MembersShareOneEncodingAndEachGetsAllButItsOwnRoutes) {
   Fixture fx;

@@ -136,10 +136,11 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
     bool resynced = false;
     if (queue_empty() || !follower_.primed()) {
       const uint64_t resyncs_before = follower_.resyncs();
-      // Shards never read are copied out one per read and settled before
-      // the next (a whole 1M table copied at once was 48 MB of Seen).
+      // Shards to be read whole (never read, or overrun while the peer was
+      // slow) are copied out one per read and settled before the next (a
+      // whole 1M table copied at once was 48 MB of Seen).
       size_t handed = table_.read(follower_, max_events, [&](const FollowEvent& ev) { take(ev); }, 1);
-      journal_drained = handed < max_events && follower_.primed();
+      journal_drained = handed < max_events && follower_.primed() && !follower_.resync_waiting();
       resynced = follower_.resyncs() != resyncs_before;
       settle(seen_);
       primed_ = true;

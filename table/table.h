@@ -238,12 +238,17 @@ class Follower {
       if (!p) return false;
     return true;
   }
+  // The last read left a shard that must be handed whole (never read, or
+  // its journal overran) for a later one: there is more to read even if
+  // the journals are quiet.
+  [[nodiscard]] bool resync_waiting() const { return resync_waiting_; }
 
  private:
   friend class Table;
   std::vector<uint64_t> next_;
   std::vector<uint8_t> primed_;
   uint64_t resyncs_ = 0;
+  bool resync_waiting_ = false;
 };
 
 // A follower's wake-up call, from Table::subscribe. The table calls its
@@ -378,10 +383,12 @@ class Table {
   // every change, or the whole table after an overrun.
   void skip(Follower& fo) const;
   // Hands the follower up to `max` events per shard (under each shard's
-  // lock); returns how many it handed. Of the shards it has not been
-  // handed yet, at most `max_first` are handed whole in this call (the
-  // others wait for the next): a follower that copies what it is handed
-  // need not hold the whole table at once.
+  // lock); returns how many it handed. Of the shards to be handed whole
+  // (never handed yet, or whose journal overran the follower's cursor), at
+  // most `max_first` are in this call (the others wait for the next, and
+  // Follower::resync_waiting() says so): a follower that copies what it is
+  // handed need not hold the whole table at once (a slow exporter during a
+  // full feed overran all eight journals and copied 1M routes, 48 MB).
   template <typename F>
   size_t read(Follower& fo, size_t max, F&& fn, size_t max_first = SIZE_MAX) const;
   // Calls `wake` after writes append to the journals (see Subscription),
@@ -582,8 +589,12 @@ void Table::walk(F&& fn) const {
 template <typename F>
 size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
   size_t handed = 0;
+  fo.resync_waiting_ = false;
   for (size_t i = 0; i < shards_.size(); ++i) {
-    if (!fo.primed_[i] && max_first == 0) continue;
+    if (!fo.primed_[i] && max_first == 0) {
+      fo.resync_waiting_ = true;
+      continue;
+    }
     const Shard& s = *shards_[i];
     std::lock_guard lock(s.mu);
     auto resync = [&] {
@@ -628,9 +639,12 @@ size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
       fn(ev);
       ++handed;
     });
-    if (!next) {
+    if (!next && max_first == 0) {
+      fo.resync_waiting_ = true;  // stays overrun: handed whole by a later read
+    } else if (!next) {
       ++fo.resyncs_;
       resync();
+      --max_first;
     } else {
       fo.next_[i] = *next;
     }

@@ -36,6 +36,12 @@ constexpr FamilyIndex kV4Index = 0;
 net::IpAddress ip(const char* s) { return *net::IpAddress::parse(s); }
 net::Prefix pfx(const char* s) { return *net::Prefix::parse(s); }
 net::Prefix nth(uint32_t i) { return *net::Prefix::make(net::IpAddress::v4(0x0A000000u + (i << 8)), 24); }
+// nth(0) .. nth(n - 1).
+std::vector<net::Prefix> first_n(uint32_t n) {
+  std::vector<net::Prefix> ps;
+  for (uint32_t i = 0; i < n; ++i) ps.push_back(nth(i));
+  return ps;
+}
 
 codec::AttributeSet attrs(uint32_t first_as, uint32_t med = 0, std::vector<uint32_t> communities = {}) {
   PathAttributes p;
@@ -291,6 +297,34 @@ TEST(Exporter, InitialTableReadAShardAtATimeStillPacksAndEndsWithEndOfRib) {
   }
 }
 
+// A burst that overruns every shard's journal while the peer is behind:
+// the exporter reads the overrun shards whole one at a time (never the
+// whole table at once), and pump() says there is more until the last is
+// read, though the journals are quiet by then.
+TEST(Exporter, EveryJournalOverrunIsCaughtUpAShardAtATime) {
+  Fixture fx(4, 8);
+  const std::vector<net::Prefix> all = first_n(400);
+  fx.announce(fx.a, attrs(64496), all);
+  Exporter ex(fx.table, fx.out, fx.setup());
+  PeerRib rib;
+  drain(ex, rib);
+  ASSERT_EQ(rib.routes.size(), 400u);
+  const codec::AttributeSet before = rib.routes.begin()->second;
+  fx.announce(fx.a, attrs(64496, 0, {9}), all);  // 50 changes a shard, 4 kept
+  fx.withdraw(fx.a, {nth(0), nth(1), nth(2)});
+  const uint64_t resyncs = ex.counters().resyncs.load();
+  std::vector<std::byte> bytes;
+  EXPECT_TRUE(ex.pump(bytes, 1 << 20)) << "seven overrun shards wait";
+  rib.replay(bytes);
+  EXPECT_EQ(ex.counters().resyncs.load(), resyncs + 1) << "one shard whole per read";
+  drain(ex, rib);
+  EXPECT_EQ(ex.counters().resyncs.load(), resyncs + 8);
+  EXPECT_EQ(rib.routes.size(), 397u);
+  const codec::AttributeSet after = rib.routes.begin()->second;
+  EXPECT_NE(after, before);
+  for (const auto& [p, a] : rib.routes) EXPECT_EQ(a, after) << p.to_string();
+}
+
 TEST(Exporter, AfterABurstItsScratchIsReleasedAndChangesStillGoOut) {
   // More outgoing sets (and source sets) than the exporter keeps scratch
   // for once drained (4096): the initial table's groups and memo are
@@ -347,8 +381,7 @@ TEST(Exporter, ChangesCollapseIntoTheLatestState) {
 
 TEST(Exporter, PacksPrefixesOfOneSetUpToTheMessageSize) {
   Fixture fx;
-  std::vector<net::Prefix> ps;
-  for (uint32_t i = 0; i < 3000; ++i) ps.push_back(nth(i));
+  const std::vector<net::Prefix> ps = first_n(3000);
   fx.announce(fx.a, attrs(64496), ps);
   Exporter ex(fx.table, fx.out, fx.setup());
   PeerRib rib;
@@ -403,8 +436,7 @@ TEST(Exporter, ExportFilter) {
 // difference goes out, and "none" withdraws everything held.
 TEST(Exporter, ANewFilterSendsOnlyTheDifference) {
   Fixture fx;
-  std::vector<net::Prefix> all;
-  for (uint32_t i = 0; i < 10; ++i) all.push_back(nth(i));
+  const std::vector<net::Prefix> all = first_n(10);
   fx.announce(fx.a, attrs(64496), all);
   Exporter ex(fx.table, fx.out, fx.setup());
   PeerRib rib;

@@ -65,8 +65,8 @@ struct Seen {
 };
 using View = std::map<std::pair<FamilyIndex, net::Prefix>, Seen>;
 
-void follow_into(const Table& t, Follower& fo, View& v, size_t max = 1000) {
-  t.read(fo, max, [&](const FollowEvent& ev) {
+size_t follow_into(const Table& t, Follower& fo, View& v, size_t max = 1000, size_t max_first = SIZE_MAX) {
+  return t.read(fo, max, [&](const FollowEvent& ev) {
     if (ev.resync)
       std::erase_if(v, [&](const auto& kv) { return t.shard_of(kv.first.second) == ev.shard; });
     if (ev.change.family == UINT8_MAX) return;  // an empty shard's resync
@@ -77,7 +77,7 @@ void follow_into(const Table& t, Follower& fo, View& v, size_t max = 1000) {
     } else {
       v.erase(key);
     }
-  });
+  }, max_first);
 }
 
 bool same_wire(bytes::Span a, bytes::Span b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
@@ -540,6 +540,36 @@ TEST(TableTest, NewFollowerGetsTheWholeTableThenOnlyChanges) {
   EXPECT_GT(fo.resyncs(), 0u);
   EXPECT_EQ(v, table_view(t));
   EXPECT_EQ(v.size(), 30u);
+}
+
+// A follower that fell behind every shard's journal is not handed the
+// whole table in one read when it asks for one shard at a time: each read
+// resynchronises one overrun shard, says that more wait, and the last one
+// leaves it equal to the table.
+TEST(TableTest, OverrunShardsAreHandedWholeOneAtATimeWhenAsked) {
+  Table t(TableOptions{.shards = 4, .journal_retention = 2, .best = {}});
+  auto s = *t.add_peer(peer_info(1));
+  std::vector<NlriPrefix> ann;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 64; ++i) texts.push_back("10." + std::to_string(i) + ".0.0/16");
+  for (const auto& x : texts) ann.push_back(N(x.c_str()));
+  auto a = attrs(3), b = attrs(4);
+  t.apply(s, kV4, &a, ann, {});
+  Follower fo = t.follow();
+  View v;
+  for (int i = 0; i < 4; ++i) follow_into(t, fo, v, 1000, 1);
+  ASSERT_TRUE(fo.primed());
+  EXPECT_FALSE(fo.resync_waiting());
+  EXPECT_EQ(v, table_view(t));
+  t.apply(s, kV4, &b, ann, {});  // 16 changes a shard, 2 kept: every journal overran
+  for (uint64_t read = 1; read <= 4; ++read) {
+    follow_into(t, fo, v, 1000, 1);
+    EXPECT_EQ(fo.resyncs(), read) << "one shard whole per read";
+    EXPECT_EQ(fo.resync_waiting(), read < 4);
+  }
+  EXPECT_EQ(v, table_view(t));
+  EXPECT_EQ(follow_into(t, fo, v, 1000, 1), 0u);
+  EXPECT_FALSE(fo.resync_waiting());
 }
 
 // ---- against a model

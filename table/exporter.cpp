@@ -32,7 +32,8 @@ Exporter::Exporter(Table& table, Interner& out_sets, ExporterSetup setup)
       builder_(setup_.params),
       follower_(table.follow()),
       resyncing_(table.shard_count(), 0),
-      ever_held_(table.shard_count(), 0) {
+      ever_held_(table.shard_count(), 0),
+      ever_read_(table.shard_count(), 0) {
   for (auto& pf : fam_) {
     pf.v4 = std::make_unique<PrefixMap<Key4>>();
     pf.v6 = std::make_unique<PrefixMap<Key6>>();
@@ -194,19 +195,33 @@ void Exporter::forget_shard(size_t shard) {
   }
 }
 
+size_t Exporter::adj_out_size(FamilyIndex f) const {
+  return is_v6_family(f) ? fam_[f].v6->size() : fam_[f].v4->size();
+}
+
+void Exporter::reserve(FamilyIndex f, size_t n) {
+  if (is_v6_family(f)) fam_[f].v6->reserve(n);
+  else fam_[f].v4->reserve(n);
+}
+
 void Exporter::settle(std::vector<Seen>& seen) {
   // A shard read whole that the peer was never sent anything of brings
   // new prefixes in the table's map order, i.e. in hash order: room for
   // them first (growing while they come costs a probe run as long as the
   // map; a 1M table took 45 % of the daemon's time in set()).
-  std::array<size_t, kFamilies> fresh{};
+  std::array<size_t, kFamilies> fresh{}, before{};
   for (const Seen& s : seen)
     if (s.attrs && resyncing_[s.shard] && !ever_held_[s.shard]) ++fresh[s.family];
   for (size_t f = 0; f < kFamilies; ++f) {
-    if (fresh[f] == 0) continue;
-    if (is_v6_family(static_cast<FamilyIndex>(f))) fam_[f].v6->reserve(fam_[f].v6->size() + fresh[f]);
-    else fam_[f].v4->reserve(fam_[f].v4->size() + fresh[f]);
+    before[f] = adj_out_size(static_cast<FamilyIndex>(f));
+    if (fresh[f] > 0) reserve(static_cast<FamilyIndex>(f), before[f] + fresh[f]);
   }
+  size_t first_reads = 0;
+  for (size_t i = 0; i < resyncing_.size(); ++i)
+    if (resyncing_[i] && !ever_read_[i]) {
+      ever_read_[i] = 1;
+      ++first_reads;
+    }
   // A shard the peer was never sent anything of has nothing to forget
   // (the initial table: no walk of the Adj-RIB-Out per shard read).
   bool any_resync = false;
@@ -265,6 +280,17 @@ void Exporter::settle(std::vector<Seen>& seen) {
     if (!wants_.empty()) ever_held_[s.shard] = 1;
     set(s.family, s.prefix, wants_);
   }
+  // The initial table: the shards are alike in size (prefixes go to them
+  // by hash), so what the first read shards brought says what those not
+  // read yet will: room for all of it at once, rather than a map that
+  // grows (moving every entry) as each shard comes. A peer whose filter
+  // refuses everything made none, and reserves none.
+  if (const size_t unread = static_cast<size_t>(std::count(ever_read_.begin(), ever_read_.end(), 0));
+      first_reads > 0 && unread > 0)
+    for (size_t f = 0; f < kFamilies; ++f) {
+      const size_t now = adj_out_size(static_cast<FamilyIndex>(f));
+      if (now > before[f]) reserve(static_cast<FamilyIndex>(f), now + (now - before[f]) * unread / first_reads);
+    }
   seen.clear();
   if (seen.capacity() > 65536) std::vector<Seen>().swap(seen);  // a resync's worth is not kept
   if (!any_resync) return;

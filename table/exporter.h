@@ -300,6 +300,9 @@ class Exporter {
   void end_of_rib(std::vector<std::byte>& out);
   void take(const FollowEvent& ev);
   void settle(std::vector<Seen>& seen);
+  // Entries of family f's Adj-RIB-Out map; room for n of them.
+  [[nodiscard]] size_t adj_out_size(FamilyIndex f) const;
+  void reserve(FamilyIndex f, size_t n);
   void forget_shard(size_t shard);
   // The set `src` from `from` goes out with to this peer, interned (one
   // reference for the caller), or nullptr.
@@ -355,6 +358,7 @@ class Exporter {
   std::optional<OversizedRoute> first_oversized_;
   std::vector<uint8_t> resyncing_;  // per shard: adj-out entries not confirmed yet
   std::vector<uint8_t> ever_held_;  // per shard: the Adj-RIB-Out may hold some of its prefixes
+  std::vector<uint8_t> ever_read_;  // per shard: read whole once
   // Everything export_route reads besides the target.
   struct CacheKey {
     const Attrs* src = nullptr;  // nullptr: a free slot

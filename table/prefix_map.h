@@ -2,6 +2,10 @@
 // probing and backward-shift deletion (no tombstones), slots holding the
 // entries themselves. An IPv4 entry is 24 octets, an IPv6 entry 40; a
 // prefix's single route is stored in its entry, several in one array.
+// The capacity is any number of slots (a key's home is its hash scaled to
+// the capacity, not masked), so a map reserved for n prefixes is sized for
+// n, not for the next power of two: a 1M-prefix map took 2^21 slots (48
+// MiB, under half full) and takes 1.33M (32 MiB).
 #pragma once
 
 #include <algorithm>
@@ -381,9 +385,9 @@ class PrefixMap {
   // prefetch of a stale address is harmless.
   void prefetch(const K& k) const {
     uintptr_t base = prefetch_base_.load(std::memory_order_relaxed);
-    unsigned shift = prefetch_shift_.load(std::memory_order_relaxed);
-    if (base == 0 || shift >= 64) return;
-    __builtin_prefetch(reinterpret_cast<const void*>(base + (k.hash() >> shift) * sizeof(Entry<K>)));
+    size_t cap = prefetch_cap_.load(std::memory_order_relaxed);
+    if (base == 0 || cap == 0) return;
+    __builtin_prefetch(reinterpret_cast<const void*>(base + scale(k.hash(), cap) * sizeof(Entry<K>)));
   }
 
   [[nodiscard]] size_t size() const { return size_; }
@@ -393,7 +397,7 @@ class PrefixMap {
   [[nodiscard]] const Entry<K>* find(const K& k) const { return const_cast<PrefixMap*>(this)->find(k); }
   [[nodiscard]] Entry<K>* find(const K& k) {
     if (size_ == 0) return nullptr;
-    for (size_t i = home(k);; i = (i + 1) & mask()) {
+    for (size_t i = home(k);; i = next(i)) {
       Entry<K>& e = slots_[i];
       if (e.key.len == K::kEmpty) return nullptr;
       if (e.key == k) return &e;
@@ -402,15 +406,14 @@ class PrefixMap {
   // Room for n entries without growing. Keys that come in hash order (a
   // walk of another map) must go into a map sized for all of them: while
   // it grows they crowd the front of its slots in one long probe run.
+  // A map that must grow for n is made three quarters full at n.
   void reserve(size_t n) {
-    size_t cap = cap_ ? cap_ : 16;
-    while (n * 5 > cap * 4) cap *= 2;
-    if (cap != cap_) rehash(cap);
+    if (n * 5 > cap_ * 4) rehash(std::max<size_t>(16, n + n / 3 + 1));
   }
   // The entry of k, made (with no routes) if absent.
   Entry<K>& find_or_insert(const K& k) {
     if ((size_ + 1) * 5 > cap_ * 4) rehash(cap_ ? cap_ * 2 : 16);
-    for (size_t i = home(k);; i = (i + 1) & mask()) {
+    for (size_t i = home(k);; i = next(i)) {
       Entry<K>& e = slots_[i];
       if (e.key.len == K::kEmpty) {
         e.key = k;
@@ -430,12 +433,12 @@ class PrefixMap {
     assert(i < cap_);
     slots_[i].key.len = K::kEmpty;
     --size_;
-    for (size_t j = (i + 1) & mask();; j = (j + 1) & mask()) {
+    for (size_t j = next(i);; j = next(j)) {
       Entry<K>& f = slots_[j];
       if (f.key.len == K::kEmpty) break;
       size_t h = home(f.key);
       // f may move to i when i lies cyclically in [h, j).
-      if (((j - h) & mask()) >= ((j - i) & mask())) {
+      if (distance(h, j) >= distance(i, j)) {
         std::memcpy(static_cast<void*>(&slots_[i]), &f, sizeof(f));
         f.key.len = K::kEmpty;
         f.kind = 0;
@@ -493,9 +496,9 @@ class PrefixMap {
     }
     size_t start = i;
     for (size_t n = 0; n < cap_; ++n) {
-      size_t at = (start + 1 + n) & mask();
-      ahead(static_cast<const Entry<K>&>(slots_[(at + kFar) & mask()]), kFar);
-      ahead(static_cast<const Entry<K>&>(slots_[(at + kNear) & mask()]), kNear);
+      size_t at = wrap(start + 1 + n);
+      ahead(static_cast<const Entry<K>&>(slots_[wrap(at + kFar)]), kFar);
+      ahead(static_cast<const Entry<K>&>(slots_[wrap(at + kNear)]), kNear);
       for (;;) {  // an erase may move a later entry into `at`
         Entry<K>& e = slots_[at];
         if (e.key.len == K::kEmpty || f(e)) break;
@@ -513,20 +516,27 @@ class PrefixMap {
   }
 
  private:
-  [[nodiscard]] size_t mask() const { return cap_ - 1; }
-  [[nodiscard]] size_t home(const K& k) const { return static_cast<size_t>(k.hash() >> shift_); }
+  // A hash's slot in a map of `cap` slots: its high bits scaled (the
+  // hashes mix into their high bits).
+  __extension__ using U128 = unsigned __int128;
+  static size_t scale(uint64_t hash, size_t cap) { return static_cast<size_t>((U128{hash} * cap) >> 64); }
+  [[nodiscard]] size_t home(const K& k) const { return scale(k.hash(), cap_); }
+  [[nodiscard]] size_t next(size_t i) const { return i + 1 == cap_ ? 0 : i + 1; }
+  // i for i < 2 * capacity, taken around the end.
+  [[nodiscard]] size_t wrap(size_t i) const { return i >= cap_ ? i - cap_ : i; }
+  // Slots from `from` forward to `to`, around the end.
+  [[nodiscard]] size_t distance(size_t from, size_t to) const { return to >= from ? to - from : to + cap_ - from; }
   void rehash(size_t cap) {
     Slots old = std::move(slots_);
     size_t old_cap = cap_;
     slots_ = allocate(cap);
     cap_ = cap;
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
-    prefetch_shift_.store(shift_, std::memory_order_relaxed);
+    prefetch_cap_.store(cap_, std::memory_order_relaxed);
     prefetch_base_.store(reinterpret_cast<uintptr_t>(slots_.get()), std::memory_order_relaxed);
     for (size_t i = 0; i < old_cap; ++i) {
       Entry<K>& e = old[i];
       if (e.key.len == K::kEmpty) continue;
-      for (size_t j = home(e.key);; j = (j + 1) & mask()) {
+      for (size_t j = home(e.key);; j = next(j)) {
         if (slots_[j].key.len == K::kEmpty) {
           std::memcpy(static_cast<void*>(&slots_[j]), &e, sizeof(e));
           break;
@@ -570,9 +580,8 @@ class PrefixMap {
 
   Slots slots_;
   size_t cap_ = 0, size_ = 0;
-  unsigned shift_ = 64;
   std::atomic<uintptr_t> prefetch_base_{0};
-  std::atomic<unsigned> prefetch_shift_{64};
+  std::atomic<size_t> prefetch_cap_{0};
 };
 
 }  // namespace petrel::table

@@ -462,7 +462,7 @@ TEST(PrefixMapGrowth, ReserveMakesRoomOnceAndKeepsEntries) {
   m.reserve(50001);
   const size_t cap = m.capacity();
   EXPECT_GE(cap * 4, 50001u * 5);
-  EXPECT_EQ(cap & (cap - 1), 0u);
+  EXPECT_LE(cap, 50001u * 4 / 3 + 1) << "sized for what it must hold, not a power of two";
   const Entry<Key4>* kept = m.find(Key4::of(v4(0xC0000200u, 24)));
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->routes()[0].path_id, 7u);
@@ -483,8 +483,8 @@ TEST(PrefixMapGrowth, ReserveMakesRoomOnceAndKeepsEntries) {
 // small slices, with other entries emptied (not erased: the exporter keeps
 // them until the walk is done, as an erase may move an entry from ahead of
 // the cursor to behind it) and new keys inserted between slices, at a load
-// near 0.7 with scattered keys (sequential ones hash to evenly spread
-// slots). Every entry present throughout is seen exactly once.
+// from 0.5 to 0.75 with scattered keys (sequential ones hash to evenly
+// spread slots). Every entry present throughout is seen exactly once.
 TEST(PrefixMapWalk, SlicesSeeEveryEntryOnceWhenNothingIsErased) {
   auto key = [](uint32_t i) {  // a bijection of i: no two alike
     uint32_t x = i * 2654435761u;
@@ -494,7 +494,7 @@ TEST(PrefixMapWalk, SlicesSeeEveryEntryOnceWhenNothingIsErased) {
     return Key4::of(v4(x, 32));
   };
   PrefixMap<Key4> m;
-  m.reserve(9000);  // no rehash during the walk
+  m.reserve(14000);  // no rehash during the walk
   const size_t cap = m.capacity();
   for (uint32_t i = 100000; i < 103000; ++i) m.find_or_insert(key(i)).push(route(3, i));
   for (uint32_t i = 0; i < 6000; ++i) m.find_or_insert(key(i)).push(route(1, i));

@@ -118,8 +118,9 @@ TEST(TableTest, AnnounceThenLookupAndCounts) {
 }
 
 // TableOptions::expected_ipv4_prefixes / expected_ipv6_prefixes: the
-// unicast maps have their room before the first route, and no more than
-// they would reach by growing to that many prefixes.
+// unicast maps have their room before the first route, three quarters full
+// at that many prefixes (not rounded up to a power of two), and filling
+// them to it does not grow them.
 TEST(TableTest, ExpectedPrefixesSizeTheMapsAhead) {
   TableOptions o;
   o.shards = 4;
@@ -129,8 +130,8 @@ TEST(TableTest, ExpectedPrefixesSizeTheMapsAhead) {
   Table sized(o);
   const size_t slots = sized.memory().map_bytes;
   EXPECT_LT(none.memory().map_bytes, 100000u);
-  // 4 maps of 32,768 24-byte slots and 4 of 8,192 40-byte ones.
-  EXPECT_EQ(slots, 4u * (32768 * 24 + 8192 * 40));
+  // 4 maps of 33,334 24-byte slots and 4 of 6,667 40-byte ones.
+  EXPECT_EQ(slots, 4u * (33334 * 24 + 6667 * 40));
   // Growing to as many prefixes ends at the same size.
   auto set = attrs(1, 10, 65001);
   const uint16_t slot = *none.add_peer(peer_info(1));

@@ -211,7 +211,7 @@ struct OriginateConfig {
   std::vector<uint32_t> communities;
   std::vector<codec::LargeCommunity> large_communities;
   std::optional<uint32_t> med;
-  std::optional<uint32_t> local_pref;  // sent to internal peers only
+  std::optional<uint32_t> local_pref;  // sent to internal peers; also its degree of preference
 
   friend bool operator==(const OriginateConfig&, const OriginateConfig&) = default;
 };

@@ -7,9 +7,15 @@
 //
 //   0. Routes whose NEXT_HOP cannot be resolved are not eligible
 //      (9.1.2.1; the caller marks them).
-//   1. Highest degree of preference (9.1.1): LOCAL_PREF from an internal
-//      peer; for a route from an external peer a LOCAL_PREF is ignored and
-//      the default applies (only policy may set one there).
+//   1. Highest degree of preference (9.1.1): the route's LOCAL_PREF, else
+//      the default. From an internal peer that is the LOCAL_PREF it sent
+//      (or one import policy set). For a route from an external peer the
+//      degree is computed by local policy: a LOCAL_PREF the peer sent never
+//      reaches the table (the decoder discards it, RFC 4271 5.1.5, RFC 7606
+//      7.5), so one in the stored set is the import filter's, and that is
+//      the degree. The same holds for a route this router originates
+//      ([[originate]] local_pref). It is also what export sends to internal
+//      peers as LOCAL_PREF (table/export.cpp), so they rank it alike.
 //   a. Shortest AS_PATH (9.1.2.2 a): an AS_SET counts one, confederation
 //      segments none (codec::summarize_as_path).
 //   b. Lowest ORIGIN (9.1.2.2 b): IGP < EGP < INCOMPLETE.
@@ -67,10 +73,12 @@ struct Candidate {
   bool eligible = true;    // false: NEXT_HOP unresolvable
 };
 
-// The degree of preference of step 1.
+// The degree of preference of step 1, whoever the peer: the stored set's
+// LOCAL_PREF, else the default (see step 1 above for why that is right for
+// external routes too). It reads only the set: no peer lookup per
+// comparison.
 inline uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& o) {
-  if (c.peer->internal && c.attrs->has_local_pref()) return c.attrs->local_pref();
-  return o.default_local_pref;
+  return c.attrs->has_local_pref() ? c.attrs->local_pref() : o.default_local_pref;
 }
 
 // True when `c` reaches step c (MED) beside `best`: it ties with it on

@@ -6,7 +6,7 @@
 // A route is multipath-equal to the best when it is eligible, neither it
 // nor the best is one this router originates, and it ties with the best on
 // every step of RFC 4271 section 9.1.2.2 before the tie-breakers:
-//   1. the degree of preference (LOCAL_PREF from internal peers),
+//   1. the degree of preference (LOCAL_PREF, else the default),
 //   a. AS_PATH length, b. ORIGIN,
 //   c. MULTI_EXIT_DISC: equal, and from the same neighbouring AS (the
 //      leftmost AS of the AS_PATH; routes through different neighbouring

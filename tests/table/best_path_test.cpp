@@ -23,6 +23,7 @@
 
 #include "codec/attribute_set.h"
 #include "table/attrs.h"
+#include "table/export.h"
 #include "tests/table/attrs_testing.h"
 
 namespace petrel::table {
@@ -145,24 +146,62 @@ TEST(BestPath, LocalPrefFromInternalPeerDecides) {
   expect_decides(none, lp101, Decision::kLocalPref, {.default_local_pref = 102});
 }
 
-// Step 1: an external peer's LOCAL_PREF is ignored (the default applies).
-TEST(BestPath, LocalPrefFromExternalPeerIsIgnored) {
+// Step 1 for a route from an external peer: the degree of preference is
+// local policy's (RFC 4271 9.1.1). The decoder discards a LOCAL_PREF the
+// peer sent, so a LOCAL_PREF in the stored set is the one the import
+// filter set, and it decides as an internal peer's does. Without one the
+// default applies.
+TEST(BestPath, LocalPrefSetByImportPolicyOnExternalRouteDecides) {
   Sets sets;
-  const PeerInfo e1 = ebgp(9, kAddrHigh), e2 = ebgp(1, kAddrLow);
-  const Candidate high_lp{sets(attrs_of(sequence({65001, 2}), [](PathAttributes& p) { p.local_pref = 500; })), &e1, 0, 1};
-  const Candidate low_lp{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 10; })), &e2, 0, 2};
-  EXPECT_EQ(degree_of_preference(high_lp, {}), 100u);
-  EXPECT_EQ(degree_of_preference(low_lp, {.default_local_pref = 77}), 77u);
-  expect_decides(low_lp, high_lp, Decision::kAsPathLength);
+  // The preferred route is worse at every later step: longer path, worse
+  // origin, higher router ID, higher address, higher slot.
+  const PeerInfo e1 = ebgp(9, kAddrHigh), e2 = ebgp(1, kAddrLow, 65002);
+  const Candidate preferred{sets(attrs_of(sequence({65001, 2, 3}), [](PathAttributes& p) {
+                              p.local_pref = 200;
+                              p.origin = Origin::kIncomplete;
+                            })),
+                            &e1, 5, 9};
+  const Candidate plain{sets(attrs_of(sequence({65002}))), &e2, 0, 1};
+  EXPECT_EQ(degree_of_preference(preferred, {}), 200u);
+  EXPECT_EQ(degree_of_preference(plain, {}), 100u);
+  EXPECT_EQ(degree_of_preference(plain, {.default_local_pref = 77}), 77u);
+  expect_decides(preferred, plain, Decision::kLocalPref);
+  // A lower one than the default makes the route the last resort.
+  const Candidate depref{sets(attrs_of(sequence({65002}), [](PathAttributes& p) { p.local_pref = 50; })), &e2, 0, 1};
+  const Candidate longer{sets(attrs_of(sequence({65001, 2, 3, 4}))), &e1, 5, 9};
+  expect_decides(longer, depref, Decision::kLocalPref);
+  // Equal to the default: as if absent, so the later steps decide.
+  const Candidate lp100{sets(attrs_of(sequence({65002}), [](PathAttributes& p) { p.local_pref = 100; })), &e2, 0, 1};
+  expect_decides(lp100, longer, Decision::kAsPathLength);
 
-  // Internal LOCAL_PREF 150 beats an external route (default 100) even
-  // though step d would prefer the external one; 50 loses to it.
+  // External and internal routes meet on the same measure: LOCAL_PREF 150
+  // from the internal peer beats the external route without one (step d
+  // would have preferred the external one), and loses to one whose import
+  // filter set 1000.
   const PeerInfo i = ibgp(1, kAddrLow);
-  const Candidate ext{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 1000; })), &e1, 0, 1};
+  const Candidate ext{sets(attrs_of(sequence({65001}))), &e1, 0, 1};
+  const Candidate ext1000{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 1000; })), &e1, 0, 1};
   const Candidate int150{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 150; })), &i, 0, 2};
   const Candidate int50{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 50; })), &i, 0, 2};
   expect_decides(int150, ext, Decision::kLocalPref);
+  expect_decides(ext1000, int150, Decision::kLocalPref);
   expect_decides(ext, int50, Decision::kLocalPref);
+  // The same LOCAL_PREF on both: step d decides for the external one.
+  const Candidate int1000{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 1000; })), &i, 0, 2};
+  expect_decides(ext1000, int1000, Decision::kExternal);
+}
+
+// Step 1 for a route this router originates: [[originate]] local_pref is
+// its degree of preference, as it is what internal peers are sent.
+TEST(BestPath, LocalPrefOfAnOriginatedRouteDecides) {
+  Sets sets;
+  PeerInfo local = ebgp(1, kAddrLow, 64512);
+  local.local = true;
+  const PeerInfo e = ebgp(9, kAddrHigh);
+  const Candidate mine{sets(attrs_of(AsPath{}, [](PathAttributes& p) { p.local_pref = 50; })), &local, 0, 1};
+  const Candidate theirs{sets(attrs_of(sequence({65001, 2, 3}))), &e, 0, 2};
+  EXPECT_EQ(degree_of_preference(mine, {}), 50u);
+  expect_decides(theirs, mine, Decision::kLocalPref);
 }
 
 // Step a: shortest AS_PATH.
@@ -589,7 +628,11 @@ int naive_select_best(std::span<const Candidate> c, const BestPathOptions& o) {
     return count() == 1;
   };
   if (count() <= 1) return first();
-  if (keep_lowest([&](const Candidate& x) { return ~uint64_t{degree_of_preference(x, o)}; })) return first();
+  // Step 1 as RFC 4271 9.1.1 and import policy put it, from the decoded
+  // set (not Attrs' flags) and whoever the peer: the LOCAL_PREF, else the
+  // default.
+  if (keep_lowest([&](const Candidate& x) { return ~uint64_t{x.attrs->decode().local_pref().value_or(o.default_local_pref)}; }))
+    return first();
   if (keep_lowest([](const Candidate& x) { return x.attrs->as_path_length(); })) return first();
   if (keep_lowest([](const Candidate& x) { return x.attrs->origin(); })) return first();
   const std::vector<bool> before = alive;
@@ -618,7 +661,8 @@ int naive_select_best(std::span<const Candidate> c, const BestPathOptions& o) {
 
 void check_against_naive(size_t min_routes, size_t max_routes, EarlySteps early) {
   const auto routes = draw_routes(min_routes, max_routes, early);
-  const BestPathOptions opts{.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}})};
+  const BestPathOptions opts{.always_compare_med = *rc::gen::weightedElement<bool>({{3, false}, {1, true}}),
+                             .default_local_pref = *rc::gen::element<uint32_t>(100, 150, 250)};
   const Candidates all(routes);
   RC_ASSERT(select_best(all.cands, opts) == naive_select_best(all.cands, opts));
 }
@@ -686,6 +730,30 @@ RC_GTEST_PROP(BestPathProperty, RemovalKeepsBestAgreesWithChoosingAgain, ()) {
   RC_ASSERT(rest[static_cast<size_t>(after)].slot == cands[static_cast<size_t>(best)].slot);
 }
 
+// What Petrel ranks a route by is what it tells its internal peers: the
+// LOCAL_PREF export sends to an internal peer (table/export.cpp) is the
+// route's degree of preference, whatever kind of peer the route came from
+// (internal, external with or without a LOCAL_PREF from import policy, or
+// this router), so they rank the same routes alike.
+RC_GTEST_PROP(BestPathProperty, DegreeOfPreferenceIsTheLocalPrefSentToInternalPeers, ()) {
+  const RandomRoute r = *gen_route();
+  const uint32_t default_lp = *rc::gen::element<uint32_t>(100, 150, 250);
+  const BestPathOptions opts{.default_local_pref = default_lp};
+  PeerInfo from = peer(r.internal, r.router_id, 0x0A000000u + r.addr, 65000);
+  from.local = !r.internal && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+  const Candidate c{set_of(r), &from, r.path_id, 1};
+  ExportTarget to;
+  to.local_as = 65000;
+  to.internal = true;
+  to.rr_client = true;  // so that a route from an internal peer goes too (reflected)
+  to.slot = 2;
+  to.next_hop_v4 = net::IpAddress::v4(0x0A0000FE);
+  to.default_local_pref = default_lp;
+  const Exported e = export_route(to, ExportSource{&from, 1}, codec::Family{1, 1}, c.attrs->decode());
+  RC_ASSERT(e.verdict == ExportVerdict::kSend);
+  RC_ASSERT(e.attrs.local_pref() == std::optional(degree_of_preference(c, opts)));
+}
+
 // The rank the table keeps in each route (pre_med_rank) says what the
 // sets say before the MED step: for two candidates whose ranks are both
 // known, equal ranks exactly when one reaches the MED step beside the
@@ -738,9 +806,17 @@ TEST(BestPath, RankIsUnknownForALocalPrefOrALongPath) {
   Sets sets;
   const Attrs* lp200 = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& p) { p.local_pref = 200; }));
   const Attrs* lp100 = sets(attrs_of(sequence({65001, 65002}), [](PathAttributes& p) { p.local_pref = 100; }));
+  const Attrs* none = sets(attrs_of(sequence({65001, 65002})));
+  // From either kind of peer: a LOCAL_PREF other than the default leaves
+  // the rank unknown (import policy sets one on external routes); the
+  // default, or none, ranks alike whoever sent the route.
   EXPECT_EQ(pre_med_rank(Candidate{lp200, &ibgp}, opts), 0);
-  EXPECT_NE(pre_med_rank(Candidate{lp200, &ebgp}, opts), 0);  // ignored from an external peer
-  EXPECT_EQ(pre_med_rank(Candidate{lp100, &ibgp}, opts), pre_med_rank(Candidate{lp200, &ebgp}, opts));
+  EXPECT_EQ(pre_med_rank(Candidate{lp200, &ebgp}, opts), 0);
+  EXPECT_NE(pre_med_rank(Candidate{lp100, &ebgp}, opts), 0);
+  EXPECT_EQ(pre_med_rank(Candidate{lp100, &ibgp}, opts), pre_med_rank(Candidate{lp100, &ebgp}, opts));
+  EXPECT_EQ(pre_med_rank(Candidate{none, &ibgp}, opts), pre_med_rank(Candidate{lp100, &ebgp}, opts));
+  EXPECT_EQ(pre_med_rank(Candidate{lp200, &ebgp}, {.default_local_pref = 200}),
+            pre_med_rank(Candidate{none, &ebgp}, {.default_local_pref = 200}));
   // An AS_PATH of kMaxRankedPathLength ASes, in segments of 255.
   AsPath path;
   for (uint32_t left = kMaxRankedPathLength; left > 0;) {

@@ -10,6 +10,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "codec/update.h"
@@ -52,6 +53,7 @@ struct Parts {
   bool v4 = true;
   bool v6_reach = false;
   bool v6_unreach = false;
+  std::optional<uint32_t> local_pref;  // a LOCAL_PREF the peer sends
 };
 std::vector<std::byte> raw_update(const Parts& p) {
   std::vector<std::byte> attrs;
@@ -64,6 +66,11 @@ std::vector<std::byte> raw_update(const Parts& p) {
   }
   attr(attrs, 0x40, 2, path);
   if (p.v4) attr(attrs, 0x40, 3, bytes_of({192, 0, 2, 1}));
+  if (p.local_pref) {
+    std::vector<std::byte> v;
+    put32(v, *p.local_pref);
+    attr(attrs, 0x40, 5, v);
+  }
   if (p.v6_reach)
     attr(attrs, 0x80, 14,
          bytes_of({0, 2, 1, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 32, 0x20, 0x01, 0x0d,
@@ -286,6 +293,78 @@ TEST(Import, OwnAsAndImportNoneCount) {
   EXPECT_EQ(out.refused[kV4], 1u);
   EXPECT_EQ(out.withdrawn[kV6], 1u);
   EXPECT_EQ(s.routes(kV4), 1u);  // "none" adds nothing and removes nothing of its own
+}
+
+// ---- LOCAL_PREF on routes from external peers (RFC 4271 5.1.5, 9.1.1)
+
+// Two upstreams announce 198.51.100.0/24 into one table: A with the longer
+// path, B with the shorter and a LOCAL_PREF of its own, which the decoder
+// discards (it never counts). Without policy B's route is the best; an
+// import filter that sets LOCAL_PREF 200 on A's routes makes A's win, and
+// the route keeps 200 as its LOCAL_PREF (what internal peers are sent).
+TEST(Import, LocalPrefSetByAnExternalPeersImportFilterDecidesTheBest) {
+  constexpr uint32_t kPeerB = 65011;
+  Table table;
+  const auto rules_of = [](uint32_t peer_as) {
+    ImportRules r;
+    r.local_as = kLocalAs;
+    r.router_id = r.cluster_id = 0x01010101;
+    r.peer_as = peer_as;
+    r.families = {codec::kIpv4Unicast};
+    return r;
+  };
+  const auto add = [&](uint32_t peer_as, uint32_t router_id) {
+    PeerInfo info;
+    info.asn = peer_as;
+    info.router_id = router_id;
+    info.address = net::IpAddress::v4(router_id);
+    return *table.add_peer(info);
+  };
+  const uint16_t a = add(kPeerAs, 0x0A000002), b = add(kPeerB, 0x0A000001);
+  ImportRules ra = rules_of(kPeerAs), rb = rules_of(kPeerB);
+  const auto import = [&](uint16_t slot, const ImportRules& rules, const Parts& p) {
+    const auto body = raw_update(p);  // the view reads it in place
+    const auto u = codec::UpdateView::decode(body, {}, codec::PeerType::kExternal);
+    ASSERT_EQ(u.action(), codec::ErrorAction::kAttributeDiscard);  // B's LOCAL_PREF, or none
+    Batch batch(table);
+    (void)import_update(u, false, rules, batch);
+    table.apply(slot, batch);
+  };
+  Parts pa;
+  pa.path = {kPeerAs, 65020, 65030, 65040};
+  pa.local_pref = 7;  // discarded too: A's degree is the filter's alone
+  Parts pb;
+  pb.path = {kPeerB, 65040};
+  pb.local_pref = 1000;
+  const auto best = [&] {
+    uint16_t slot = UINT16_MAX;
+    std::optional<uint32_t> lp;
+    EXPECT_TRUE(table.lookup_all(static_cast<FamilyIndex>(kV4), *net::Prefix::parse("198.51.100.0/24"),
+                                 [&](std::span<const RouteView> routes, int i) {
+                                   ASSERT_EQ(routes.size(), 2u);
+                                   ASSERT_GE(i, 0);
+                                   const RouteView& r = routes[static_cast<size_t>(i)];
+                                   slot = r.slot;
+                                   if (r.attrs->has_local_pref()) lp = r.attrs->local_pref();
+                                 }));
+    return std::pair(slot, lp);
+  };
+
+  import(a, ra, pa);
+  import(b, rb, pb);
+  EXPECT_EQ(best(), std::pair(b, std::optional<uint32_t>()));  // shorter path; B's 1000 is gone
+
+  FilterRule lp200;
+  lp200.set_local_pref = 200;
+  const Filter prefer{"prefer-a", {lp200}, FilterAction::kReject};
+  ra.filter = &prefer;
+  import(a, ra, pa);  // as after a ROUTE-REFRESH under the new filter
+  EXPECT_EQ(best(), std::pair(a, std::optional<uint32_t>(200)));
+
+  // B's filter sets 200 too: the tie goes on to the AS_PATH, and B wins.
+  rb.filter = &prefer;
+  import(b, rb, pb);
+  EXPECT_EQ(best(), std::pair(b, std::optional<uint32_t>(200)));
 }
 
 // ---- properties

@@ -70,6 +70,18 @@ TEST(Multipath, EachEarlyStepKeepsARouteOut) {
   EXPECT_FALSE(equal_after([](PathAttributes&) {}, /*b_internal=*/true));                    // d
 }
 
+// External routes too (a LOCAL_PREF there is one import policy set): a
+// lower one on b makes it no equal of a; the default, as if absent, does.
+TEST(Multipath, LocalPreferenceCountsForExternalRoutes) {
+  EXPECT_FALSE(equal_after([](PathAttributes& p) { p.local_pref = 50; }));
+  EXPECT_TRUE(equal_after([](PathAttributes& p) { p.local_pref = 100; }));
+  Sets sets;
+  const PeerInfo pa = peer_of(false, 1), pb = peer_of(false, 2);
+  const Candidate a{sets(attrs_of(sequence({65001}), [](PathAttributes& p) { p.local_pref = 200; })), &pa, 0, 1};
+  const Candidate b{sets(attrs_of(sequence({65001}))), &pb, 0, 2};
+  EXPECT_FALSE(multipath_equal(a, b, {}));
+}
+
 TEST(Multipath, LocalPreferenceCountsForInternalRoutes) {
   // both internal: a LOCAL_PREF of 200 on b alone would make b the best;
   // an equal one ties
@@ -151,8 +163,7 @@ rc::Gen<RandomRoute> gen_route() {
 // The model: the rule of multipath.h, field by field.
 bool model_equal(const RandomRoute& best, const RandomRoute& r) {
   if (!r.eligible || !best.eligible) return false;
-  const auto pref = [](const RandomRoute& x) { return x.internal ? x.local_pref : 100u; };
-  return pref(r) == pref(best) && r.path_len == best.path_len && r.origin == best.origin && r.med == best.med &&
+  return r.local_pref == best.local_pref && r.path_len == best.path_len && r.origin == best.origin && r.med == best.med &&
          r.neighbour == best.neighbour && r.internal == best.internal;
 }
 

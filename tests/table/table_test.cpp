@@ -582,7 +582,7 @@ struct ModelRoute {
 RC_GTEST_PROP(TableProperty, MatchesANaiveModel, ()) {
   std::vector<codec::AttributeSet> pool;
   for (uint32_t i = 0; i < 6; ++i) pool.push_back(attrs(1 + i % 3, i * 10, 65001 + i % 2));
-  // LOCAL_PREF, which the internal peer's routes are chosen by: 200 leaves
+  // LOCAL_PREF, which routes are chosen by (whoever the peer): 200 leaves
   // the route's rank unknown (Route::rank; the sets decide), 100 does not.
   for (uint32_t lp : {200u, 100u}) {
     codec::PathAttributes a = pool[1].decode();
@@ -804,7 +804,7 @@ RC_GTEST_PROP(TableProperty, ParallelRemovalLeavesTheSerialState, ()) {
   std::vector<codec::AttributeSet> pool;
   for (uint32_t i = 0; i < 6; ++i) pool.push_back(attrs(1 + i % 3, i * 10, 65001 + i % 2));
   codec::PathAttributes lp = pool[1].decode();
-  lp.local_pref = 200;  // an unknown rank from the internal peer: the sets decide
+  lp.local_pref = 200;  // an unknown rank, whoever the peer: the sets decide
   pool.push_back(codec::AttributeSet::from(lp));
   const size_t shards = *rc::gen::inRange<size_t>(1, 9);
   Table serial(TableOptions{.shards = shards, .journal_retention = 1 << 16, .best = {}, .sweep_threads = 1});

@@ -5,9 +5,11 @@
 // and newline. Counters end in _total.
 #include "daemon/api.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 #include <initializer_list>
 #include <span>
 #include <utility>
@@ -33,6 +35,45 @@ std::string_view family_text(size_t i, std::span<char, 32> buf) {
 bool shows_family(const PeerSnapshot& p, size_t i) {
   return p.families.has(codec::kKnownFamilyList[i]) || p.announced[i] != 0 || p.withdrawn[i] != 0 ||
          p.routes[i] != 0;
+}
+
+// "graceful_restart": what we offer, what the last session negotiated, and
+// the helper's state with the peer's stale routes (docs/http-api.md).
+void write_graceful(json::Writer& w, const PeerSnapshot& p) {
+  char buf[32];
+  const auto& g = p.graceful;
+  w.key_raw("graceful_restart").begin_object();
+  w.key_raw("enabled").boolean(g.enabled);
+  w.member("restart_time", g.restart_time);
+  w.member("stale_routes_time", g.stale_routes_time);
+  w.key_raw("negotiated").boolean(g.negotiated);
+  w.key_raw("notification").boolean(g.notification);
+  w.member("peer_restart_time", g.peer_restart_time);
+  w.key_raw("peer_families").begin_object();
+  for (const auto& [f, forwarding] : g.peer_families) {
+    w.key(codec::family_name(f, buf)).begin_object();
+    w.key_raw("forwarding_preserved").boolean(forwarding);
+    w.end_object();
+  }
+  w.end_object();
+  w.key_raw("state").string(g.phase);
+  w.key_raw("stale_until");
+  if (g.stale_until_ms) {
+    w.string(fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(static_cast<std::time_t>(g.stale_until_ms / 1000))));
+  } else {
+    w.null();
+  }
+  uint64_t total = 0;
+  w.key_raw("stale_routes").begin_object();
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
+    total += p.stale[i];
+    if (p.stale[i]) w.member(family_text(i, buf), p.stale[i]);
+  }
+  w.end_object();
+  w.member("stale_routes_total", total);
+  w.member("restarts", g.restarts);
+  w.member("expired", g.expired);
+  w.end_object();
 }
 
 void write_peer(json::Writer& w, const PeerSnapshot& p) {
@@ -113,6 +154,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("exceeded", p.max_prefixes_exceeded);
   w.key_raw("held_down").boolean(p.held_down);
   w.end_object();
+  write_graceful(w, p);
   w.end_object();
 }
 
@@ -366,11 +408,27 @@ std::string metrics_text(const Snapshot& s) {
     }
   }
 
-  m.family("petrel_peer_routes", "gauge",
-           "Routes from the peer in the routing table now (its Adj-RIB-In), by family.");
-  for (const auto& p : s.peers)
-    for (size_t i = 0; i < codec::kKnownFamilies; ++i)
-      if (shows_family(p, i)) m.sample({{"peer", p.name}, {"family", family_text(i, buf)}}, p.routes[i]);
+  // A gauge per peer and family, for the families the peer shows.
+  auto per_family = [&](const char* name, const char* help,
+                        std::array<uint64_t, codec::kKnownFamilies> PeerSnapshot::*field) {
+    m.family(name, "gauge", help);
+    for (const auto& p : s.peers)
+      for (size_t i = 0; i < codec::kKnownFamilies; ++i)
+        if (shows_family(p, i)) m.sample({{"peer", p.name}, {"family", family_text(i, buf)}}, (p.*field)[i]);
+  };
+  per_family("petrel_peer_routes", "Routes from the peer in the routing table now (its Adj-RIB-In), by family.",
+             &PeerSnapshot::routes);
+  per_family("petrel_peer_stale_routes",
+             "Routes from the peer kept stale in the routing table now, by family: while it restarts (graceful "
+             "restart helper) or refreshes (enhanced route refresh), until announced again or swept.",
+             &PeerSnapshot::stale);
+  m.family("petrel_peer_graceful_restarts_total", "counter",
+           "Sessions of the peer that went down with their routes kept (graceful restart helper), and stale "
+           "timers that ran out before the peer came back or sent its End-of-RIB (outcome=\"expired\").");
+  for (const auto& p : s.peers) {
+    m.sample({{"peer", p.name}, {"outcome", "kept"}}, p.graceful.restarts);
+    m.sample({{"peer", p.name}, {"outcome", "expired"}}, p.graceful.expired);
+  }
 
   m.family("petrel_table_prefixes", "gauge", "Prefixes with at least one route in the routing table, by family.");
   for (size_t i = 0; i < codec::kKnownFamilies; ++i)

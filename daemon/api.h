@@ -81,6 +81,22 @@ struct PeerSnapshot {
   // Routes not sent to the peer: their attributes do not fit in one UPDATE
   // for it (4096 octets without extended messages).
   uint64_t oversized = 0;
+  // Graceful restart (docs/graceful-restart.md): what we offer, what the
+  // last session negotiated, and the helper's state.
+  struct Graceful {
+    bool enabled = false;
+    uint32_t restart_time = 0;       // offered
+    uint32_t stale_routes_time = 0;  // our bound on keeping the peer's stale routes
+    bool negotiated = false;
+    bool notification = false;       // RFC 8538, both sides
+    uint32_t peer_restart_time = 0;
+    std::vector<std::pair<codec::Family, bool>> peer_families;  // with the Forwarding State bit
+    std::string_view phase = "none";  // "none", "restarting", "recovering"
+    int64_t stale_until_ms = 0;       // system clock; 0: none
+    uint64_t restarts = 0;
+    uint64_t expired = 0;
+  } graceful;
+  std::array<uint64_t, codec::kKnownFamilies> stale{};  // the peer's stale routes in the table now
 };
 
 struct Snapshot {

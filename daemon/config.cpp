@@ -33,6 +33,8 @@ namespace {
 constexpr int64_t kMaxU16 = 65535;
 constexpr int64_t kMaxU32 = 4294967295;
 constexpr int64_t kMaxRestart = 7 * 24 * 3600;  // max_prefixes_restart: a week
+constexpr int64_t kMaxRestartTime = 4095;       // RFC 4724 section 3: 12 bits
+constexpr int64_t kMaxStaleRoutesTime = 24 * 3600;
 // router.expected_ipv*_prefixes: twenty times a full IPv4 table today.
 constexpr int64_t kMaxExpectedPrefixes = 20000000;
 constexpr size_t kMaxNameLen = 64;
@@ -370,6 +372,17 @@ bool valid_peer_name(std::string_view s) {
   return true;
 }
 
+// graceful_restart, graceful_restart_time, stale_routes_time of [router]
+// or of a [[peer]] (which starts from [router]'s).
+void parse_graceful(Checker& ck, const toml::table& t, std::string_view p, GracefulConfig& out) {
+  if (auto v = ck.boolean(t, p, "graceful_restart")) out.enabled = *v;
+  if (auto v = ck.integer(t, p, "graceful_restart_time", 0, kMaxRestartTime,
+                          "0..4095 seconds (the capability's 12 bits)"))
+    out.restart_time = static_cast<uint16_t>(*v);
+  if (auto v = ck.integer(t, p, "stale_routes_time", 1, kMaxStaleRoutesTime, "1..86400 seconds"))
+    out.stale_routes_time = static_cast<uint32_t>(*v);
+}
+
 void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   out.listen = {*net::IpAddress::parse("0.0.0.0"), *net::IpAddress::parse("::")};
   const toml::table* t = ck.table(root, "", "router");
@@ -381,7 +394,8 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   }
   constexpr std::string_view p = "router";
   ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads",
-                          "expected_ipv4_prefixes", "expected_ipv6_prefixes"});
+                          "expected_ipv4_prefixes", "expected_ipv6_prefixes", "graceful_restart",
+                          "graceful_restart_time", "stale_routes_time"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -435,6 +449,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
     if (auto v = ck.integer(*t, p, key, 0, kMaxExpectedPrefixes, "a prefix count 0..20000000"))
       *field = static_cast<uint32_t>(*v);
   }
+  parse_graceful(ck, *t, p, out.graceful);
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
@@ -720,14 +735,16 @@ void check_link_local_keys(Checker& ck, const toml::table& t, std::string_view p
 // no_listener: router.listen is written as [] (not merely left empty by
 // its own errors, which are reported already).
 void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no_listener, PeerSeen& seen,
-                uint32_t router_asn, std::vector<PeerConfig>& peers) {
+                const RouterConfig& router, std::vector<PeerConfig>& peers) {
+  const uint32_t router_asn = router.asn;
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "route_server_client",
                 "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
-                "multihop", "max_paths_per_prefix"});
+                "multihop", "max_paths_per_prefix", "graceful_restart", "graceful_restart_time",
+                "stale_routes_time"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 
@@ -933,6 +950,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   if (auto v = ck.integer(t, p, "max_paths_per_prefix", 1, 1000000, "1..1000000 paths per prefix from the peer"))
     peer.max_paths_per_prefix = static_cast<uint32_t>(*v);
 
+  peer.graceful = router.graceful;
+  parse_graceful(ck, t, p, peer.graceful);
   parse_transport(ck, t, p, router_asn, peer);
   if (ck.count() == errors_before && have_address) check_link_local_keys(ck, t, p, peer, seen);
   if (ck.count() == errors_before) peers.push_back(std::move(peer));
@@ -1113,7 +1132,7 @@ void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg)
   }
 }
 
-void parse_peers(Checker& ck, const toml::table& root, uint32_t router_asn, std::vector<PeerConfig>& out) {
+void parse_peers(Checker& ck, const toml::table& root, const RouterConfig& router, std::vector<PeerConfig>& out) {
   const toml::array* arr = ck.array(root, "", "peer", "an array of tables ([[peer]])");
   if (!arr) return;
   const toml::array* listen = root["router"]["listen"].as_array();
@@ -1122,7 +1141,7 @@ void parse_peers(Checker& ck, const toml::table& root, uint32_t router_asn, std:
   size_t idx = 0;
   for (const toml::node& el : *arr) {
     std::string p = fmt::format("peer[{}]", idx++);
-    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, no_listener, seen, router_asn, out);
+    if (const toml::table* t = el.as_table()) parse_peer(ck, *t, p, no_listener, seen, router, out);
     else ck.error(el, p, fmt::format("expected a table ([[peer]]), got {}", type_name(el)));
   }
 }
@@ -1145,7 +1164,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_log(ck, root, cfg.log);
   parse_kernel(ck, root, cfg.kernel);
   parse_rpki(ck, root, cfg.rpki);
-  parse_peers(ck, root, cfg.router.asn, cfg.peers);
+  parse_peers(ck, root, cfg.router, cfg.peers);
   parse_filters(ck, root, cfg.filters);
   parse_originate(ck, root, cfg.originate);
   check_peer_filters(ck, root, cfg);

@@ -31,6 +31,18 @@
 
 namespace petrel::daemon {
 
+// Graceful restart (docs/graceful-restart.md): [router] holds the
+// defaults, a [[peer]] may set its own.
+struct GracefulConfig {
+  // Offer the capability (RFC 4724, with RFC 8538's N bit) and keep a
+  // restarting peer's routes as its helper.
+  bool enabled = true;
+  uint16_t restart_time = 120;       // seconds we advertise, 0..4095 (12 bits)
+  uint32_t stale_routes_time = 360;  // seconds we keep a peer's stale routes at most
+
+  friend bool operator==(const GracefulConfig&, const GracefulConfig&) = default;
+};
+
 // [router]
 struct RouterConfig {
   uint32_t asn = 0;
@@ -49,6 +61,7 @@ struct RouterConfig {
   // they grow as routes come.
   uint32_t expected_ipv4_prefixes = 0;
   uint32_t expected_ipv6_prefixes = 0;
+  GracefulConfig graceful;  // every peer's default
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };
@@ -186,6 +199,7 @@ struct PeerConfig {
   // ADD-PATH receive: paths per prefix the table keeps from the peer
   // (table::PeerInfo::max_paths_per_prefix); further ones are refused.
   uint32_t max_paths_per_prefix = 64;
+  GracefulConfig graceful;  // [router]'s unless the peer sets its own
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;

@@ -156,6 +156,15 @@ std::string dump(const Config& c) {
     line("expected_ipv4_prefixes", std::to_string(c.router.expected_ipv4_prefixes));
   if (c.router.expected_ipv6_prefixes)
     line("expected_ipv6_prefixes", std::to_string(c.router.expected_ipv6_prefixes));
+  // Graceful restart: [router]'s where not the default, a peer's where not
+  // [router]'s (which it inherits).
+  auto graceful = [&](const GracefulConfig& g, const GracefulConfig& base) {
+    if (g.enabled != base.enabled) line("graceful_restart", bool_text(g.enabled));
+    if (g.restart_time != base.restart_time) line("graceful_restart_time", std::to_string(g.restart_time));
+    if (g.stale_routes_time != base.stale_routes_time)
+      line("stale_routes_time", std::to_string(g.stale_routes_time));
+  };
+  graceful(c.router.graceful, GracefulConfig{});
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -245,6 +254,7 @@ std::string dump(const Config& c) {
     }
     if (p.ttl_security) line("ttl_security", bool_text(true));
     if (p.multihop != default_multihop(p, c.router.asn)) line("multihop", std::to_string(p.multihop));
+    graceful(p.graceful, c.router.graceful);
   }
 
   for (const table::Filter& f : c.filters) {
@@ -334,6 +344,9 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("tcp_ao", a.tcp_ao == b.tcp_ao);
   diff("ttl_security", a.ttl_security == b.ttl_security);
   diff("multihop", a.multihop == b.multihop);
+  diff("graceful_restart", a.graceful.enabled == b.graceful.enabled);
+  diff("graceful_restart_time", a.graceful.restart_time == b.graceful.restart_time);
+  diff("stale_routes_time", a.graceful.stale_routes_time == b.graceful.stale_routes_time);
   return keys;
 }
 
@@ -362,6 +375,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
           running.router.expected_ipv4_prefixes == next.router.expected_ipv4_prefixes);
   section("router.expected_ipv6_prefixes",
           running.router.expected_ipv6_prefixes == next.router.expected_ipv6_prefixes);
+  section("router.graceful_restart", running.router.graceful == next.router.graceful);
   section("http", running.http == next.http);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);

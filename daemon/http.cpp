@@ -89,6 +89,19 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
   p.oversized = c.oversized.load(kRelaxed);
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) p.stale[i] = peer.stale_routes(i);
+  auto& g = p.graceful;
+  g.enabled = pc.graceful.enabled;
+  g.restart_time = pc.graceful.restart_time;
+  g.stale_routes_time = pc.graceful.stale_routes_time;
+  g.negotiated = st.graceful.negotiated;
+  g.notification = st.graceful.notification;
+  g.peer_restart_time = st.graceful.peer_restart_time;
+  for (const auto& e : st.graceful.peer_families) g.peer_families.emplace_back(e.family, e.forwarding_preserved);
+  g.phase = graceful_phase_name(st.graceful.phase);
+  g.stale_until_ms = st.graceful.stale_until_ms;
+  g.restarts = st.graceful.restarts;
+  g.expired = st.graceful.expired;
   return p;
 }
 

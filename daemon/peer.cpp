@@ -167,6 +167,7 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   }
   for (codec::Family fam : codec::kKnownFamilyList)
     if (peer.extended_next_hop.has(fam)) caps.extended_next_hop.push_back({fam, 2});
+  if (peer.graceful.enabled) caps.graceful_restart = offered_graceful_restart(peer);
   return f;
 }
 
@@ -207,6 +208,8 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   export_wake_.data = this;
   ev_timer_init(&limit_timer_, &Peer::on_limit_timer, 0, 0);
   limit_timer_.data = this;
+  ev_timer_init(&graceful_timer_, &Peer::on_graceful_timer, 0, 0);
+  graceful_timer_.data = this;
   import_ = import_policy(config, peer);
   export_ = export_policy(config, peer);
   allow_own_as_ = peer.allow_own_as;
@@ -227,6 +230,7 @@ Peer::~Peer() {
   for (auto& c : conns_)
     if (c) close_socket(*c);
   leave_table();
+  ev_timer_stop(worker_.loop(), &graceful_timer_);
 }
 
 uint64_t Peer::table_routes(size_t family_index) const {
@@ -242,6 +246,7 @@ uint64_t Peer::paths_refused() const {
 
 bool Peer::enter_table(Connection& c) {
   const auto& n = *c.fsm.negotiated();
+  if (table_slot_.load(std::memory_order_relaxed) >= 0) return true;  // kept by a graceful restart
   table::PeerInfo info;
   info.name = peer_.name;
   info.address = peer_.address;
@@ -359,6 +364,18 @@ uint64_t Peer::advertised(size_t family_index) const {
 }
 
 void Peer::leave_table() {
+  end_session_routing();
+  graceful_clear();
+  int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
+  if (slot < 0) return;
+  auto t0 = std::chrono::steady_clock::now();
+  uint64_t n = table_.remove_peer(static_cast<uint16_t>(slot));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  log(LogLevel::kInfo, "routes-withdrawn", {{"peer", peer_.name}, {"routes", n}, {"ms", static_cast<int64_t>(ms)}},
+      "the session went down: all of the peer's routes left the table");
+}
+
+void Peer::end_session_routing() {
   ev_timer_stop(worker_.loop(), &export_timer_);
   export_woken_.reset();
   ev_async_stop(worker_.loop(), &export_wake_);
@@ -369,13 +386,6 @@ void Peer::leave_table() {
   batch_.clear();  // the session's last UPDATEs would be withdrawn at once
   limit_cease_.clear();
   ev_timer_stop(worker_.loop(), &limit_timer_);
-  int32_t slot = table_slot_.exchange(-1, std::memory_order_acq_rel);
-  if (slot < 0) return;
-  auto t0 = std::chrono::steady_clock::now();
-  uint64_t n = table_.remove_peer(static_cast<uint16_t>(slot));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-  log(LogLevel::kInfo, "routes-withdrawn", {{"peer", peer_.name}, {"routes", n}, {"ms", static_cast<int64_t>(ms)}},
-      "the session went down: all of the peer's routes left the table");
 }
 
 PeerStatus Peer::status() const {
@@ -621,6 +631,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       (void)acc;
       resolve_collision(c);
     } else if (std::get_if<fsm::SessionUp>(&a)) {
+      graceful_up(*c.fsm.negotiated());
       // Ends the session with Cease / Out of Resources (session_failed).
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       limits_.reset();
@@ -678,7 +689,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
     } else if (auto* down = std::get_if<fsm::SessionDown>(&a)) {
       c.dead = true;
       close_socket(c);
-      if (down->from == fsm::State::kEstablished) leave_table();
+      if (down->from == fsm::State::kEstablished && !keep_for_restart(*down)) leave_table();
       bool quiet = down->from == fsm::State::kIdle || down->from == fsm::State::kConnect ||
                    down->from == fsm::State::kActive;
       std::string reason(fsm::down_cause_name(down->cause));
@@ -765,6 +776,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
     counters_.unknown_family_updates.fetch_add(1, std::memory_order_relaxed);
   if (auto eor = u.end_of_rib()) {
     flush_batch();  // the count below is the table's
+    graceful_end_of_rib(*eor);  // RFC 4724 section 4.2: the stale rest goes
     char buf[32];
     int i = codec::known_index(*eor);
     uint64_t received = i < 0 ? 0 : table_routes(static_cast<size_t>(i));

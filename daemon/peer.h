@@ -66,11 +66,33 @@ struct PeerCounters {
   std::atomic<uint64_t> oversized{0};
 };
 
+// Graceful restart with this peer (docs/graceful-restart.md), as the
+// helper that keeps its routes while it restarts.
+struct GracefulStatus {
+  enum class Phase : uint8_t {
+    kNone,        // no stale routes of the peer
+    kRestarting,  // its session is down; its routes are kept, stale
+    kRecovering,  // up again; stale routes wait for its End-of-RIB
+  };
+  Phase phase = Phase::kNone;
+  // Of the last session that came up: both sides sent the capability,
+  // both set the N bit (RFC 8538), and what the peer offered.
+  bool negotiated = false;
+  bool notification = false;
+  uint16_t peer_restart_time = 0;
+  std::vector<codec::GracefulRestart::PerFamily> peer_families;
+  int64_t stale_until_ms = 0;  // system clock, ms since the epoch; 0: no stale timer
+  uint64_t restarts = 0;       // sessions that went down with their routes kept
+  uint64_t expired = 0;        // stale timers that ran out (routes removed)
+};
+std::string_view graceful_phase_name(GracefulStatus::Phase p);
+
 // A snapshot for logs and, later, the API.
 struct PeerStatus {
   fsm::State state = fsm::State::kIdle;
   std::string last_error;
   int64_t established_since_ms = 0;  // steady clock; 0 when not established
+  GracefulStatus graceful;
 };
 
 class Peer {
@@ -116,6 +138,9 @@ class Peer {
   [[nodiscard]] uint64_t table_routes(size_t family_index) const;
   // ADD-PATH paths refused over peer.max_paths_per_prefix, this session.
   [[nodiscard]] uint64_t paths_refused() const;
+  // The peer's routes kept stale (graceful restart, route refresh) and not
+  // announced again yet. Any thread.
+  [[nodiscard]] uint64_t stale_routes(size_t family_index) const;
   // Prefixes whose best route is the peer's (0 while its session is down).
   [[nodiscard]] uint64_t best_routes(size_t family_index) const;
   // Prefixes the peer holds from us now (0 while its session is down).
@@ -148,6 +173,25 @@ class Peer {
   // and the slot freed when it goes down.
   bool enter_table(Connection& c);
   void leave_table();
+  // The session's exporter and unapplied UPDATEs go (leave_table, and a
+  // session whose routes a graceful restart keeps).
+  void end_session_routing();
+
+  // Graceful restart helper (daemon/peer_graceful.cpp). An Established
+  // session went down: keeps the peer's routes stale (true) when `down`
+  // allows it and a family the peer listed has routes.
+  bool keep_for_restart(const fsm::SessionDown& down);
+  // The session is up again (before enter_table): the peer keeps its slot
+  // unless it came back as another speaker; families whose new capability
+  // lacks the Forwarding State bit lose their stale routes now.
+  void graceful_up(const fsm::Negotiated& n);
+  // The peer's End-of-RIB for a family: its stale routes go.
+  void graceful_end_of_rib(codec::Family f);
+  // No stale routes are kept any longer (leave_table).
+  void graceful_clear();
+  void arm_graceful_timer(double seconds);
+  void publish_graceful();
+  static void on_graceful_timer(struct ev_loop*, ev_timer* w, int);
   void flush_batch();
   // Export: the exporter is made when the session comes up and goes with
   // it; pump_export() writes what it has while the socket keeps up.
@@ -223,12 +267,27 @@ class Peer {
   int lingering_ = 0;  // sockets closed by us, waiting for the peer to read the last bytes
   PeerCounters counters_;
   bool oversized_logged_ = false;
+  // Graceful restart helper: the peer's capability from its last session,
+  // the families whose stale routes wait, whether the session is down with
+  // its routes kept, and the stale timer (restart time, then
+  // stale_routes_time).
+  std::optional<codec::GracefulRestart> graceful_peer_;
+  bool graceful_notification_ = false;
+  codec::FamilySet stale_families_;
+  bool restarting_ = false;
+  double down_at_ = 0;         // ev_now() when the session went down with its routes kept
+  double stale_deadline_ = 0;  // ev_now() at which the stale routes go
+  ev_timer graceful_timer_;
   mutable std::mutex status_mu_;
   PeerStatus status_;
 };
 
 // The FSM's view of a configured peer.
 fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer);
+// The graceful restart capability Petrel offers the peer (RFC 4724 section
+// 3, RFC 8538 section 2): the one place that decides the Restart State and
+// Forwarding State bits.
+codec::GracefulRestart offered_graceful_restart(const PeerConfig& peer);
 // The socket options of a configured peer's connections: its TCP MD5 or
 // TCP-AO key, and its TTLs (multihop; GTSM sends 255 and accepts
 // 255 - (multihop - 1) and above, RFC 5082 section 3).

@@ -89,6 +89,9 @@ struct SessionDown {
   bool notification_sent = false;
   uint8_t code = 0;
   uint8_t subcode = 0;
+  // From Established: the routing side keeps the peer's routes, marked
+  // stale, as a graceful restart helper (fsm/graceful.h).
+  bool graceful = false;
 };
 // A diagnostic: the event did nothing in this state (RFC 4271 says to
 // ignore it). Nothing is dropped silently.

@@ -9,6 +9,7 @@
 
 #include "codec/framer.h"
 #include "codec/open.h"
+#include "fsm/graceful.h"
 
 namespace petrel::fsm {
 
@@ -376,12 +377,15 @@ void Fsm::stop_session(EventKind kind, const Event& e, Time now, Actions& out) {
   switch (kind) {
     case EventKind::kManualStop: {
       const auto& s = std::get<ManualStop>(e);
-      Notification n = cease(s.cease_subcode, s.communication);
+      // RFC 8538: a hard Cease goes as a Hard Reset when both set the N bit.
+      Notification n = for_session(cease(s.cease_subcode, s.communication), negotiated_ ? &*negotiated_ : nullptr);
       return close(DownCause::kManualStop, Counter::kReset, &n, now, out);
     }
     case EventKind::kAutomaticStop: {
       const auto& s = std::get<AutomaticStop>(e);
-      return close_with(DownCause::kAutomaticStop, Notification{kCeaseCode, s.cease_subcode, s.data}, now, out);
+      Notification n{kCeaseCode, s.cease_subcode, s.data};
+      return close_with(DownCause::kAutomaticStop, for_session(std::move(n), negotiated_ ? &*negotiated_ : nullptr),
+                        now, out);
     }
     case EventKind::kHoldTimerExpired:
       return close_with(DownCause::kHoldTimerExpired, notice(ErrorCode::kHoldTimerExpired, 0), now, out);
@@ -417,13 +421,15 @@ void Fsm::change_state(State to, Time now, Actions& out, const SessionDown* down
   switch (to) {
     case State::kIdle:
       for (size_t i = 0; i < kTimerCount; ++i) stop(static_cast<Timer>(i), out);
-      negotiated_.reset();
-      unsent_since_.reset();
       if (down && from != State::kIdle) {
         SessionDown d = *down;
         d.from = from;
+        d.graceful = from == State::kEstablished && negotiated_ &&
+                     helper_keeps_routes(*negotiated_, d.cause, d.code, d.subcode);
         out.push_back(d);
       }
+      negotiated_.reset();
+      unsent_since_.reset();
       return;
     case State::kConnect:
     case State::kActive:

@@ -162,7 +162,10 @@ Result<Negotiated, Notification> negotiate(const PeerConfig& config, const codec
   }
   neg.route_refresh = ours.route_refresh && caps.route_refresh;
   neg.enhanced_route_refresh = ours.enhanced_route_refresh && caps.enhanced_route_refresh;
-  if (ours.graceful_restart && caps.graceful_restart) neg.graceful_restart = caps.graceful_restart;
+  if (ours.graceful_restart && caps.graceful_restart) {
+    neg.graceful_restart = caps.graceful_restart;
+    neg.graceful_notification = ours.graceful_restart->notification && caps.graceful_restart->notification;
+  }
   neg.peer_role = caps.role;
   neg.peer_capabilities = caps;
   return neg;

@@ -38,6 +38,9 @@ struct Negotiated {
   bool enhanced_route_refresh = false;  // both sides: RFC 7313
   // The peer's graceful restart capability, when both sides sent one.
   std::optional<codec::GracefulRestart> graceful_restart;
+  // RFC 8538: both sides set the N bit (so NOTIFICATIONs other than a
+  // Hard Reset leave the routes with the helper; fsm/graceful.h).
+  bool graceful_notification = false;
   std::optional<codec::Role> peer_role;  // RFC 9234, as the peer sent it
   codec::Capabilities peer_capabilities; // as received, for the status page
 };

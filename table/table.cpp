@@ -75,6 +75,7 @@ std::optional<uint16_t> Table::add_peer(const PeerInfo& info) {
     p.used = true;
     for (auto& c : p.routes) c.store(0, std::memory_order_relaxed);
     for (auto& c : p.best) c.store(0, std::memory_order_relaxed);
+    for (auto& c : p.stale) c.store(0, std::memory_order_relaxed);
     p.paths_refused.store(0, std::memory_order_relaxed);
     return static_cast<uint16_t>(i);
   }
@@ -212,12 +213,15 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     if (i != Entry<K>::kNone) {
       ++res.announced;
       Route& r = e.routes()[i];
-      bool was_stale = r.flags & Route::kStale;
-      r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
-      // The same route again: nothing changed, nothing to journal; the
-      // op's reference is not needed (the batch holds one more, so this
-      // is not the last).
-      if (r.attrs == op.attrs && !was_stale) {
+      if (r.flags & Route::kStale) {
+        r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
+        peers_[slot].stale[f].fetch_sub(1, std::memory_order_relaxed);
+      }
+      // The same route again (a stale one confirmed, too): nothing changed,
+      // nothing to journal, so no follower (exporter, kernel) hears of it;
+      // the op's reference is not needed (the batch holds one more, so
+      // this is not the last).
+      if (r.attrs == op.attrs) {
         interner_.release(op.attrs);
         return;
       }
@@ -312,6 +316,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
   const bool keeps = b != Entry<K>::kNone && b != i &&
                      removal_keeps_best(candidate(e->routes()[i]), candidate(e->routes()[b]), options_.best);
   Route gone = e->remove(i);
+  if (gone.flags & Route::kStale) peers_[slot].stale[f].fetch_sub(1, std::memory_order_relaxed);
   s.route_bytes -= heap_before - e->heap_bytes();
   ++res.withdrawn;
   --delta[f];
@@ -633,7 +638,7 @@ void Batch::intern_pending(size_t left) {
 template <typename K>
 uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, FamilyIndex f, bool only_stale,
                                  Departed& released) {
-  uint64_t n = 0;
+  uint64_t n = 0, stale = 0;
   BestMoves moves(*this);
   // The removed routes' references go into `released`, dropped by the
   // caller after the sweep (release_all): a set is not touched per route.
@@ -651,6 +656,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
         // ranks when both are, without reading the sets.
         if (!recompute && ((x.peer == before.peer && x.path_id == before.path_id) || reaches_med_step_of(x, best_r)))
           recompute = true;
+        stale += (x.flags & Route::kStale) != 0;
         released.add(e.remove(i).attrs);  // the last route moves into i
         hit = true;
         ++n;
@@ -704,6 +710,7 @@ uint64_t Table::remove_routes_of(Shard& s, PrefixMap<K>& m, uint16_t slot, Famil
     if (best_read) prefetch_line(b->attrs);
   });
   peers_[slot].routes[f].fetch_sub(n, std::memory_order_relaxed);
+  if (stale) peers_[slot].stale[f].fetch_sub(stale, std::memory_order_relaxed);
   return n;
 }
 
@@ -856,6 +863,7 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
       });
     });
   }
+  peers_[slot].stale[f].fetch_add(n, std::memory_order_relaxed);
   return n;
 }
 

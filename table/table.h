@@ -326,10 +326,17 @@ class Table {
                     std::span<const codec::NlriPrefix> withdraw);
 
   // Route refresh and graceful restart: marks the peer's routes of a
-  // family stale; an announcement of the same route clears the mark; the
-  // sweep withdraws those still stale. Both return routes affected.
+  // family stale; an announcement of the route clears the mark (one with
+  // the attributes it had changes nothing else: no journal entry, so
+  // followers such as exporters and the kernel are not told); the sweep
+  // withdraws those still stale. Both return routes affected.
   uint64_t mark_stale(uint16_t slot, FamilyIndex f);
   uint64_t sweep_stale(uint16_t slot, FamilyIndex f);
+  // The peer's routes of family f marked stale and not announced again
+  // (nor withdrawn, nor swept) since.
+  [[nodiscard]] uint64_t peer_stale(uint16_t slot, FamilyIndex f) const {
+    return peers_[slot].stale[f].load(std::memory_order_relaxed);
+  }
 
   // The VRPs changed: asks the validator again about every route whose
   // prefix covered(prefix) says a changed VRP covers, shard by shard, and
@@ -441,6 +448,7 @@ class Table {
     bool used = false;
     std::array<std::atomic<uint64_t>, kFamilies> routes{};
     std::array<std::atomic<uint64_t>, kFamilies> best{};  // prefixes where its route is best
+    std::array<std::atomic<uint64_t>, kFamilies> stale{};  // routes marked stale, not announced again yet
     std::atomic<uint64_t> paths_refused{0};
   };
   // Moves of prefixes' best routes between peers, gathered and added to

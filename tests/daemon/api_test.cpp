@@ -58,6 +58,16 @@ PeerSnapshot upstream() {
   p.oversized = 4;
   p.established_total = 1;
   p.paths_refused = 8;
+  p.stale = {700, 0, 0, 0};
+  p.graceful.enabled = true;
+  p.graceful.restart_time = 120;
+  p.graceful.stale_routes_time = 360;
+  p.graceful.negotiated = true;
+  p.graceful.peer_restart_time = 90;
+  p.graceful.peer_families = {{codec::Family{1, 1}, true}};
+  p.graceful.phase = "restarting";
+  p.graceful.stale_until_ms = 1767225600000;  // 2026-01-01T00:00:00Z
+  p.graceful.restarts = 2;
   return p;
 }
 
@@ -196,6 +206,21 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["max_prefixes"]["held_down"], true);
   EXPECT_EQ(p["paths_refused"], 8);
   EXPECT_EQ(p["oversized"], 4);
+  const auto& g = p["graceful_restart"];
+  EXPECT_EQ(g["enabled"], true);
+  EXPECT_EQ(g["restart_time"], 120);
+  EXPECT_EQ(g["stale_routes_time"], 360);
+  EXPECT_EQ(g["negotiated"], true);
+  EXPECT_EQ(g["notification"], false);
+  EXPECT_EQ(g["peer_restart_time"], 90);
+  EXPECT_EQ(g["peer_families"]["ipv4-unicast"]["forwarding_preserved"], true);
+  EXPECT_EQ(g["state"], "restarting");
+  EXPECT_EQ(g["stale_until"], "2026-01-01T00:00:00Z");
+  EXPECT_EQ(g["stale_routes"]["ipv4-unicast"], 700);
+  EXPECT_FALSE(g["stale_routes"].contains("ipv6-unicast"));
+  EXPECT_EQ(g["stale_routes_total"], 700);
+  EXPECT_EQ(g["restarts"], 2);
+  EXPECT_EQ(g["expired"], 0);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -330,6 +355,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_update_loops_total", "petrel_peer_connections_refused_total",
                                           "petrel_peer_paths_refused_total", "petrel_peer_oversized_routes_total",
                                           "petrel_connections_refused_total", "petrel_peer_routes",
+                                          "petrel_peer_stale_routes", "petrel_peer_graceful_restarts_total",
                                           "petrel_table_prefixes", "petrel_table_routes",
                                           "petrel_table_attribute_sets", "petrel_table_bytes",
                                           "petrel_peer_prefixes", "petrel_attribute_sets",
@@ -371,6 +397,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_peer_paths_refused_total", {{"peer", "ix\\\\peer"}}), "0");
   EXPECT_EQ(value("petrel_peer_oversized_routes_total", {{"peer", "upstream-1"}}), "4");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
+  EXPECT_EQ(value("petrel_peer_stale_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "700");
+  EXPECT_EQ(value("petrel_peer_graceful_restarts_total", {{"peer", "upstream-1"}, {"outcome", "kept"}}), "2");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
   EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");
   EXPECT_EQ(value("petrel_table_routes", {{"family", "ipv4-unicast"}}), "985");

@@ -492,6 +492,49 @@ TEST(TableTest, StaleRoutesAreSweptUnlessAnnouncedAgain) {
   EXPECT_EQ(t.sweep_stale(s, kV4), 0u);
 }
 
+// Graceful restart (RFC 4724 section 4.2): a restarting peer's routes are
+// marked stale; those it announces again unchanged are confirmed without a
+// journal entry (no follower, such as an exporter or the kernel, is told),
+// a changed one is journaled, and the sweep takes the rest. The stale count
+// follows every path out of the stale state.
+TEST(TableTest, StaleRoutesConfirmedUnchangedAreNotJournaled) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(2);
+  std::vector<NlriPrefix> all = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24"),
+                                 N("198.18.0.0/24")};
+  t.apply(s, kV4, &a, all, {});
+  EXPECT_EQ(t.peer_stale(s, kV4), 0u);
+  EXPECT_EQ(t.mark_stale(s, kV4), 4u);
+  EXPECT_EQ(t.peer_stale(s, kV4), 4u);
+  EXPECT_EQ(t.mark_stale(s, kV4), 0u);  // marked already
+  EXPECT_EQ(t.peer_stale(s, kV4), 4u);
+  Follower fo = t.follow();
+  t.skip(fo);
+  auto changes = [&] {
+    std::vector<net::Prefix> seen;
+    t.read(fo, 1000, [&](const FollowEvent& ev) { seen.push_back(ev.change.prefix); });
+    return seen;
+  };
+  t.apply(s, kV4, &a, std::span(all).first(1), {});  // the same route again
+  EXPECT_EQ(t.peer_stale(s, kV4), 3u);
+  EXPECT_TRUE(changes().empty());
+  t.apply(s, kV4, &b, std::span(all).subspan(1, 1), {});  // changed
+  EXPECT_EQ(t.peer_stale(s, kV4), 2u);
+  EXPECT_EQ(changes(), std::vector<net::Prefix>{P("198.51.100.0/24")});
+  t.apply(s, kV4, nullptr, {}, std::span(all).subspan(2, 1));  // withdrawn while stale
+  EXPECT_EQ(t.peer_stale(s, kV4), 1u);
+  EXPECT_EQ(changes(), std::vector<net::Prefix>{P("203.0.113.0/24")});
+  EXPECT_EQ(t.sweep_stale(s, kV4), 1u);
+  EXPECT_EQ(t.peer_stale(s, kV4), 0u);
+  EXPECT_EQ(changes(), std::vector<net::Prefix>{P("198.18.0.0/24")});
+  EXPECT_EQ(t.peer_routes(s, kV4), 2u);
+  // A peer going down with stale routes leaves no count behind.
+  EXPECT_EQ(t.mark_stale(s, kV4), 2u);
+  EXPECT_EQ(t.remove_peer(s), 2u);
+  EXPECT_EQ(t.peer_stale(s, kV4), 0u);
+}
+
 TEST(TableTest, AppliesADecodedUpdate) {
   Table t;
   auto s = *t.add_peer(peer_info(1));

@@ -1,0 +1,233 @@
+// Graceful restart as the helper (receiving speaker) of one peer: when its
+// session goes down in a way that allows it (fsm/graceful.h), its routes
+// stay in the table, and so in the kernel and with every other peer,
+// marked stale, for at most its restart time; when it is back, what it
+// announces again replaces them (an unchanged route touches nothing: the
+// table journals no change), and the rest goes at its End-of-RIB for each
+// family or when the stale timer runs out.
+//
+// RFC 4724 sections 3 and 4.2, RFC 8538. The capability Petrel offers is
+// decided here too (offered_graceful_restart).
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "daemon/log.h"
+#include "daemon/peer.h"
+#include "daemon/worker.h"
+#include "fsm/graceful.h"
+
+namespace petrel::daemon {
+
+namespace {
+
+// Petrel does not defer its own advertisement for its peers' End-of-RIB
+// after a restart (the restarting speaker's part of RFC 4724 section 4.1),
+// so it never says it restarted.
+constexpr bool kRestartState = false;
+
+// RFC 4724 section 3, the Forwarding State bit: whether the kernel routes
+// of this family were kept across Petrel's own restart. Not yet: a new
+// process starts from an empty table.
+bool forwarding_preserved(codec::Family) { return false; }
+
+std::string family_text(codec::Family f) {
+  char buf[32];
+  return std::string(codec::family_name(f, buf));
+}
+
+int64_t system_ms_in(double seconds) {
+  const auto at = std::chrono::system_clock::now() +
+                  std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds));
+  return std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string_view graceful_phase_name(GracefulStatus::Phase p) {
+  switch (p) {
+    case GracefulStatus::Phase::kNone: return "none";
+    case GracefulStatus::Phase::kRestarting: return "restarting";
+    case GracefulStatus::Phase::kRecovering: return "recovering";
+  }
+  return "none";
+}
+
+codec::GracefulRestart offered_graceful_restart(const PeerConfig& peer) {
+  codec::GracefulRestart gr;
+  gr.restarting = kRestartState;
+  gr.notification = true;  // RFC 8538
+  gr.restart_time = peer.graceful.restart_time;
+  for (codec::Family f : codec::kKnownFamilyList)
+    if (peer.families.has(f)) gr.families.push_back({f, forwarding_preserved(f)});
+  return gr;
+}
+
+uint64_t Peer::stale_routes(size_t family_index) const {
+  int32_t slot = table_slot_.load(std::memory_order_acquire);
+  if (slot < 0) return 0;
+  return table_.peer_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(family_index));
+}
+
+bool Peer::keep_for_restart(const fsm::SessionDown& down) {
+  const int32_t at = table_slot_.load(std::memory_order_relaxed);
+  if (!down.graceful || !graceful_peer_ || at < 0) return false;
+  const auto slot = static_cast<uint16_t>(at);
+  end_session_routing();
+  // RFC 4724 section 4.2: routes still stale from a restart before this
+  // one go first (consecutive restarts); then every family the peer listed
+  // keeps its routes, stale, and the others lose theirs.
+  uint64_t earlier = 0, kept = 0, gone = 0;
+  for (codec::Family f : codec::kKnownFamilyList) {
+    const auto fi = static_cast<table::FamilyIndex>(codec::known_index(f));
+    if (stale_families_.has(f)) earlier += table_.sweep_stale(slot, fi);
+    if (table_.peer_routes(slot, fi) == 0) continue;
+    const bool listed = std::any_of(graceful_peer_->families.begin(), graceful_peer_->families.end(),
+                                    [&](const auto& e) { return e.family == f; });
+    const uint64_t n = table_.mark_stale(slot, fi);
+    if (listed) {
+      kept += n;
+      stale_families_.add(f);
+    } else {
+      gone += table_.sweep_stale(slot, fi);
+      stale_families_.remove(f);
+    }
+  }
+  if (stale_families_.empty()) return false;  // leave_table frees the slot
+  restarting_ = true;
+  down_at_ = ev_now(worker_.loop());
+  const double wait = std::min<double>(graceful_peer_->restart_time, peer_.graceful.stale_routes_time);
+  arm_graceful_timer(wait);
+  {
+    std::lock_guard lock(status_mu_);
+    ++status_.graceful.restarts;
+  }
+  publish_graceful();
+  log(LogLevel::kInfo, "graceful-restart-helper",
+      {{"peer", peer_.name}, {"stale_routes", kept}, {"routes_withdrawn", gone + earlier},
+       {"restart_time", static_cast<int64_t>(graceful_peer_->restart_time)},
+       {"wait_seconds", static_cast<int64_t>(wait)}},
+      "the peer's session went down as a graceful restart: its routes stay, marked stale, until it comes back "
+      "(RFC 4724 section 4.2)");
+  return true;
+}
+
+void Peer::graceful_up(const fsm::Negotiated& n) {
+  graceful_peer_ = n.graceful_restart;
+  graceful_notification_ = n.graceful_notification;
+  const int32_t at = table_slot_.load(std::memory_order_relaxed);
+  if (!restarting_ || at < 0) {
+    publish_graceful();
+    return;
+  }
+  restarting_ = false;
+  const auto slot = static_cast<uint16_t>(at);
+  const table::PeerInfo& was = table_.peer(slot);
+  if (was.router_id != n.peer_id || was.asn != n.peer_as) {
+    // Another speaker at the peer's address: its predecessor's routes are
+    // not its to replace.
+    log(LogLevel::kInfo, "graceful-restart-other-speaker", {{"peer", peer_.name}},
+        "the peer came back with another BGP Identifier or AS: its stale routes are withdrawn");
+    leave_table();
+    return;
+  }
+  // RFC 4724 section 4.2: a family the new capability does not list with
+  // the Forwarding State bit loses its stale routes at once.
+  uint64_t gone = 0;
+  std::string waiting;
+  for (codec::Family f : codec::kKnownFamilyList) {
+    if (!stale_families_.has(f)) continue;
+    if (fsm::keeps_stale_on_return(n.graceful_restart, f) && n.families.has(f)) {
+      waiting += waiting.empty() ? "" : ",";
+      waiting += family_text(f);
+      continue;
+    }
+    gone += table_.sweep_stale(slot, static_cast<table::FamilyIndex>(codec::known_index(f)));
+    stale_families_.remove(f);
+  }
+  if (stale_families_.empty()) {
+    ev_timer_stop(worker_.loop(), &graceful_timer_);
+  } else {
+    // stale_routes_time bounds the whole wait, from the session's going down.
+    const double left = down_at_ + peer_.graceful.stale_routes_time - ev_now(worker_.loop());
+    arm_graceful_timer(std::max(0.0, left));
+  }
+  publish_graceful();
+  log(LogLevel::kInfo, "graceful-restart-back",
+      {{"peer", peer_.name}, {"routes_withdrawn", gone}, {"waiting_for_end_of_rib", waiting}},
+      gone ? "the peer is back; families without the Forwarding State bit lost their stale routes (RFC 4724 "
+             "section 4.2)"
+           : "the peer is back; its stale routes go at its End-of-RIB");
+}
+
+void Peer::graceful_end_of_rib(codec::Family f) {
+  const int32_t at = table_slot_.load(std::memory_order_relaxed);
+  if (restarting_ || at < 0 || !stale_families_.has(f)) return;
+  const uint64_t gone =
+      table_.sweep_stale(static_cast<uint16_t>(at), static_cast<table::FamilyIndex>(codec::known_index(f)));
+  stale_families_.remove(f);
+  if (stale_families_.empty()) ev_timer_stop(worker_.loop(), &graceful_timer_);
+  publish_graceful();
+  log(LogLevel::kInfo, "graceful-restart-end-of-rib",
+      {{"peer", peer_.name}, {"family", family_text(f)}, {"stale_routes_withdrawn", gone}},
+      "the peer's End-of-RIB: the routes it did not announce again are withdrawn");
+}
+
+void Peer::graceful_clear() {
+  ev_timer_stop(worker_.loop(), &graceful_timer_);
+  if (stale_families_.empty() && !restarting_) return;
+  stale_families_ = {};
+  restarting_ = false;
+  publish_graceful();
+}
+
+void Peer::arm_graceful_timer(double seconds) {
+  stale_deadline_ = ev_now(worker_.loop()) + seconds;
+  ev_timer_stop(worker_.loop(), &graceful_timer_);
+  ev_timer_set(&graceful_timer_, seconds, 0);
+  ev_timer_start(worker_.loop(), &graceful_timer_);
+}
+
+void Peer::on_graceful_timer(struct ev_loop*, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  const int32_t at = p->table_slot_.load(std::memory_order_relaxed);
+  {
+    std::lock_guard lock(p->status_mu_);
+    ++p->status_.graceful.expired;
+  }
+  if (p->restarting_) {
+    // RFC 4724 section 4.2: not back within its restart time.
+    log(LogLevel::kWarn, "graceful-restart-expired", {{"peer", p->peer_.name}},
+        "the peer did not come back within its restart time (or stale_routes_time): its routes are withdrawn");
+    p->leave_table();
+    return;
+  }
+  uint64_t gone = 0;
+  if (at >= 0)
+    for (codec::Family f : codec::kKnownFamilyList)
+      if (p->stale_families_.has(f))
+        gone += p->table_.sweep_stale(static_cast<uint16_t>(at), static_cast<table::FamilyIndex>(codec::known_index(f)));
+  p->stale_families_ = {};
+  p->publish_graceful();
+  log(LogLevel::kWarn, "graceful-restart-stale-expired", {{"peer", p->peer_.name}, {"stale_routes_withdrawn", gone}},
+      "stale_routes_time ran out before the peer's End-of-RIB: its routes still stale are withdrawn");
+}
+
+void Peer::publish_graceful() {
+  std::lock_guard lock(status_mu_);
+  GracefulStatus& g = status_.graceful;
+  g.phase = restarting_                 ? GracefulStatus::Phase::kRestarting
+            : !stale_families_.empty() ? GracefulStatus::Phase::kRecovering
+                                       : GracefulStatus::Phase::kNone;
+  g.negotiated = graceful_peer_.has_value();
+  g.notification = graceful_notification_;
+  g.peer_restart_time = graceful_peer_ ? graceful_peer_->restart_time : 0;
+  g.peer_families = graceful_peer_ ? graceful_peer_->families : std::vector<codec::GracefulRestart::PerFamily>{};
+  g.stale_until_ms = g.phase == GracefulStatus::Phase::kNone
+                         ? 0
+                         : system_ms_in(std::max(0.0, stale_deadline_ - ev_now(worker_.loop())));
+}
+
+}  // namespace petrel::daemon

@@ -62,9 +62,9 @@ def test_a_full_peers_withdrawal_beside_another_leaves_the_others_routes_best(la
              L.PetrelPeer("b", b_node.v4, B_ASN, me.v4, passive=True, families=("ipv4-unicast",))]
     petrel = start_petrel(L.Petrel(me, peers, PETREL_ASN, router_toml=f"expected_ipv4_prefixes = {N}"))
     sized = petrel.wait_events("table-sized", 1, timeout=10)
-    # 8 shards, each made for N / 8 = 8,750 prefixes at 4/5 load: 16,384
-    # slots of 24 octets
-    assert sized[0]["expected_ipv4_prefixes"] == str(N) and sized[0]["map_bytes"] == str(8 * 16384 * 24), sized
+    # 8 shards, each made for N / 8 = 8,750 prefixes three quarters full:
+    # 11,667 slots of 24 octets
+    assert sized[0]["expected_ipv4_prefixes"] == str(N) and sized[0]["map_bytes"] == str(8 * 11667 * 24), sized
     prefixes = [prefix(i) for i in range(N)]
     sample = prefixes[:: N // 16]
     speakers = {}

@@ -2,6 +2,7 @@
 #include "table/exporter.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "codec/route_refresh.h"
 
@@ -12,6 +13,35 @@ namespace {
 constexpr uint16_t kStaleOut = 4;  // not confirmed by a resynchronisation yet
 
 codec::Family family_at(FamilyIndex f) { return codec::kKnownFamilyList[f]; }
+
+// A queue group's prefixes (Exporter::Group::prefixes): words a prefix.
+size_t words_per_prefix(bool v6) { return v6 ? 6 : 3; }
+
+void pack(std::vector<uint32_t>& w, const codec::NlriPrefix& p, bool v6) {
+  if (v6) {
+    uint32_t a[4];
+    std::memcpy(a, p.prefix.addr().data(), 16);
+    w.insert(w.end(), {a[0], a[1], a[2], a[3], p.prefix.len(), p.path_id});
+  } else {
+    w.insert(w.end(), {p.prefix.addr().v4_value(), p.prefix.len(), p.path_id});
+  }
+}
+
+template <typename F>
+void unpack_each(const std::vector<uint32_t>& w, bool v6, F&& f) {
+  const size_t step = words_per_prefix(v6);
+  for (size_t i = 0; i + step <= w.size(); i += step) {
+    net::IpAddress a;
+    if (v6) {
+      uint8_t b[16];
+      std::memcpy(b, &w[i], 16);
+      a = net::IpAddress::from_bytes(net::IpFamily::V6, b);
+    } else {
+      a = net::IpAddress::v4(w[i]);
+    }
+    f(codec::NlriPrefix{*net::Prefix::make(a, w[i + step - 2]), w[i + step - 1]});
+  }
+}
 
 }  // namespace
 
@@ -84,9 +114,11 @@ void Exporter::end_of_rib(std::vector<std::byte>& out) {
 
 size_t Exporter::pending() const {
   size_t n = 0;
-  for (const auto& pf : fam_) {
+  for (size_t f = 0; f < kFamilies; ++f) {
+    const PerFamily& pf = fam_[f];
     n += pf.withdrawals.size() + pf.only.size();
-    for (const Group& g : pf.groups) n += g.prefixes.size();
+    for (const Group& g : pf.groups)
+      n += g.prefixes.size() / words_per_prefix(is_v6_family(static_cast<FamilyIndex>(f)));
   }
   return n;
 }
@@ -135,7 +167,7 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
   for (int round = 0; round < 8 && out.size() - start < budget; ++round) {
     journal_drained = false;
     bool resynced = false;
-    if (queue_empty() || !follower_.primed()) {
+    if (queue_empty() || !follower_.primed() || follower_.resync_waiting()) {
       const uint64_t resyncs_before = follower_.resyncs();
       // Shards to be read whole (never read, or overrun while the peer was
       // slow) are copied out one per read and settled before the next (a
@@ -149,8 +181,10 @@ bool Exporter::pump(std::vector<std::byte>& out, size_t budget, size_t max_event
     // The initial table is queued whole before any of it is written, so
     // prefixes of one set pack into one UPDATE across shards; one shard a
     // turn (an eighth of a full table), so that the worker's other
-    // sessions are served between.
-    if (!follower_.primed()) break;
+    // sessions are served between. So are shards read whole again after
+    // their journals overran (a peer slower than a full feed): written a
+    // shard at a time, a 1M table went out in 409k UPDATEs, not 237k.
+    if (!follower_.primed() || follower_.resync_waiting()) break;
     feed_refreshes(out, round == 0);
     if (queue_empty() && journal_drained && !refresh_owed()) break;
     const size_t used = out.size() - start;  // a BoRR may have passed the budget
@@ -478,7 +512,7 @@ void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
     Interner::acquire(r.attrs);
     pf.groups.push_back(Group{r.attrs, r.peer, other, {}});
   }
-  pf.groups[*index].prefixes.push_back({p, r.path_id});
+  pack(pf.groups[*index].prefixes, {p, r.path_id}, p.family() == net::IpFamily::V6);
 }
 
 RefreshOutcome Exporter::refresh(codec::Family fam) {
@@ -528,7 +562,7 @@ void Exporter::feed_refreshes(std::vector<std::byte>& out, bool first_round) {
       // pump() call whatever the queue holds, so that steady changes do
       // not hold a refresh back for ever.
       size_t queued = pf.withdrawals.size();
-      for (const Group& g : pf.groups) queued += g.prefixes.size();
+      for (const Group& g : pf.groups) queued += g.prefixes.size() / words_per_prefix(v6);
       if (queued >= setup_.refresh_slice && !first_round) continue;
       // A rehash moved every entry: from the start again (what went out
       // goes again; nothing is missed).
@@ -652,12 +686,12 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       pf.group_of.erase(QueueKey{g.attrs, g.source, g.other});
       nlri.clear();
       written_.clear();
-      for (const auto& p : g.prefixes) {
+      unpack_each(g.prefixes, v6, [&](const codec::NlriPrefix& p) {
         Route* r = route_of(p);
-        if (!r || r->attrs != g.attrs || r->peer != g.source || !(r->flags & kQueued)) continue;
+        if (!r || r->attrs != g.attrs || r->peer != g.source || !(r->flags & kQueued)) return;
         nlri.push_back(p);
         written_.push_back(r);
-      }
+      });
       if (!nlri.empty()) {
         size_t before = out.size();
         auto n = builder_.announce(fam, g.attrs->decode(), nlri, out);

@@ -300,7 +300,8 @@ TEST(Exporter, InitialTableReadAShardAtATimeStillPacksAndEndsWithEndOfRib) {
 // A burst that overruns every shard's journal while the peer is behind:
 // the exporter reads the overrun shards whole one at a time (never the
 // whole table at once), and pump() says there is more until the last is
-// read, though the journals are quiet by then.
+// read, though the journals are quiet by then; it writes once all are
+// read, so prefixes of one set still pack across shards.
 TEST(Exporter, EveryJournalOverrunIsCaughtUpAShardAtATime) {
   Fixture fx(4, 8);
   const std::vector<net::Prefix> all = first_n(400);
@@ -313,6 +314,7 @@ TEST(Exporter, EveryJournalOverrunIsCaughtUpAShardAtATime) {
   fx.announce(fx.a, attrs(64496, 0, {9}), all);  // 50 changes a shard, 4 kept
   fx.withdraw(fx.a, {nth(0), nth(1), nth(2)});
   const uint64_t resyncs = ex.counters().resyncs.load();
+  const int updates = rib.updates;
   std::vector<std::byte> bytes;
   EXPECT_TRUE(ex.pump(bytes, 1 << 20)) << "seven overrun shards wait";
   rib.replay(bytes);
@@ -320,6 +322,9 @@ TEST(Exporter, EveryJournalOverrunIsCaughtUpAShardAtATime) {
   drain(ex, rib);
   EXPECT_EQ(ex.counters().resyncs.load(), resyncs + 8);
   EXPECT_EQ(rib.routes.size(), 397u);
+  // Written once every overrun shard was read: one UPDATE for the new set
+  // across the shards (and one withdrawing three), not one a shard.
+  EXPECT_EQ(rib.updates - updates, 2);
   const codec::AttributeSet after = rib.routes.begin()->second;
   EXPECT_NE(after, before);
   for (const auto& [p, a] : rib.routes) EXPECT_EQ(a, after) << p.to_string();
@@ -1059,6 +1064,71 @@ TEST(ExportGroup, MembersShareOneEncodingAndEachGetsAllButItsOwnRoutes) {
   EXPECT_EQ(ma->counters().advertised[kV4Index].load(), 2u);
   EXPECT_EQ(mb->counters().advertised[kV4Index].load(), 400u);
   EXPECT_EQ(mc->counters().advertised[kV4Index].load(), 402u);
+}
+
+// IPv6 unicast through a peer's exporter and an update group: the queue
+// keeps an IPv6 prefix in 6 words (an IPv4 one in 3), and what comes out is
+// the table's prefixes, lengths and path identifiers as they went in.
+TEST(ExportGroup, Ipv6PrefixesGoOutAsTheyCameIn) {
+  const codec::Family kV6{2, 1};
+  const FamilyIndex kV6Index = 1;
+  Fixture fx;
+  auto v6_attrs = [](uint32_t community) {
+    PathAttributes p;
+    p.origin = codec::Origin::kIgp;
+    p.as_path = AsPath{{AsSegment{SegmentType::kAsSequence, {64496}}}};
+    p.mp_next_hop = codec::NextHop{ip("2001:db8::2"), std::nullopt};
+    p.communities = {community};
+    return codec::AttributeSet::from(p);
+  };
+  std::vector<codec::NlriPrefix> ann[2];
+  for (uint32_t i = 0; i < 300; ++i) {
+    uint8_t b[16] = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+    b[15] = 0x80;  // a host bit past /64 only for the /128s
+    const uint8_t len = i % 3 == 0 ? 128 : 48;
+    if (len != 128) b[15] = 0;
+    ann[i % 2].push_back({*net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V6, b), len), 0});
+  }
+  const auto a1 = v6_attrs(1), a2 = v6_attrs(2);
+  fx.table.apply(fx.a, kV6Index, &a1, ann[0], {});
+  fx.table.apply(fx.a, kV6Index, &a2, ann[1], {});
+  auto v6_setup = [&](uint32_t slot) {
+    ExporterSetup s = fx.setup(slot);
+    s.families = {};
+    s.families.add(kV6);
+    s.target.next_hop_v6 = codec::NextHop{ip("2001:db8:1::1"), std::nullopt};
+    return s;
+  };
+  std::set<net::Prefix> want;
+  for (const auto& v : ann)
+    for (const auto& p : v) want.insert(p.prefix);
+  Exporter ex(fx.table, fx.out, v6_setup(100));
+  ExportGroups groups(fx.table, fx.out);
+  auto m1 = groups.join(v6_setup(101), nullptr, 101);
+  auto m2 = groups.join(v6_setup(102), nullptr, 102);
+  PeerRib r0, r1, r2;
+  drain(ex, r0);
+  drain(*m1, r1);
+  drain(*m2, r2);
+  for (PeerRib* r : {&r0, &r1, &r2}) {
+    std::set<net::Prefix> got;
+    for (const auto& [p, a] : r->routes) got.insert(p);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(r->end_of_rib, 1);
+    EXPECT_EQ(r->updates, 2) << "one UPDATE a set";
+  }
+  EXPECT_EQ(ex.counters().advertised[kV6Index].load(), 300u);
+  // Withdrawals of some: the same from both.
+  std::vector<codec::NlriPrefix> gone(ann[0].begin(), ann[0].begin() + 50);
+  fx.table.apply(fx.a, kV6Index, nullptr, {}, gone);
+  for (const auto& p : gone) want.erase(p.prefix);
+  drain(ex, r0);
+  drain(*m1, r1);
+  for (PeerRib* r : {&r0, &r1}) {
+    std::set<net::Prefix> got;
+    for (const auto& [p, a] : r->routes) got.insert(p);
+    EXPECT_EQ(got, want);
+  }
 }
 
 TEST(ExportGroup, AMemberWhoseOwnRouteBecomesBestIsToldToForgetTheOther) {

@@ -236,7 +236,7 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
             table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));
       if (!is_best && best >= 0) {
         auto d = table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options());
-        r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLocalPref);
+        r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLongLivedStale);
       }
       r.attributes = rv.attrs->decode().decode();
       r.inputs = best_path_inputs(rv, t.best_path_options());
@@ -248,7 +248,8 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
   });
   if (!found) return false;
   out.steps.clear();
-  for (auto d = static_cast<int>(table::Decision::kLocalPref); d <= static_cast<int>(table::Decision::kPeerSlot); ++d)
+  for (auto d = static_cast<int>(table::Decision::kLongLivedStale); d <= static_cast<int>(table::Decision::kPeerSlot);
+       ++d)
     out.steps.emplace_back(table::decision_name(static_cast<table::Decision>(d)));
   char buf[32];
   out.prefix = p.to_string();

@@ -98,10 +98,14 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   g.notification = st.graceful.notification;
   g.peer_restart_time = st.graceful.peer_restart_time;
   for (const auto& e : st.graceful.peer_families) g.peer_families.emplace_back(e.family, e.forwarding_preserved);
+  g.long_lived_stale_time = pc.graceful.enabled ? pc.graceful.long_lived_stale_time : 0;
+  g.long_lived_negotiated = st.graceful.long_lived_negotiated;
+  for (const auto& e : st.graceful.peer_long_lived_families) g.peer_long_lived_families.emplace_back(e.family, e.stale_time);
   g.phase = graceful_phase_name(st.graceful.phase);
   g.stale_until_ms = st.graceful.stale_until_ms;
   g.restarts = st.graceful.restarts;
   g.expired = st.graceful.expired;
+  g.long_lived = st.graceful.long_lived;
   return p;
 }
 

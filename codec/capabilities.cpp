@@ -64,23 +64,24 @@ bool decode_extended_next_hop(bytes::Span value, Capabilities& into) {
 }
 
 // RFC 4724 section 3: Restart Flags (4 bits: R, N), Restart Time (12 bits),
-// then AFI, SAFI, Flags for Address Family (F) per family.
+// then AFI, SAFI, Flags for Address Family (F) per family. "If more than
+// one instance of the Graceful Restart Capability is carried in the
+// capability advertisement, the receiver of the advertisement MUST ignore
+// all but the last instance": each one replaces what came before.
 bool decode_graceful_restart(bytes::Span value, Capabilities& into) {
   if (value.size() < 2 || (value.size() - 2) % 4 != 0) return false;
   bytes::Reader r(value);
   uint16_t head = r.u16().value_or(0);
-  if (!into.graceful_restart) {
-    GracefulRestart gr;
-    gr.restarting = (head & 0x8000) != 0;
-    gr.notification = (head & 0x4000) != 0;
-    gr.restart_time = head & 0x0fff;
-    into.graceful_restart = gr;
-  }
+  GracefulRestart gr;
+  gr.restarting = (head & 0x8000) != 0;
+  gr.notification = (head & 0x4000) != 0;
+  gr.restart_time = head & 0x0fff;
   while (!r.empty()) {
     Family f = read_family(r);
     uint8_t flags = r.u8().value_or(0);
-    into.graceful_restart->families.push_back({f, (flags & 0x80) != 0});
+    gr.families.push_back({f, (flags & 0x80) != 0});
   }
+  into.graceful_restart = std::move(gr);
   return true;
 }
 
@@ -277,13 +278,19 @@ void encode_capabilities(const Capabilities& caps, bytes::Writer& w) {
     });
   }
   if (const auto& gr = caps.graceful_restart) {
+    // One capability: a receiver keeps only the last of several (RFC 4724
+    // section 3), so the list is not split; it is cut at the 63 entries
+    // that fit (there are far fewer families).
     auto head = static_cast<uint16_t>((gr->restarting ? 0x8000 : 0) | (gr->notification ? 0x4000 : 0) |
                                       (gr->restart_time & 0x0fff));
-    put_list(w, cap_code::kGracefulRestart, gr->families, 2, 4, [&] { w.u16(head); },
-             [&](const GracefulRestart::PerFamily& e) {
-               put_family(w, e.family);
-               w.u8(e.forwarding_preserved ? 0x80 : 0);
-             });
+    const size_t n = std::min(gr->families.size(), kMaxGracefulRestartFamilies);
+    put_cap(w, cap_code::kGracefulRestart, [&] {
+      w.u16(head);
+      for (size_t i = 0; i < n; ++i) {
+        put_family(w, gr->families[i].family);
+        w.u8(gr->families[i].forwarding_preserved ? 0x80 : 0);
+      }
+    });
   }
   if (const auto& llgr = caps.long_lived_graceful_restart) {
     put_list(w, cap_code::kLongLivedGracefulRestart, llgr->families, 0, 7, nothing,

@@ -10,11 +10,13 @@
 // (BGP role), draft-walton-bgp-hostname-capability (FQDN, code 73).
 //
 // Repeated capabilities are merged: list capabilities (multiprotocol,
-// ADD-PATH, extended next hop, graceful restart and LLGR families) append,
-// the graceful restart flags and time come from the first one; for single
-// values (4-octet AS, hostname) the last one wins. The encoder
-// splits a list that does not fit in one capability's 255 octets into
-// several capabilities of the same code, so encode then decode is the
+// ADD-PATH, extended next hop, LLGR families) append; for graceful restart
+// and single values (4-octet AS, hostname) the last one wins (RFC 4724
+// section 3: a receiver ignores all but the last graceful restart
+// capability). The encoder splits a list that does not fit in one
+// capability's 255 octets into several capabilities of the same code
+// (graceful restart excepted: it is one capability of at most
+// kMaxGracefulRestartFamilies entries), so encode then decode is the
 // identity.
 #pragma once
 
@@ -78,6 +80,9 @@ struct GracefulRestart {
   std::vector<PerFamily> families;
   friend bool operator==(const GracefulRestart&, const GracefulRestart&) = default;
 };
+
+// The entries one graceful restart capability holds: (255 - 2) / 4.
+inline constexpr size_t kMaxGracefulRestartFamilies = 63;
 
 // RFC 9494 section 3.
 struct LongLivedGracefulRestart {

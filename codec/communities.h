@@ -24,6 +24,8 @@ inline constexpr uint32_t kNoAdvertise = 0xFFFFFF02;
 inline constexpr uint32_t kNoExportSubconfed = 0xFFFFFF03;
 inline constexpr uint32_t kGracefulShutdown = 0xFFFF0000;  // RFC 8326
 inline constexpr uint32_t kBlackhole = 0xFFFF029A;         // RFC 7999
+inline constexpr uint32_t kLlgrStale = 0xFFFF0006;         // RFC 9494 section 3.2 (65535:6)
+inline constexpr uint32_t kNoLlgr = 0xFFFF0007;            // RFC 9494 section 3.3 (65535:7)
 }  // namespace community
 
 // An extended community: type, sub-type and six octets, as one number in

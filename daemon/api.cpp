@@ -56,6 +56,15 @@ void write_graceful(json::Writer& w, const PeerSnapshot& p) {
     w.end_object();
   }
   w.end_object();
+  w.member("long_lived_stale_time", g.long_lived_stale_time);
+  w.key_raw("long_lived_negotiated").boolean(g.long_lived_negotiated);
+  w.key_raw("peer_long_lived_families").begin_object();
+  for (const auto& [f, stale_time] : g.peer_long_lived_families) {
+    w.key(codec::family_name(f, buf)).begin_object();
+    w.member("stale_time", stale_time);
+    w.end_object();
+  }
+  w.end_object();
   w.key_raw("state").string(g.phase);
   w.key_raw("stale_until");
   if (g.stale_until_ms) {
@@ -73,6 +82,7 @@ void write_graceful(json::Writer& w, const PeerSnapshot& p) {
   w.member("stale_routes_total", total);
   w.member("restarts", g.restarts);
   w.member("expired", g.expired);
+  w.member("long_lived", g.long_lived);
   w.end_object();
 }
 
@@ -424,10 +434,12 @@ std::string metrics_text(const Snapshot& s) {
              &PeerSnapshot::stale);
   m.family("petrel_peer_graceful_restarts_total", "counter",
            "Sessions of the peer that went down with their routes kept (graceful restart helper), and stale "
-           "timers that ran out before the peer came back or sent its End-of-RIB (outcome=\"expired\").");
+           "timers that ran out before the peer came back or sent its End-of-RIB (outcome=\"expired\"), and "
+           "restart times that ran out with the routes kept long-lived stale (outcome=\"long-lived\", RFC 9494).");
   for (const auto& p : s.peers) {
     m.sample({{"peer", p.name}, {"outcome", "kept"}}, p.graceful.restarts);
     m.sample({{"peer", p.name}, {"outcome", "expired"}}, p.graceful.expired);
+    m.sample({{"peer", p.name}, {"outcome", "long-lived"}}, p.graceful.long_lived);
   }
 
   m.family("petrel_table_prefixes", "gauge", "Prefixes with at least one route in the routing table, by family.");

@@ -91,10 +91,17 @@ struct PeerSnapshot {
     bool notification = false;       // RFC 8538, both sides
     uint32_t peer_restart_time = 0;
     std::vector<std::pair<codec::Family, bool>> peer_families;  // with the Forwarding State bit
-    std::string_view phase = "none";  // "none", "restarting", "recovering"
+    // RFC 9494: our long_lived_stale_time (0: not offered), whether the
+    // last session negotiated LLGR, and the peer's families with their
+    // Long-lived Stale Time.
+    uint32_t long_lived_stale_time = 0;
+    bool long_lived_negotiated = false;
+    std::vector<std::pair<codec::Family, uint32_t>> peer_long_lived_families;
+    std::string_view phase = "none";  // "none", "restarting", "long-lived", "recovering"
     int64_t stale_until_ms = 0;       // system clock; 0: none
     uint64_t restarts = 0;
     uint64_t expired = 0;
+    uint64_t long_lived = 0;  // restart times that ran out with routes kept long-lived stale
   } graceful;
   std::array<uint64_t, codec::kKnownFamilies> stale{};  // the peer's stale routes in the table now
 };

@@ -35,6 +35,7 @@ constexpr int64_t kMaxU32 = 4294967295;
 constexpr int64_t kMaxRestart = 7 * 24 * 3600;  // max_prefixes_restart: a week
 constexpr int64_t kMaxRestartTime = 4095;       // RFC 4724 section 3: 12 bits
 constexpr int64_t kMaxStaleRoutesTime = 24 * 3600;
+constexpr int64_t kMaxLongLivedStaleTime = (int64_t{1} << 24) - 1;  // the capability's 24 bits
 // router.expected_ipv*_prefixes: twenty times a full IPv4 table today.
 constexpr int64_t kMaxExpectedPrefixes = 20000000;
 constexpr size_t kMaxNameLen = 64;
@@ -372,8 +373,9 @@ bool valid_peer_name(std::string_view s) {
   return true;
 }
 
-// graceful_restart, graceful_restart_time, stale_routes_time of [router]
-// or of a [[peer]] (which starts from [router]'s).
+// graceful_restart, graceful_restart_time, stale_routes_time,
+// long_lived_stale_time of [router] or of a [[peer]] (which starts from
+// [router]'s).
 void parse_graceful(Checker& ck, const toml::table& t, std::string_view p, GracefulConfig& out) {
   if (auto v = ck.boolean(t, p, "graceful_restart")) out.enabled = *v;
   if (auto v = ck.integer(t, p, "graceful_restart_time", 0, kMaxRestartTime,
@@ -381,6 +383,9 @@ void parse_graceful(Checker& ck, const toml::table& t, std::string_view p, Grace
     out.restart_time = static_cast<uint16_t>(*v);
   if (auto v = ck.integer(t, p, "stale_routes_time", 1, kMaxStaleRoutesTime, "1..86400 seconds"))
     out.stale_routes_time = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(t, p, "long_lived_stale_time", 0, kMaxLongLivedStaleTime,
+                          "0..16777215 seconds (the capability's 24 bits; 0: off)"))
+    out.long_lived_stale_time = static_cast<uint32_t>(*v);
 }
 
 void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
@@ -395,7 +400,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   constexpr std::string_view p = "router";
   ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads",
                           "expected_ipv4_prefixes", "expected_ipv6_prefixes", "graceful_restart",
-                          "graceful_restart_time", "stale_routes_time"});
+                          "graceful_restart_time", "stale_routes_time", "long_lived_stale_time"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -744,7 +749,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
                 "multihop", "max_paths_per_prefix", "graceful_restart", "graceful_restart_time",
-                "stale_routes_time"});
+                "stale_routes_time", "long_lived_stale_time"});
   size_t errors_before = ck.count();
   PeerConfig peer;
 

@@ -39,6 +39,11 @@ struct GracefulConfig {
   bool enabled = true;
   uint16_t restart_time = 120;       // seconds we advertise, 0..4095 (12 bits)
   uint32_t stale_routes_time = 360;  // seconds we keep a peer's stale routes at most
+  // RFC 9494: the Long-lived Stale Time Petrel advertises per family in
+  // the LLGR capability and the longest it keeps a peer's long-lived
+  // stale routes (the smaller of this and the peer's). 0: LLGR is off (not
+  // offered; a peer's routes go when its restart time is over).
+  uint32_t long_lived_stale_time = 0;
 
   friend bool operator==(const GracefulConfig&, const GracefulConfig&) = default;
 };

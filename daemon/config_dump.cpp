@@ -163,6 +163,8 @@ std::string dump(const Config& c) {
     if (g.restart_time != base.restart_time) line("graceful_restart_time", std::to_string(g.restart_time));
     if (g.stale_routes_time != base.stale_routes_time)
       line("stale_routes_time", std::to_string(g.stale_routes_time));
+    if (g.long_lived_stale_time != base.long_lived_stale_time)
+      line("long_lived_stale_time", std::to_string(g.long_lived_stale_time));
   };
   graceful(c.router.graceful, GracefulConfig{});
 
@@ -347,6 +349,7 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("graceful_restart", a.graceful.enabled == b.graceful.enabled);
   diff("graceful_restart_time", a.graceful.restart_time == b.graceful.restart_time);
   diff("stale_routes_time", a.graceful.stale_routes_time == b.graceful.stale_routes_time);
+  diff("long_lived_stale_time", a.graceful.long_lived_stale_time == b.graceful.long_lived_stale_time);
   return keys;
 }
 

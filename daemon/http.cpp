@@ -98,10 +98,14 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   g.notification = st.graceful.notification;
   g.peer_restart_time = st.graceful.peer_restart_time;
   for (const auto& e : st.graceful.peer_families) g.peer_families.emplace_back(e.family, e.forwarding_preserved);
+  g.long_lived_stale_time = pc.graceful.enabled ? pc.graceful.long_lived_stale_time : 0;
+  g.long_lived_negotiated = st.graceful.long_lived_negotiated;
+  for (const auto& e : st.graceful.peer_long_lived_families) g.peer_long_lived_families.emplace_back(e.family, e.stale_time);
   g.phase = graceful_phase_name(st.graceful.phase);
   g.stale_until_ms = st.graceful.stale_until_ms;
   g.restarts = st.graceful.restarts;
   g.expired = st.graceful.expired;
+  g.long_lived = st.graceful.long_lived;
   return p;
 }
 
@@ -236,7 +240,7 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
             table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));
       if (!is_best && best >= 0) {
         auto d = table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options());
-        r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLocalPref);
+        r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLongLivedStale);
       }
       r.attributes = rv.attrs->decode().decode();
       r.inputs = best_path_inputs(rv, t.best_path_options());
@@ -248,7 +252,8 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
   });
   if (!found) return false;
   out.steps.clear();
-  for (auto d = static_cast<int>(table::Decision::kLocalPref); d <= static_cast<int>(table::Decision::kPeerSlot); ++d)
+  for (auto d = static_cast<int>(table::Decision::kLongLivedStale); d <= static_cast<int>(table::Decision::kPeerSlot);
+       ++d)
     out.steps.emplace_back(table::decision_name(static_cast<table::Decision>(d)));
   char buf[32];
   out.prefix = p.to_string();

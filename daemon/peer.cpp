@@ -168,6 +168,7 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   for (codec::Family fam : codec::kKnownFamilyList)
     if (peer.extended_next_hop.has(fam)) caps.extended_next_hop.push_back({fam, 2});
   if (peer.graceful.enabled) caps.graceful_restart = offered_graceful_restart(peer);
+  caps.long_lived_graceful_restart = offered_long_lived_graceful_restart(peer);
   return f;
 }
 
@@ -873,6 +874,7 @@ void Peer::start_export(Connection& c) {
   }
   s.target.extended_next_hop_v4 = n.params.extended_next_hop.has(codec::Family{1, 1});
   s.target.default_local_pref = table_.best_path_options().default_local_pref;
+  s.target.long_lived_graceful_restart = n.long_lived_graceful_restart.has_value();
   s.filter = export_.filter.get();
   s.send_nothing = export_.none;
   s.params = n.params;

@@ -72,6 +72,7 @@ struct GracefulStatus {
   enum class Phase : uint8_t {
     kNone,        // no stale routes of the peer
     kRestarting,  // its session is down; its routes are kept, stale
+    kLongLived,   // down past its restart time: routes kept long-lived stale (RFC 9494)
     kRecovering,  // up again; stale routes wait for its End-of-RIB
   };
   Phase phase = Phase::kNone;
@@ -81,9 +82,14 @@ struct GracefulStatus {
   bool notification = false;
   uint16_t peer_restart_time = 0;
   std::vector<codec::GracefulRestart::PerFamily> peer_families;
+  // RFC 9494: both sides sent the LLGR capability (with graceful restart),
+  // and the peer's families with their Long-lived Stale Time.
+  bool long_lived_negotiated = false;
+  std::vector<codec::LongLivedGracefulRestart::PerFamily> peer_long_lived_families;
   int64_t stale_until_ms = 0;  // system clock, ms since the epoch; 0: no stale timer
   uint64_t restarts = 0;       // sessions that went down with their routes kept
   uint64_t expired = 0;        // stale timers that ran out (routes removed)
+  uint64_t long_lived = 0;     // restart times that ran out with routes kept long-lived stale
 };
 std::string_view graceful_phase_name(GracefulStatus::Phase p);
 
@@ -190,6 +196,13 @@ class Peer {
   // No stale routes are kept any longer (leave_table).
   void graceful_clear();
   void arm_graceful_timer(double seconds);
+  // RFC 9494 section 4.2: family f's routes become long-lived stale until
+  // now + its stale time (the NO_LLGR ones go).
+  void begin_long_lived(uint16_t slot, codec::Family f, double now, uint64_t& kept, uint64_t& dropped);
+  // The restart time ran out (or a family's long-lived stale time): moves
+  // on what is due and arms the timer for what is next; false when no
+  // stale route is left.
+  bool graceful_deadlines(double now);
   void publish_graceful();
   static void on_graceful_timer(struct ev_loop*, ev_timer* w, int);
   void flush_batch();
@@ -272,9 +285,16 @@ class Peer {
   // its routes kept, and the stale timer (restart time, then
   // stale_routes_time).
   std::optional<codec::GracefulRestart> graceful_peer_;
+  std::optional<codec::LongLivedGracefulRestart> long_lived_peer_;  // RFC 9494
   bool graceful_notification_ = false;
   codec::FamilySet stale_families_;
   bool restarting_ = false;
+  // Of stale_families_, those kept long-lived stale, and until when
+  // (ev_now(); by codec::known_index); restart_until_: when the restart
+  // time of the others runs out.
+  codec::FamilySet long_lived_families_;
+  std::array<double, codec::kKnownFamilies> long_lived_until_{};
+  double restart_until_ = 0;
   double down_at_ = 0;         // ev_now() when the session went down with its routes kept
   double stale_deadline_ = 0;  // ev_now() at which the stale routes go
   ev_timer graceful_timer_;
@@ -288,6 +308,10 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer);
 // 3, RFC 8538 section 2): the one place that decides the Restart State and
 // Forwarding State bits.
 codec::GracefulRestart offered_graceful_restart(const PeerConfig& peer);
+// The long-lived graceful restart capability Petrel offers (RFC 9494
+// section 3.1), when long_lived_stale_time is not 0 and graceful restart
+// is on (section 4.1: one goes with the other).
+std::optional<codec::LongLivedGracefulRestart> offered_long_lived_graceful_restart(const PeerConfig& peer);
 // The socket options of a configured peer's connections: its TCP MD5 or
 // TCP-AO key, and its TTLs (multihop; GTSM sends 255 and accepts
 // 255 - (multihop - 1) and above, RFC 5082 section 3).

@@ -1,6 +1,8 @@
-// Graceful restart decisions of a session: RFC 4724 section 4.2, RFC 8538.
+// Graceful restart decisions of a session: RFC 4724 section 4.2, RFC 8538,
+// RFC 9494 section 4.2.
 #include "fsm/graceful.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "fsm/negotiate.h"
@@ -62,6 +64,33 @@ bool keeps_stale_on_return(const std::optional<codec::GracefulRestart>& again, c
   for (const auto& e : again->families)
     if (e.family == f) return e.forwarding_preserved;
   return false;
+}
+
+uint32_t long_lived_stale_time(const std::optional<codec::GracefulRestart>& gr,
+                               const std::optional<codec::LongLivedGracefulRestart>& llgr, codec::Family f,
+                               uint32_t local_limit) {
+  if (!gr || !llgr) return 0;  // RFC 9494 section 4.1
+  uint32_t t = 0;
+  for (const auto& e : llgr->families)
+    if (e.family == f) t = e.stale_time;
+  return std::min(t, local_limit);
+}
+
+KeptAs kept_as(const std::optional<codec::GracefulRestart>& gr,
+               const std::optional<codec::LongLivedGracefulRestart>& llgr, codec::Family f, uint32_t local_limit) {
+  if (!gr) return KeptAs::kWithdraw;
+  const bool listed =
+      std::any_of(gr->families.begin(), gr->families.end(), [&](const auto& e) { return e.family == f; });
+  if (listed && gr->restart_time > 0) return KeptAs::kRestart;
+  return long_lived_stale_time(gr, llgr, f, local_limit) > 0 ? KeptAs::kLongLived : KeptAs::kWithdraw;
+}
+
+bool keeps_long_lived_on_return(const std::optional<codec::LongLivedGracefulRestart>& again, codec::Family f) {
+  if (!again) return false;
+  bool kept = false;
+  for (const auto& e : again->families)
+    if (e.family == f) kept = e.forwarding_preserved;
+  return kept;
 }
 
 }  // namespace petrel::fsm

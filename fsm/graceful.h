@@ -6,7 +6,7 @@
 //
 // RFC 4724 sections 3 and 4.2 (graceful restart, receiving speaker),
 // RFC 8538 sections 2 to 5 (the N bit, Hard Reset, which Cease subcodes are
-// hard).
+// hard), RFC 9494 section 4.2 (long-lived graceful restart as the helper).
 #pragma once
 
 #include <cstdint>
@@ -61,5 +61,35 @@ struct Negotiated;
 // peer's new capability as negotiated (nothing when either side left it
 // out).
 [[nodiscard]] bool keeps_stale_on_return(const std::optional<codec::GracefulRestart>& again, codec::Family f);
+
+// RFC 9494 section 4.2: how long the helper keeps a family's routes as
+// long-lived stale routes once the restart time is over: the Long-lived
+// Stale Time the peer gave the family (the last entry for it), at most
+// `local_limit` (Petrel's long_lived_stale_time). 0: not kept, the family
+// did not negotiate LLGR. `gr` and `llgr`: the peer's capabilities as
+// negotiated (Negotiated::graceful_restart, long_lived_graceful_restart).
+[[nodiscard]] uint32_t long_lived_stale_time(const std::optional<codec::GracefulRestart>& gr,
+                                             const std::optional<codec::LongLivedGracefulRestart>& llgr,
+                                             codec::Family f, uint32_t local_limit);
+
+// What the helper does with a family's routes when a session goes down
+// in a way that keeps them (helper_keeps_routes):
+//  - kRestart: kept stale for the restart time (RFC 4724): the peer's
+//    graceful restart capability lists the family and its Restart Time is
+//    not 0; then long-lived if long_lived_stale_time is not 0;
+//  - kLongLived: straight to long-lived stale (RFC 9494 section 4.2: the
+//    family has LLGR but the restart time is 0 or does not cover it);
+//  - kWithdraw: neither.
+enum class KeptAs : uint8_t { kWithdraw, kRestart, kLongLived };
+[[nodiscard]] KeptAs kept_as(const std::optional<codec::GracefulRestart>& gr,
+                             const std::optional<codec::LongLivedGracefulRestart>& llgr, codec::Family f,
+                             uint32_t local_limit);
+
+// RFC 9494 section 4.2 with RFC 4724 section 4.2: once the session is up
+// again, a family whose routes are long-lived stale keeps them (until the
+// End-of-RIB) only when the new LLGR capability lists it with the
+// Forwarding State bit set.
+[[nodiscard]] bool keeps_long_lived_on_return(const std::optional<codec::LongLivedGracefulRestart>& again,
+                                              codec::Family f);
 
 }  // namespace petrel::fsm

@@ -165,6 +165,8 @@ Result<Negotiated, Notification> negotiate(const PeerConfig& config, const codec
   if (ours.graceful_restart && caps.graceful_restart) {
     neg.graceful_restart = caps.graceful_restart;
     neg.graceful_notification = ours.graceful_restart->notification && caps.graceful_restart->notification;
+    if (ours.long_lived_graceful_restart && caps.long_lived_graceful_restart)
+      neg.long_lived_graceful_restart = caps.long_lived_graceful_restart;
   }
   neg.peer_role = caps.role;
   neg.peer_capabilities = caps;

@@ -41,6 +41,10 @@ struct Negotiated {
   // RFC 8538: both sides set the N bit (so NOTIFICATIONs other than a
   // Hard Reset leave the routes with the helper; fsm/graceful.h).
   bool graceful_notification = false;
+  // The peer's long-lived graceful restart capability (RFC 9494), when
+  // both sides sent one and, with it, the graceful restart capability
+  // (section 4.1: without that the LLGR capability is disregarded).
+  std::optional<codec::LongLivedGracefulRestart> long_lived_graceful_restart;
   std::optional<codec::Role> peer_role;  // RFC 9234, as the peer sent it
   codec::Capabilities peer_capabilities; // as received, for the status page
 };

@@ -252,6 +252,7 @@ Interner::Fields Interner::fields_of(const codec::AttributeSet& set) {
   if (set.med()) f.flags |= Attrs::kHasMed;
   if (set.originator_id()) f.flags |= Attrs::kHasOriginator;
   if (set.cluster_list_length() != 0) f.flags |= Attrs::kHasClusterList;
+  if (set.has_community(codec::community::kLlgrStale)) f.flags |= Attrs::kLlgrStale;
   if (auto o = set.origin()) f.origin = static_cast<uint8_t>(*o);
   f.as_path_len = static_cast<uint16_t>(std::min<uint32_t>(set.as_path_length(), 0xFFFF));
   return f;
@@ -262,8 +263,8 @@ Interner::Fields Interner::fields_of(const codec::AttributeSet& set) {
 // as absent); the bytes came from a decoded UPDATE, whose AS_PATH was
 // validated there. tests/table/fast_import_test.cpp checks that both ways
 // agree. The bytes are canonical (sorted by type code, each attribute once), so
-// the walk stops at the first attribute past CLUSTER_LIST (communities and
-// the rest are not read), and it reads the headers itself: no reader
+// the walk stops at the first attribute past CLUSTER_LIST (COMMUNITIES,
+// before it, is scanned for LLGR_STALE; the rest are not read), and it reads the headers itself: no reader
 // object per attribute. A header or value that would run past the end
 // ends the walk (what is read stays within the bytes).
 Interner::Fields Interner::fields_of(bytes::Span w) {
@@ -291,6 +292,9 @@ Interner::Fields Interner::fields_of(bytes::Span w) {
         break;
       case codec::attr_type::kLocalPref:
         if (n == 4) f.flags |= Attrs::kHasLocalPref;
+        break;
+      case codec::attr_type::kCommunities:
+        if (codec::has_community(w.subspan(value, n), codec::community::kLlgrStale)) f.flags |= Attrs::kLlgrStale;
         break;
       case codec::attr_type::kOriginatorId:
         if (n == 4) f.flags |= Attrs::kHasOriginator;

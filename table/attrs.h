@@ -87,6 +87,11 @@ class Attrs {
     return has_originator_id() ? u32_of(codec::attr_type::kOriginatorId) : 0;
   }
   [[nodiscard]] uint32_t cluster_list_length() const;
+  // RFC 9494: the set carries the LLGR_STALE community (65535:6), whether a
+  // peer sent it or Petrel added it to a long-lived stale route: the route
+  // is least preferred (best_path.h) and goes only to peers that
+  // negotiated LLGR (export.h).
+  [[nodiscard]] bool llgr_stale() const { return flags_ & kLlgrStale; }
   // NEXT_HOP (IPv4 NLRI) and MP_REACH_NLRI's global next hop, if present:
   // read from the bytes when asked (not kept in the header: every octet
   // here is paid once per distinct set).
@@ -95,7 +100,8 @@ class Attrs {
 
  private:
   friend class Interner;
-  static constexpr uint8_t kHasLocalPref = 1, kHasMed = 2, kHasOriginator = 4, kHasClusterList = 8;
+  static constexpr uint8_t kHasLocalPref = 1, kHasMed = 2, kHasOriginator = 4, kHasClusterList = 8,
+                           kLlgrStale = 16;
 
   Attrs() = default;
   [[nodiscard]] const std::byte* bytes_() const { return reinterpret_cast<const std::byte*>(this + 1); }

@@ -9,6 +9,7 @@ namespace {
 
 // The measures of the steps after 1, each "lower wins" (step 1 and d are
 // turned around so that they are too).
+uint64_t long_lived_stale(const Candidate& c, const BestPathOptions&) { return c.attrs->llgr_stale() ? 1 : 0; }
 uint64_t inverted_preference(const Candidate& c, const BestPathOptions& o) {
   return ~uint64_t{degree_of_preference(c, o)};
 }
@@ -144,12 +145,13 @@ bool same_med_group(const Candidate& a, const Candidate& b, const BestPathOption
 }
 
 bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o) {
-  return c.eligible && degree_of_preference(c, o) == degree_of_preference(best, o) &&
+  return c.eligible && c.attrs->llgr_stale() == best.attrs->llgr_stale() &&
+         degree_of_preference(c, o) == degree_of_preference(best, o) &&
          c.attrs->as_path_length() == best.attrs->as_path_length() && c.attrs->origin() == best.attrs->origin();
 }
 
 bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
-  for (Measure m : {inverted_preference, as_path_length, origin}) {
+  for (Measure m : {long_lived_stale, inverted_preference, as_path_length, origin}) {
     const uint64_t x = m(a, o), y = m(b, o);
     if (x != y) return x < y;
   }
@@ -189,6 +191,7 @@ int select_best(std::span<const Candidate> c, const BestPathOptions& o) {
   for (size_t i = 0; i < c.size(); ++i) if (!c[i].eligible) alive.kill(i);
   size_t n = alive.count();
   if (n <= 1) return alive.first();
+  if (keep_lowest(c, alive, long_lived_stale, o)) return alive.first();      // L
   if (keep_lowest(c, alive, inverted_preference, o)) return alive.first();   // 1
   if (keep_lowest(c, alive, as_path_length, o)) return alive.first();        // a
   if (keep_lowest(c, alive, origin, o)) return alive.first();                // b
@@ -205,6 +208,7 @@ int select_best(std::span<const Candidate> c, const BestPathOptions& o) {
 std::string_view decision_name(Decision d) {
   switch (d) {
     case Decision::kOnly: return "only route";
+    case Decision::kLongLivedStale: return "long-lived stale";
     case Decision::kLocalPref: return "local preference";
     case Decision::kAsPathLength: return "AS path length";
     case Decision::kOrigin: return "origin";
@@ -221,7 +225,8 @@ std::string_view decision_name(Decision d) {
 
 Decision compare_pair(const Candidate& w, const Candidate& l, const BestPathOptions& o) {
   struct Step { Measure m; Decision d; };
-  const Step before_med[] = {{inverted_preference, Decision::kLocalPref},
+  const Step before_med[] = {{long_lived_stale, Decision::kLongLivedStale},
+                             {inverted_preference, Decision::kLocalPref},
                              {as_path_length, Decision::kAsPathLength},
                              {origin, Decision::kOrigin}};
   for (const auto& s : before_med)

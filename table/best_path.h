@@ -7,6 +7,10 @@
 //
 //   0. Routes whose NEXT_HOP cannot be resolved are not eligible
 //      (9.1.2.1; the caller marks them).
+//   L. A route that carries the LLGR_STALE community (RFC 9494: a
+//      long-lived stale route, kept by Petrel or received so) is "treated
+//      as the least preferred" (RFC 9494 sections 1 and 4.3): it loses to
+//      every route without it, before the degree of preference.
 //   1. Highest degree of preference (9.1.1): the route's LOCAL_PREF, else
 //      the default. From an internal peer that is the LOCAL_PREF it sent
 //      (or one import policy set). For a route from an external peer the
@@ -82,13 +86,13 @@ inline uint32_t degree_of_preference(const Candidate& c, const BestPathOptions& 
 }
 
 // True when `c` reaches step c (MED) beside `best`: it ties with it on
-// steps 1, a and b. Only such a candidate can change the choice by going
+// steps L, 1, a and b. Only such a candidate can change the choice by going
 // away without being the best (it may have been removing another by MED).
 bool reaches_med_step(const Candidate& c, const Candidate& best, const BestPathOptions& o);
 
 // For two eligible candidates that differ before the MED step (the
 // second does not reach_med_step beside the first): whether `a` wins
-// there. Then a set's best is decided by steps 1, a and b alone: a new
+// there. Then a set's best is decided by steps L, 1, a and b alone: a new
 // candidate either beats the best there (and is the new best) or loses
 // (and the best stays), whatever the other candidates are.
 bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
@@ -126,13 +130,14 @@ bool removal_keeps_best(const Candidate& gone, const Candidate& best, const Best
 
 // Steps 1, a and b as one number, where it can be exact: lower wins, and
 // two candidates tie on those steps exactly when their ranks are equal.
-// 0 when it cannot be exact (a degree of preference other than the
-// default, or an AS_PATH length of kMaxRankedPathLength or more): then
+// 0 when it cannot be exact (an LLGR_STALE route, a degree of preference
+// other than the default, or an AS_PATH length of kMaxRankedPathLength or more): then
 // the sets themselves are compared. Fits 12 bits, so the table keeps it in
 // each route and settles most comparisons before the MED step without
 // reading either route's set (a cache miss each in a full table).
 inline constexpr uint32_t kMaxRankedPathLength = 1023;
 inline uint16_t pre_med_rank(const Candidate& c, const BestPathOptions& o) {
+  if (c.attrs->llgr_stale()) return 0;  // step L comes first: the sets decide
   const uint32_t len = c.attrs->as_path_length();
   const uint32_t origin = c.attrs->origin();  // 0-2, 3 absent
   if (degree_of_preference(c, o) != o.default_local_pref || len >= kMaxRankedPathLength || origin > 3) return 0;
@@ -144,7 +149,7 @@ int select_best(std::span<const Candidate> c, const BestPathOptions& o);
 
 // Which step decided between the best and the runner-up (for "explain").
 enum class Decision : uint8_t {
-  kOnly, kLocalPref, kAsPathLength, kOrigin, kMed, kExternal, kRouterId,
+  kOnly, kLongLivedStale, kLocalPref, kAsPathLength, kOrigin, kMed, kExternal, kRouterId,
   kClusterList, kPeerAddress, kPathId, kPeerSlot,
 };
 std::string_view decision_name(Decision d);

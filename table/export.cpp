@@ -57,6 +57,7 @@ std::string_view export_verdict_name(ExportVerdict v) {
     case ExportVerdict::kNoExport: return "no-export";
     case ExportVerdict::kInternalToInternal: return "internal-to-internal";
     case ExportVerdict::kNoNextHop: return "no-next-hop";
+    case ExportVerdict::kLongLivedStale: return "long-lived-stale";
     case ExportVerdict::kOversized: return "oversized";
   }
   return "?";
@@ -68,6 +69,10 @@ ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const
   if (!to.internal && (attrs.has_community(codec::community::kNoExport) ||
                        attrs.has_community(codec::community::kNoExportSubconfed)))
     return ExportVerdict::kNoExport;
+  // RFC 9494 section 4.3: a long-lived stale route is not advertised to a
+  // neighbour that did not advertise the LLGR capability.
+  if (!to.long_lived_graceful_restart && attrs.has_community(codec::community::kLlgrStale))
+    return ExportVerdict::kLongLivedStale;
   const PeerInfo& src = *from.peer;
   if (to.internal && src.internal && !src.local && !src.rr_client && !to.rr_client)
     return ExportVerdict::kInternalToInternal;

@@ -7,6 +7,11 @@
 //   - NO_ADVERTISE: to no peer; NO_EXPORT and NO_EXPORT_SUBCONFED: to no
 //     external peer (RFC 1997; Petrel has no confederations, so the two
 //     are the same);
+//   - LLGR_STALE (a long-lived stale route, RFC 9494 section 4.3): only to
+//     a peer that negotiated long-lived graceful restart (to the others
+//     it is withdrawn); the community goes with it. RFC 9494 section
+//     4.6's optional partial deployment (to internal peers without LLGR,
+//     with NO_EXPORT and LOCAL_PREF 0) is not done;
 //   - learned from an internal peer: to external peers, and to internal
 //     peers only by route reflection (RFC 4456 section 6: from a client to
 //     every internal peer, from a non-client to clients only), with
@@ -62,6 +67,9 @@ struct ExportTarget {
   std::optional<codec::NextHop> next_hop_v6;
   bool extended_next_hop_v4 = false;  // RFC 8950 negotiated for IPv4 unicast
   uint32_t default_local_pref = 100;
+  // Both sides sent the LLGR capability (RFC 9494 section 3.1) with the
+  // graceful restart one it needs (section 4.1): LLGR_STALE routes may go.
+  bool long_lived_graceful_restart = false;
   friend bool operator==(const ExportTarget&, const ExportTarget&) = default;
 };
 
@@ -80,6 +88,7 @@ enum class ExportVerdict : uint8_t {
   kNoNextHop,       // no address of ours of the family this route needs (to
                     // a route-server client: the route's own next hop cannot
                     // go to it)
+  kLongLivedStale,  // LLGR_STALE to a peer without LLGR (RFC 9494 section 4.3)
   kOversized,       // our AS prepended (or our cluster added), AS_PATH or
                     // CLUSTER_LIST would not fit its 16-bit length
 };

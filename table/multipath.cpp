@@ -9,6 +9,7 @@ bool multipath_equal(const Candidate& best, const Candidate& c, const BestPathOp
   if (c.attrs->med() != best.attrs->med()) return false;
   switch (compare_pair(best, c, o)) {
     case Decision::kOnly:
+    case Decision::kLongLivedStale:
     case Decision::kLocalPref:
     case Decision::kAsPathLength:
     case Decision::kOrigin:

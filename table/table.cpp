@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "codec/communities.h"
 #include "codec/update.h"
 #include "table/sweep_pool.h"
 
@@ -868,6 +869,59 @@ uint64_t Table::mark_stale(uint16_t slot, FamilyIndex f) {
 }
 
 uint64_t Table::sweep_stale(uint16_t slot, FamilyIndex f) { return sweep_peer(slot, f, true); }
+
+Table::LongLivedStale Table::mark_long_lived_stale(uint16_t slot, FamilyIndex f) {
+  // The peer's routes first (a reference to each set held, so none goes
+  // before it is read), then one batch of the peer: each set's routes
+  // again with LLGR_STALE added, or withdrawn for NO_LLGR.
+  struct Found {
+    Attrs* attrs;
+    codec::NlriPrefix nlri;
+  };
+  std::vector<Found> found;
+  for (auto& sp : shards_) {
+    std::lock_guard lock(sp->mu);
+    sp->on_map(f, [&](auto& m) {
+      m.for_each([&](auto& e) {
+        for (const Route& r : e.routes())
+          if (r.peer == slot) {
+            Interner::acquire(r.attrs);
+            found.push_back({r.attrs, codec::NlriPrefix{e.key.prefix(), r.path_id}});
+          }
+      });
+    });
+  }
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return std::less<const Attrs*>()(a.attrs, b.attrs);
+  });
+  LongLivedStale out;
+  Batch b(*this);
+  std::vector<codec::NlriPrefix> group;
+  for (size_t i = 0; i < found.size();) {
+    size_t j = i;
+    group.clear();
+    for (; j < found.size() && found[j].attrs == found[i].attrs; ++j) group.push_back(found[j].nlri);
+    const Attrs* a = found[i].attrs;
+    const codec::AttributeSet set = a->decode();
+    if (set.has_community(codec::community::kNoLlgr)) {
+      b.add(f, nullptr, {}, group);
+      out.dropped += group.size();
+    } else {
+      out.kept += group.size();
+      if (!a->llgr_stale()) {
+        codec::PathAttributes pa = set.decode();
+        pa.communities.push_back(codec::community::kLlgrStale);
+        const codec::AttributeSet marked = codec::AttributeSet::from(pa);
+        b.add(f, &marked, group, {});  // (the batch copies the set's bytes)
+      }
+    }
+    i = j;
+  }
+  apply(slot, b);
+  for (const Found& x : found) interner_.release(x.attrs);
+  mark_stale(slot, f);  // the routes announced again lost their mark
+  return out;
+}
 
 uint64_t Table::prefixes(FamilyIndex f) const {
   uint64_t n = 0;

@@ -332,6 +332,17 @@ class Table {
   // withdraws those still stale. Both return routes affected.
   uint64_t mark_stale(uint16_t slot, FamilyIndex f);
   uint64_t sweep_stale(uint16_t slot, FamilyIndex f);
+  // RFC 9494 section 4.2: the peer's routes of family f (its session is
+  // down, so all of them stale) become long-lived stale routes: each gets
+  // the LLGR_STALE community, which makes it least preferred (best_path.h)
+  // and keeps it from peers without LLGR (export.h); it stays stale, so
+  // the sweeps above still apply. A route with NO_LLGR is withdrawn
+  // instead. One that already carries LLGR_STALE is left as it is.
+  struct LongLivedStale {
+    uint64_t kept = 0;
+    uint64_t dropped = 0;  // NO_LLGR
+  };
+  LongLivedStale mark_long_lived_stale(uint16_t slot, FamilyIndex f);
   // The peer's routes of family f marked stale and not announced again
   // (nor withdrawn, nor swept) since.
   [[nodiscard]] uint64_t peer_stale(uint16_t slot, FamilyIndex f) const {

@@ -208,11 +208,39 @@ TEST(Capabilities, Rfc5492Sec4TruncatedCapabilityIsAnOpenError) {
 }
 
 TEST(Capabilities, RepeatedCapabilitiesAreMerged) {
-  auto c = decode_ok("45 04 0001 01 01  45 04 0002 01 02  40 06 0078 0001 01 00  40 06 0000 0002 01 80");
+  auto c = decode_ok("45 04 0001 01 01  45 04 0002 01 02");
   EXPECT_EQ(c.add_path.size(), 2u);
+}
+
+TEST(Capabilities, Rfc4724Sec3OnlyTheLastGracefulRestartCapabilityCounts) {
+  // The first: R and N set, 120 s, IPv4 unicast with F; the last: no flags,
+  // 30 s, IPv6 unicast without F.
+  auto c = decode_ok("40 06 c078 0001 01 80  45 04 0001 01 01  40 06 001e 0002 01 00");
   ASSERT_TRUE(c.graceful_restart);
-  EXPECT_EQ(c.graceful_restart->restart_time, 120);  // the first header stays
-  EXPECT_EQ(c.graceful_restart->families.size(), 2u);
+  const GracefulRestart last{.restarting = false, .notification = false, .restart_time = 30,
+                             .families = {{kIpv6Unicast, false}}};
+  EXPECT_EQ(*c.graceful_restart, last);
+  // A last one with no families leaves none.
+  auto d = decode_ok("40 06 0078 0001 01 80  40 02 0010");
+  ASSERT_TRUE(d.graceful_restart);
+  EXPECT_EQ(*d.graceful_restart, (GracefulRestart{.restart_time = 16}));
+}
+
+TEST(Capabilities, GracefulRestartIsEncodedAsOneCapability) {
+  Capabilities c;
+  c.graceful_restart.emplace();
+  c.graceful_restart->restart_time = 90;
+  for (uint16_t i = 0; i < 70; ++i) c.graceful_restart->families.push_back({Family{i, 1}, i % 2 == 0});
+  std::vector<std::byte> out;
+  bytes::Writer w(out);
+  encode_capabilities(c, w);
+  ASSERT_EQ(out.size(), 2 + 2 + 63 * 4u);  // cut at what one capability holds
+  Capabilities back;
+  ASSERT_TRUE(decode_capabilities(out, back).ok());
+  ASSERT_TRUE(back.graceful_restart);
+  EXPECT_EQ(back.graceful_restart->restart_time, 90);
+  c.graceful_restart->families.resize(kMaxGracefulRestartFamilies);
+  EXPECT_EQ(back, c);
 }
 
 TEST(Capabilities, LongListsAreSplitOverSeveralCapabilities) {

@@ -82,9 +82,12 @@ rc::Gen<Capabilities> capabilities() {
       gr.restarting = *rc::gen::arbitrary<bool>();
       gr.notification = *rc::gen::arbitrary<bool>();
       gr.restart_time = *rc::gen::inRange<uint16_t>(0, 4096);
-      gr.families = *list(rc::gen::apply(
-          [](Family f, bool fwd) { return GracefulRestart::PerFamily{f, fwd}; }, family(),
-          rc::gen::arbitrary<bool>()));
+      // One capability, never split (RFC 4724 section 3): at most 63.
+      gr.families = *rc::gen::resize(
+          static_cast<int>(kMaxGracefulRestartFamilies),
+          rc::gen::container<std::vector<GracefulRestart::PerFamily>>(rc::gen::apply(
+              [](Family f, bool fwd) { return GracefulRestart::PerFamily{f, fwd}; }, family(),
+              rc::gen::arbitrary<bool>())));
       c.graceful_restart = gr;
     }
     if (*rc::gen::arbitrary<bool>()) {

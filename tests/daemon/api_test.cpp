@@ -68,6 +68,10 @@ PeerSnapshot upstream() {
   p.graceful.phase = "restarting";
   p.graceful.stale_until_ms = 1767225600000;  // 2026-01-01T00:00:00Z
   p.graceful.restarts = 2;
+  p.graceful.long_lived_stale_time = 3600;
+  p.graceful.long_lived_negotiated = true;
+  p.graceful.peer_long_lived_families = {{codec::Family{1, 1}, 86400}};
+  p.graceful.long_lived = 1;
   return p;
 }
 
@@ -221,6 +225,10 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(g["stale_routes_total"], 700);
   EXPECT_EQ(g["restarts"], 2);
   EXPECT_EQ(g["expired"], 0);
+  EXPECT_EQ(g["long_lived_stale_time"], 3600);
+  EXPECT_EQ(g["long_lived_negotiated"], true);
+  EXPECT_EQ(g["peer_long_lived_families"]["ipv4-unicast"]["stale_time"], 86400);
+  EXPECT_EQ(g["long_lived"], 1);
 }
 
 TEST(ApiPeers, PeerNotEstablished) {
@@ -399,6 +407,7 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "985");
   EXPECT_EQ(value("petrel_peer_stale_routes", {{"peer", "upstream-1"}, {"family", "ipv4-unicast"}}), "700");
   EXPECT_EQ(value("petrel_peer_graceful_restarts_total", {{"peer", "upstream-1"}, {"outcome", "kept"}}), "2");
+  EXPECT_EQ(value("petrel_peer_graceful_restarts_total", {{"peer", "upstream-1"}, {"outcome", "long-lived"}}), "1");
   EXPECT_EQ(value("petrel_peer_routes", {{"peer", "ix\\\\peer"}, {"family", "ipv6-unicast"}}), "0");
   EXPECT_EQ(value("petrel_table_prefixes", {{"family", "ipv6-unicast"}}), "20");
   EXPECT_EQ(value("petrel_table_routes", {{"family", "ipv4-unicast"}}), "985");

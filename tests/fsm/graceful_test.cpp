@@ -161,5 +161,57 @@ TEST(Graceful, HoldTimerExpiryKeepsRoutes) {
   EXPECT_TRUE(p.trace(Side::kB).downs[0].graceful);
 }
 
+// RFC 9494 section 4.2: what a family's routes become when the session
+// goes down, and for how long they are kept long-lived stale.
+TEST(Graceful, LongLivedStaleTimeAndWhatRoutesAreKeptAs) {
+  codec::LongLivedGracefulRestart llgr;
+  llgr.families = {{kV4, false, 3600}, {kV6, true, 0}};
+  const std::optional<GracefulRestart> g = gr(true, {{kV4, true}});
+  EXPECT_EQ(long_lived_stale_time(g, llgr, kV4, 86400), 3600u);
+  EXPECT_EQ(long_lived_stale_time(g, llgr, kV4, 60), 60u);  // ours is smaller
+  EXPECT_EQ(long_lived_stale_time(g, llgr, kV6, 86400), 0u);
+  EXPECT_EQ(long_lived_stale_time(g, std::nullopt, kV4, 86400), 0u);
+  // Section 4.1: without the graceful restart capability, LLGR is disregarded.
+  EXPECT_EQ(long_lived_stale_time(std::nullopt, llgr, kV4, 86400), 0u);
+  EXPECT_EQ(kept_as(std::nullopt, llgr, kV4, 86400), KeptAs::kWithdraw);
+  // Listed with a restart time: graceful restart first.
+  EXPECT_EQ(kept_as(g, llgr, kV4, 86400), KeptAs::kRestart);
+  // Not listed (or a restart time of 0): long-lived at once, if LLGR covers it.
+  std::optional<GracefulRestart> none = gr(true, {});
+  EXPECT_EQ(kept_as(none, llgr, kV4, 86400), KeptAs::kLongLived);
+  EXPECT_EQ(kept_as(none, llgr, kV4, 0), KeptAs::kWithdraw);  // LLGR off here
+  std::optional<GracefulRestart> zero = gr(true, {{kV4, true}});
+  zero->restart_time = 0;
+  EXPECT_EQ(kept_as(zero, llgr, kV4, 86400), KeptAs::kLongLived);
+  EXPECT_EQ(kept_as(none, llgr, kV6, 86400), KeptAs::kWithdraw);  // stale time 0
+  // On return: the LLGR capability's Forwarding State bit.
+  EXPECT_FALSE(keeps_long_lived_on_return(llgr, kV4));
+  EXPECT_TRUE(keeps_long_lived_on_return(llgr, kV6));
+  EXPECT_FALSE(keeps_long_lived_on_return(std::nullopt, kV6));
+}
+
+// LLGR is negotiated only with graceful restart on both sides (RFC 9494
+// section 4.1).
+TEST(Graceful, LongLivedIsNegotiatedWithGracefulRestartOnly) {
+  codec::LongLivedGracefulRestart llgr;
+  llgr.families = {{kV4, false, 600}};
+  PeerConfig a = config_a(), b = config_b();
+  a.capabilities.long_lived_graceful_restart = b.capabilities.long_lived_graceful_restart = llgr;
+  a.capabilities.graceful_restart = b.capabilities.graceful_restart = gr(true);
+  auto both = negotiate(a, open_of(b));
+  ASSERT_TRUE(both.ok());
+  ASSERT_TRUE(both->long_lived_graceful_restart);
+  EXPECT_EQ(both->long_lived_graceful_restart->families[0].stale_time, 600u);
+  b.capabilities.graceful_restart.reset();
+  auto no_gr = negotiate(a, open_of(b));
+  ASSERT_TRUE(no_gr.ok());
+  EXPECT_FALSE(no_gr->long_lived_graceful_restart);
+  b.capabilities.graceful_restart = gr(true);
+  a.capabilities.long_lived_graceful_restart.reset();
+  auto not_ours = negotiate(a, open_of(b));
+  ASSERT_TRUE(not_ours.ok());
+  EXPECT_FALSE(not_ours->long_lived_graceful_restart);
+}
+
 }  // namespace
 }  // namespace petrel::fsm

@@ -43,6 +43,7 @@ rc::Gen<PathAttributes> gen_attrs() {
         if (present & 8) a.local_pref = lp;
         if (present & 16) a.originator_id = orig;
         if (present & 32) a.communities = communities;
+        if ((present & 32) && (present & 1024)) a.communities.push_back(codec::community::kLlgrStale);  // RFC 9494
         if (present & 64) a.cluster_list = clusters;
         if (present & 128) a.atomic_aggregate = true;
         if (present & 256) a.aggregator = codec::Aggregator{med, net::IpAddress::v4(lp)};

@@ -442,6 +442,7 @@ struct RandomRoute {
   uint8_t addr;        // 1..3
   uint8_t path_id;     // 0..1
   bool eligible;
+  bool llgr_stale;     // LLGR_STALE (RFC 9494): one in four
 };
 
 // One draw per route, split into the fields (mixed radix): much cheaper
@@ -463,9 +464,10 @@ RandomRoute route_of(uint32_t x) {
   r.addr = static_cast<uint8_t>(1 + digit(3));
   r.path_id = digit(2);
   r.eligible = digit(5) != 0;  // four in five
+  r.llgr_stale = digit(4) == 0;
   return r;
 }
-constexpr uint32_t kRouteDraws = 3 * 3 * 3 * 4 * 3 * 2 * 3 * 3 * 2 * 5;
+constexpr uint32_t kRouteDraws = 3 * 3 * 3 * 4 * 3 * 2 * 3 * 3 * 2 * 5 * 4;
 
 // At full size: rapidcheck scales a range down with the case's size,
 // which would leave the high digits (eligibility) at zero in early cases.
@@ -474,11 +476,11 @@ rc::Gen<RandomRoute> gen_route() {
 }
 
 // The interned set of a random route's attributes. The domain is small
-// (324 sets), so each is built once for the whole run.
+// (648 sets), so each is built once for the whole run.
 const Attrs* set_of(const RandomRoute& r) {
   static Interner interner;
-  static std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint8_t, uint8_t>, const Attrs*> cache;
-  const auto key = std::tuple(r.local_pref, r.path_len, r.origin, r.med, r.neighbour);
+  static std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint8_t, uint8_t, bool>, const Attrs*> cache;
+  const auto key = std::tuple(r.local_pref, r.path_len, r.origin, r.med, r.neighbour, r.llgr_stale);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   std::vector<uint32_t> path(r.path_len, 64999);
   path[0] = r.neighbour;
@@ -486,6 +488,7 @@ const Attrs* set_of(const RandomRoute& r) {
     if (r.local_pref) p.local_pref = 100u * r.local_pref;
     if (r.med) p.med = 10u * (r.med - 1u);
     p.origin = static_cast<Origin>(r.origin);
+    if (r.llgr_stale) p.communities = {codec::community::kLlgrStale};
   })));
   cache.emplace(key, a);
   return a;
@@ -519,6 +522,7 @@ std::vector<RandomRoute> draw_routes(size_t min_routes, size_t max_routes, Early
       r.local_pref = 0;
       r.path_len = 2;
       r.origin = 0;
+      r.llgr_stale = false;
     }
   }
   return routes;
@@ -543,7 +547,8 @@ void check_order_independence(size_t min_routes, size_t max_routes, EarlySteps e
   const Candidate& best = cands[static_cast<size_t>(first)];
   RC_ASSERT(best.eligible);
   const auto key = [&](const Candidate& c) {
-    return std::tuple(degree_of_preference(c, opts), ~c.attrs->as_path_length(), static_cast<uint8_t>(3 - c.attrs->origin()));
+    return std::tuple(!c.attrs->llgr_stale(), degree_of_preference(c, opts), ~c.attrs->as_path_length(),
+                      static_cast<uint8_t>(3 - c.attrs->origin()));
   };
   for (const Candidate& c : cands) {
     if (!c.eligible) continue;
@@ -628,6 +633,9 @@ int naive_select_best(std::span<const Candidate> c, const BestPathOptions& o) {
     return count() == 1;
   };
   if (count() <= 1) return first();
+  // Step L (RFC 9494): from the decoded set's communities.
+  if (keep_lowest([](const Candidate& x) { return x.attrs->decode().has_community(codec::community::kLlgrStale); }))
+    return first();
   // Step 1 as RFC 4271 9.1.1 and import policy put it, from the decoded
   // set (not Attrs' flags) and whoever the peer: the LOCAL_PREF, else the
   // default.
@@ -743,6 +751,7 @@ RC_GTEST_PROP(BestPathProperty, DegreeOfPreferenceIsTheLocalPrefSentToInternalPe
   from.local = !r.internal && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
   const Candidate c{set_of(r), &from, r.path_id, 1};
   ExportTarget to;
+  to.long_lived_graceful_restart = true;  // LLGR_STALE routes go too
   to.local_as = 65000;
   to.internal = true;
   to.rr_client = true;  // so that a route from an internal peer goes too (reflected)
@@ -766,8 +775,9 @@ RC_GTEST_PROP(BestPathProperty, RanksCompareAsTheSetsBeforeMed, ()) {
   const Candidate& a = all.cands[0];
   const Candidate& b = all.cands[1];
   const uint16_t ra = pre_med_rank(a, opts), rb = pre_med_rank(b, opts);
-  // Unknown exactly where the degree of preference is not the default.
-  RC_ASSERT((ra == 0) == (degree_of_preference(a, opts) != opts.default_local_pref));
+  // Unknown exactly where the degree of preference is not the default, or
+  // the route is long-lived stale.
+  RC_ASSERT((ra == 0) == (degree_of_preference(a, opts) != opts.default_local_pref || a.attrs->llgr_stale()));
   RC_PRE(ra != 0 && rb != 0);
   RC_ASSERT((ra == rb) == reaches_med_step(a, b, opts));
   if (ra != rb) RC_ASSERT((ra < rb) == wins_before_med(a, b, opts));
@@ -853,6 +863,7 @@ RC_GTEST_PROP(BestPathProperty, ComparePairIsSymmetricForTwoRoutes, ()) {
   };
   switch (d) {
     case Decision::kOnly: RC_FAIL("kOnly for two routes");
+    case Decision::kLongLivedStale: RC_ASSERT(!win.attrs->llgr_stale() && lose.attrs->llgr_stale()); break;
     case Decision::kLocalPref: RC_ASSERT(degree_of_preference(win, {}) > degree_of_preference(lose, {})); break;
     case Decision::kAsPathLength: RC_ASSERT(win.attrs->as_path_length() < lose.attrs->as_path_length()); break;
     case Decision::kOrigin: RC_ASSERT(win.attrs->origin() < lose.attrs->origin()); break;
@@ -867,6 +878,42 @@ RC_GTEST_PROP(BestPathProperty, ComparePairIsSymmetricForTwoRoutes, ()) {
     case Decision::kPathId: RC_ASSERT(win.path_id < lose.path_id); break;
     case Decision::kPeerSlot: RC_ASSERT(win.slot < lose.slot); break;
   }
+}
+
+// Step L (RFC 9494 sections 1 and 4.3): a route with LLGR_STALE is
+// "treated as the least preferred": it loses to a route without it that is
+// worse at every later step, LOCAL_PREF included, and wins only alone.
+TEST(BestPath, LongLivedStaleRouteIsLeastPreferred) {
+  Sets sets;
+  const PeerInfo pw = ibgp(9, kAddrHigh), pl = ibgp(1, kAddrLow);
+  const Candidate w{sets(attrs_of(sequence({65001, 2, 3, 4}), [](PathAttributes& p) {
+                      p.local_pref = 1;
+                      p.origin = Origin::kIncomplete;
+                      p.med = 500;
+                    })),
+                    &pw, 5, 9};
+  const Candidate l{sets(attrs_of(sequence({65001}), [](PathAttributes& p) {
+                      p.local_pref = 4000;
+                      p.communities = {codec::community::kLlgrStale};
+                    })),
+                    &pl, 0, 1};
+  ASSERT_TRUE(l.attrs->llgr_stale());
+  ASSERT_FALSE(w.attrs->llgr_stale());
+  expect_decides(w, l, Decision::kLongLivedStale);
+  EXPECT_EQ(pre_med_rank(l, {}), 0);  // the sets decide
+  EXPECT_FALSE(reaches_med_step(l, w, {}));
+  EXPECT_TRUE(wins_before_med(w, l, {}));
+  EXPECT_EQ(added_beside_best(l, w, {}), Beside::kBestStays);
+  EXPECT_EQ(added_beside_best(w, l, {}), Beside::kAddedIsBest);
+  // Alone, it is the best; between two, the usual steps decide.
+  const std::array<Candidate, 1> alone{l};
+  EXPECT_EQ(select_best(alone, {}), 0);
+  const Candidate l2{sets(attrs_of(sequence({65001, 2}), [](PathAttributes& p) {
+                       p.communities = {codec::community::kLlgrStale, 0x00010002};
+                     })),
+                     &pw, 0, 2};
+  expect_decides(l, l2, Decision::kLocalPref);
+  EXPECT_EQ(decision_name(Decision::kLongLivedStale), "long-lived stale");
 }
 
 }  // namespace

@@ -459,5 +459,34 @@ TEST(Filter, FirstMatchingRuleDecidesThenTheDefault) {
   EXPECT_EQ(applied.communities, tagged_attrs.communities);
 }
 
+// RFC 9494 section 4.3: a route with LLGR_STALE goes only to a peer that
+// negotiated LLGR, with the community; the other rules still apply.
+TEST(Export, LongLivedStaleRoutesGoOnlyToLlgrPeers) {
+  PeerInfo src;
+  src.asn = 65001;
+  const ExportSource from{&src, 3};
+  PathAttributes pa = learned({65001});
+  pa.communities = {codec::community::kLlgrStale};
+  const auto stale = codec::AttributeSet::from(pa);
+  const auto fresh = codec::AttributeSet::from(learned({65001}));
+  for (ExportTarget to : {external_target(), internal_target(true), route_server_client_target()}) {
+    EXPECT_EQ(may_export(to, from, stale), ExportVerdict::kLongLivedStale);
+    EXPECT_EQ(export_route(to, from, kV4, stale).verdict, ExportVerdict::kLongLivedStale);
+    EXPECT_EQ(may_export(to, from, fresh), ExportVerdict::kSend);
+    to.long_lived_graceful_restart = true;
+    const Exported out = export_route(to, from, kV4, stale);
+    ASSERT_EQ(out.verdict, ExportVerdict::kSend);
+    EXPECT_TRUE(out.attrs.has_community(codec::community::kLlgrStale));
+  }
+  // NO_ADVERTISE still wins; never back to the sender.
+  ExportTarget llgr = external_target();
+  llgr.long_lived_graceful_restart = true;
+  pa.communities.push_back(codec::community::kNoAdvertise);
+  EXPECT_EQ(may_export(llgr, from, codec::AttributeSet::from(pa)), ExportVerdict::kNoAdvertise);
+  llgr.slot = 3;
+  EXPECT_EQ(may_export(llgr, from, stale), ExportVerdict::kToSender);
+  EXPECT_EQ(export_verdict_name(ExportVerdict::kLongLivedStale), "long-lived-stale");
+}
+
 }  // namespace
 }  // namespace petrel::table

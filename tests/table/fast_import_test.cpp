@@ -44,6 +44,8 @@ void check_same_fields(const Attrs& fast, const Attrs& slow, const AttributeSet&
   RC_ASSERT(fast.has_local_pref() == slow.has_local_pref());
   RC_ASSERT(fast.has_originator_id() == slow.has_originator_id());
   RC_ASSERT(fast.cluster_list_length() == slow.cluster_list_length());
+  RC_ASSERT(fast.llgr_stale() == set.has_community(codec::community::kLlgrStale));
+  RC_ASSERT(fast.llgr_stale() == slow.llgr_stale());
 }
 
 // What a table holds, for comparing two: per prefix, its routes' sets'

@@ -1124,5 +1124,59 @@ TEST(TableWakeTest, WokenFollowerKeepsUpWithConcurrentWriters) {
   EXPECT_EQ(after_reset.load(), 0);
 }
 
+// RFC 9494 section 4.2: a down peer's routes become long-lived stale: each
+// gets LLGR_STALE (journaled: exporters must hear of it), stays stale (the
+// End-of-RIB sweep still applies), loses to any other peer's route; NO_LLGR
+// routes are withdrawn; a route that had LLGR_STALE already is untouched.
+TEST(TableTest, LongLivedStaleRoutesGetTheCommunityAndNoLlgrOnesGo) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto other = *t.add_peer(peer_info(2));
+  auto plain = attrs(1);  // shorter than the other peer's: the best before
+  codec::PathAttributes pa = plain.decode();
+  pa.communities = {codec::community::kNoLlgr};
+  const auto no_llgr = codec::AttributeSet::from(pa);
+  pa.communities = {codec::community::kLlgrStale};
+  const auto already = codec::AttributeSet::from(pa);
+  t.apply(s, kV4, &plain, std::vector<NlriPrefix>{N("192.0.2.0/24"), N("198.51.100.0/24")}, {});
+  t.apply(s, kV4, &no_llgr, std::vector<NlriPrefix>{N("203.0.113.0/24")}, {});
+  t.apply(s, kV4, &already, std::vector<NlriPrefix>{N("198.18.0.0/24")}, {});
+  auto longer = attrs(4, 0, 65100);
+  t.apply(other, kV4, &longer, std::vector<NlriPrefix>{N("198.51.100.0/24")}, {});
+  auto best_peer = [&](const char* p) {
+    int32_t peer = -1;
+    t.lookup(kV4, P(p), [&](const RouteView& r, bool best) {
+      if (best) peer = r.slot;
+    });
+    return peer;
+  };
+  EXPECT_EQ(best_peer("198.51.100.0/24"), s);
+  EXPECT_EQ(t.mark_stale(s, kV4), 4u);
+  Follower fo = t.follow();
+  t.skip(fo);
+  const auto r = t.mark_long_lived_stale(s, kV4);
+  EXPECT_EQ(r.kept, 3u);
+  EXPECT_EQ(r.dropped, 1u);
+  EXPECT_EQ(t.peer_routes(s, kV4), 3u);
+  EXPECT_EQ(t.peer_stale(s, kV4), 3u);
+  std::set<net::Prefix> seen;
+  t.read(fo, 1000, [&](const FollowEvent& ev) { seen.insert(ev.change.prefix); });
+  EXPECT_EQ(seen, (std::set<net::Prefix>{P("192.0.2.0/24"), P("198.51.100.0/24"), P("203.0.113.0/24")}));
+  t.lookup(kV4, P("192.0.2.0/24"), [&](const RouteView& v, bool) {
+    EXPECT_TRUE(v.attrs->llgr_stale());
+    EXPECT_TRUE(v.stale);
+    EXPECT_TRUE(v.attrs->decode().has_community(codec::community::kLlgrStale));
+  });
+  EXPECT_EQ(best_peer("198.51.100.0/24"), other);  // least preferred now
+  EXPECT_EQ(best_peer("192.0.2.0/24"), s);         // alone, still the best
+  EXPECT_EQ(best_peer("203.0.113.0/24"), -1);      // NO_LLGR: gone
+  // The peer back: an announcement replaces the long-lived stale route.
+  t.apply(s, kV4, &plain, std::vector<NlriPrefix>{N("198.51.100.0/24")}, {});
+  EXPECT_EQ(best_peer("198.51.100.0/24"), s);
+  EXPECT_EQ(t.peer_stale(s, kV4), 2u);
+  EXPECT_EQ(t.sweep_stale(s, kV4), 2u);
+  EXPECT_EQ(t.peer_routes(s, kV4), 1u);
+}
+
 }  // namespace
 }  // namespace petrel::table

@@ -223,7 +223,7 @@ TEST(Capabilities, Rfc4724Sec3OnlyTheLastGracefulRestartCapabilityCounts) {
   // A last one with no families leaves none.
   auto d = decode_ok("40 06 0078 0001 01 80  40 02 0010");
   ASSERT_TRUE(d.graceful_restart);
-  EXPECT_EQ(*d.graceful_restart, (GracefulRestart{.restart_time = 16}));
+  EXPECT_EQ(*d.graceful_restart, (GracefulRestart{.restart_time = 16, .families = {}}));
 }
 
 TEST(Capabilities, GracefulRestartIsEncodedAsOneCapability) {

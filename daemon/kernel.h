@@ -25,6 +25,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -66,6 +67,12 @@ struct KernelStatus {
   std::vector<KernelInterface> interfaces;
 };
 
+// Petrel's own graceful restart, as KernelSyncer::start() takes it.
+struct KernelRestart {
+  bool graceful = false;            // [router] graceful_restart
+  uint32_t deferral_seconds = 360;  // [router] selection_deferral_time
+};
+
 class KernelSyncer {
  public:
   // peers: the configured peers (their interfaces, for link-local next hops).
@@ -74,13 +81,26 @@ class KernelSyncer {
   KernelSyncer(const KernelSyncer&) = delete;
   KernelSyncer& operator=(const KernelSyncer&) = delete;
 
-  void start();
-  // Removes every route of ours from the kernel and joins the thread.
-  void stop();
+  // Opens the netlink sockets and dumps the kernel (blocking: the routes
+  // of ours found are known when it returns), then starts the thread.
+  // With `restart` (graceful restart on in [router]) and routes of ours
+  // found for a family, that family's kernel changes are deferred
+  // (RFC 4724 section 4.1: daemon/restart.h) until the peers' End-of-RIB
+  // markers or `deferral_seconds`; the R and F bits follow.
+  void start(KernelRestart restart = {});
+  // Joins the thread; kRemove: every route of ours leaves the kernel
+  // first; kKeep: they stay (a restart follows, docs/graceful-restart.md).
+  enum class Stop : uint8_t { kRemove, kKeep };
+  void stop(Stop how = Stop::kRemove);
   [[nodiscard]] KernelStatus status() const;
 
  private:
+  void open_driver(KernelRestart restart);
   void run();
+  // Ends the restart deferral of the families that are settled
+  // (daemon/restart.h), or, after a start that was no graceful restart,
+  // allows removals once grace_over.
+  void settle_restart(fib::Driver& d, bool grace_over);
   // Ends the thread's wait (from a table writer's thread, or stop()).
   void wake() const;
   void publish(const fib::Driver& d, bool running);
@@ -105,8 +125,12 @@ class KernelSyncer {
 
   KernelConfig config_;
   const table::Table& table_;
+  std::unique_ptr<fib::Driver> driver_;  // from start(); the thread's
+  std::vector<PeerConfig> peers_;        // the configured peers (restart deferral)
+  bool restarting_ = false;              // some family deferred at start
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> keep_{false};
   int wake_fd_ = -1;  // an eventfd, from start(); -1: none (the thread then polls every kIdleWaitMs)
   mutable std::mutex mu_;
   KernelStatus status_;

@@ -21,6 +21,7 @@
 #include "codec/route_refresh.h"
 #include "codec/update.h"
 #include "daemon/log.h"
+#include "daemon/restart.h"
 #include "daemon/worker.h"
 #include "fsm/negotiate.h"
 
@@ -504,12 +505,24 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   reap();
 }
 
-void Peer::shutdown(std::string message, std::function<void()> done) {
+void Peer::shutdown(std::string message, std::function<void()> done, Stop how) {
   shutting_down_ = true;
   shutdown_message_ = std::move(message);
   ev_timer_stop(worker_.loop(), &dial_timer_);
   for (auto& c : conns_) {
     if (!c || c->dead) continue;
+    if (how == Stop::kRestart && c.get() == established() && graceful_peer_) {
+      // Nothing more goes out (what is queued would be cut anyway): the
+      // peer sees the connection close and keeps our routes, stale.
+      c->out.clear();
+      c->out_off = 0;
+      close_socket(*c);
+      c->dead = true;
+      log(LogLevel::kInfo, "graceful-restart-stop", {{"peer", peer_.name}},
+          "session closed without a NOTIFICATION: the peer keeps Petrel's routes while it restarts "
+          "(RFC 4724 section 4.2)");
+      continue;
+    }
     try {
       step(*c, fsm::ManualStop{codec::cease::kAdministrativeShutdown, shutdown_message_});
     } catch (const std::exception& e) {
@@ -632,6 +645,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       resolve_collision(c);
     } else if (std::get_if<fsm::SessionUp>(&a)) {
       graceful_up(*c.fsm.negotiated());
+      own_restart().session_up(peer_.name, c.fsm.negotiated()->graceful_restart);  // Petrel's own restart
       // Ends the session with Cease / Out of Resources (session_failed).
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       limits_.reset();
@@ -777,6 +791,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (auto eor = u.end_of_rib()) {
     flush_batch();  // the count below is the table's
     graceful_end_of_rib(*eor);  // RFC 4724 section 4.2: the stale rest goes
+    own_restart().end_of_rib(peer_.name, *eor);  // section 4.1: Petrel's own deferral
     char buf[32];
     int i = codec::known_index(*eor);
     uint64_t received = i < 0 ? 0 : table_routes(static_cast<size_t>(i));

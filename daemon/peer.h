@@ -109,8 +109,13 @@ class Peer {
   // A connection the listener accepted from this peer's address.
   void incoming(int fd, const SocketAddress& remote);
   // Administrative shutdown: Cease with the RFC 9003 message to an open
-  // session, then done() once every connection is closed.
-  void shutdown(std::string message, std::function<void()> done);
+  // session, then done() once every connection is closed. kRestart
+  // (Petrel stops to restart, docs/graceful-restart.md): an Established
+  // session that negotiated graceful restart is closed without a
+  // NOTIFICATION, so that the peer keeps Petrel's routes as its helper
+  // (RFC 4724 section 4.2: the TCP session was reset); others as kWithdraw.
+  enum class Stop : uint8_t { kWithdraw, kRestart };
+  void shutdown(std::string message, std::function<void()> done, Stop how = Stop::kWithdraw);
   // A configuration reload changed this peer's policies (docs/export.md,
   // "Reload"). Export: the exporter sends only the difference. Import:
   // the peer is asked for a ROUTE-REFRESH of every family, so its routes

@@ -1,0 +1,112 @@
+"""Petrel restarting with its forwarding kept (docs/graceful-restart.md,
+"Petrel restarting"), against a real BIRD 2 with `graceful restart on`.
+
+BIRD ("bird") announces routes; Petrel installs them in its namespace's
+kernel (table TABLE) and announces a route of its own ([[originate]]) to
+BIRD. Petrel is stopped, once with SIGTERM (a planned restart: graceful
+restart is on) and once with SIGKILL (a crash), and started again while
+BIRD announces a changed set (one route dropped):
+ - Petrel's kernel routes stay while it is away and across its start (a
+   watcher polls every 100 ms and sees none missing); `ip monitor route`
+   sees no change of an unchanged prefix at all (no removal, no re-add);
+ - BIRD, as the helper, keeps Petrel's route while Petrel is away;
+ - the new Petrel finds its routes, defers its kernel changes (log
+   `graceful-restart-deferral`), and at BIRD's End-of-RIB removes the
+   route BIRD no longer sends (log `graceful-restart-selection`, reason
+   end-of-rib).
+A stop with SIGINT then withdraws everything: the kernel routes go.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+import lab as L
+from conftest import require
+from test_graceful_restart import GrBird, KernelWatcher
+from test_kernel import KernelPetrel, routes
+
+OWN = "198.19.200.0/24"   # Petrel's own route, kept by BIRD while Petrel is away
+
+
+def kernel(me: L.Node) -> set[str]:
+    return set(routes(me)) | set(routes(me, v6=True))
+
+
+def bird_has_own(bird: L.Bird) -> bool:
+    return OWN in bird.received_prefixes("ipv4-unicast")
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill"])
+def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
+    me, bn = lab.node("petrel"), lab.node("bird")
+    require("bird")
+    announce = L.sample_prefixes(bn.index, v4=4, v6=2)
+    bird = GrBird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True, announce=announce))
+    bird.start()
+    petrel = KernelPetrel(me, [L.PetrelPeer("bird", bn.v4, 65002, me.v4, export_policy="all")], 65001,
+                          router_toml="selection_deferral_time = 60",
+                          extra_toml=f'[[originate]]\nprefix = "{OWN}"\n')
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    bird.wait_established(30)
+    L.wait_until(lambda: kernel(me) == set(announce), 20, f"BIRD's routes in Petrel's kernel: {announce}")
+    L.wait_until(lambda: bird_has_own(bird), 20, "BIRD has Petrel's route")
+
+    dropped = announce[1]
+    kept = [p for p in announce if p != dropped]
+    monitor = me.popen(["timeout", "120", "ip", "-o", "monitor", "route"], me.path(f"monitor-{how}.log"))
+    kw = KernelWatcher(me, set(kept), limit=120)
+    try:
+        time.sleep(0.5)   # the monitor is listening
+        if how == "sigterm":
+            assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
+            assert petrel.events("graceful-restart-stop", peer="bird"), petrel.log_text()[-2000:]
+            stopped = petrel.events("kernel-stopped")
+            assert stopped and stopped[-1]["routes_removed"] == "0", stopped
+        else:
+            petrel.stop(signal.SIGKILL)
+        # away: the kernel keeps every route, BIRD keeps Petrel's
+        assert kernel(me) == set(announce)
+        time.sleep(1.5)
+        assert kernel(me) == set(announce)
+        assert bird_has_own(bird), "BIRD dropped Petrel's route while Petrel was away"
+
+        # BIRD's set changes meanwhile: one route fewer
+        bird.session.announce = tuple(kept)
+        with open(bn.path("bird.conf"), "w") as f:
+            f.write(bird.config())
+        bird.birdc("configure")
+
+        os.replace(petrel.log, petrel.log + ".1")   # events() reads the new process's lines only
+        petrel.start()
+        bird.wait_established(30)
+        deferral = petrel.wait_events("graceful-restart-deferral", 1, 10)
+        assert deferral[0]["ipv4_routes_found"] == "4" and deferral[0]["ipv6_routes_found"] == "2", deferral
+        L.wait_until(lambda: kernel(me) == set(kept), 30, f"the kernel after BIRD's End-of-RIB: {kept}")
+        sel = petrel.wait_events("graceful-restart-selection", 2, 10)
+        assert {e["reason"] for e in sel} == {"end-of-rib"}, sel
+        assert bird_has_own(bird)
+        time.sleep(1)   # anything late would show in the monitor
+    finally:
+        kw.stop()
+        L.Lab.stop_process(monitor)
+    assert kw.polls > 10 and not kw.missing, (kw.polls, kw.missing)
+    with open(me.path(f"monitor-{how}.log")) as f:
+        lines = f.read().splitlines()
+    churn = [line for line in lines if any(p.split("/")[0] + "/" in line for p in kept)]
+    assert churn == [], churn
+    assert any(dropped.split("/")[0] + "/" in line and line.startswith("Deleted") for line in lines), lines
+    st = petrel.api("/api/kernel")
+    assert st and st["routes"]["installed"] == len(kept) and st["routes"]["stale"] == 0, st
+
+    # a plain stop withdraws everything
+    assert petrel.stop(signal.SIGINT) == 0, petrel.log_text()[-2000:]
+    assert kernel(me) == set()
+    L.wait_until(lambda: not bird_has_own(bird), 10, "BIRD drops Petrel's route after a plain stop")

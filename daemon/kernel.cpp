@@ -196,6 +196,8 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   s.queued = queued_;
   s.counts.pending += queued_;
   s.removals_allowed = removals_;
+  if (d.plan().deferred(net::IpFamily::V4)) s.deferred.emplace_back("ipv4-unicast");
+  if (d.plan().deferred(net::IpFamily::V6)) s.deferred.emplace_back("ipv6-unicast");
   s.stats = d.stats();
   s.table_resyncs = table_resyncs_;
   s.read_ns = read_ns_;

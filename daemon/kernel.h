@@ -55,6 +55,7 @@ struct KernelStatus {
   bool multipath = false;
   bool nexthop_objects = false;   // routes refer to kernel nexthop objects
   bool removals_allowed = false;  // stale routes of an earlier run go
+  std::vector<std::string> deferred;  // families whose changes wait (Petrel's own restart)
   std::string last_error;         // the driver's last error, or the last refusal
   fib::PlanCounts counts;
   fib::DriverStats stats;

@@ -19,6 +19,9 @@ std::string kernel_json(const KernelStatus& s) {
   w.key("multipath").boolean(s.multipath);
   w.key("nexthop_objects").boolean(s.nexthop_objects);
   w.key("stale_removal").boolean(s.removals_allowed);
+  w.key("deferred").begin_array();
+  for (const auto& f : s.deferred) w.string(f);
+  w.end_array();
   w.key("routes").begin_object();
   w.member("installed", s.counts.installed);
   w.member("pending", s.counts.pending);

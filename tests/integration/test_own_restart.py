@@ -41,15 +41,19 @@ def bird_has_own(bird: L.Bird) -> bool:
     return OWN in bird.received_prefixes("ipv4-unicast")
 
 
-@pytest.mark.parametrize("how", ["sigterm", "sigkill"])
-def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
+def start_lab(lab, absent: bool = False, deferral: int = 60):
+    """BIRD announcing 4 IPv4 and 2 IPv6 routes into Petrel's kernel, and
+    Petrel's own route at BIRD. absent: Petrel also has a graceful restart
+    peer that never comes up (a lab node with no BGP daemon)."""
     me, bn = lab.node("petrel"), lab.node("bird")
     require("bird")
     announce = L.sample_prefixes(bn.index, v4=4, v6=2)
     bird = GrBird(bn, L.Session(65002, 65001, me.v4, bn.v4, passive=True, announce=announce))
     bird.start()
-    petrel = KernelPetrel(me, [L.PetrelPeer("bird", bn.v4, 65002, me.v4, export_policy="all")], 65001,
-                          router_toml="selection_deferral_time = 60",
+    peers = [L.PetrelPeer("bird", bn.v4, 65002, me.v4, export_policy="all")]
+    if absent:
+        peers.append(L.PetrelPeer("absent", lab.node("absent").v4, 65003, me.v4))
+    petrel = KernelPetrel(me, peers, 65001, router_toml=f"selection_deferral_time = {deferral}",
                           extra_toml=f'[[originate]]\nprefix = "{OWN}"\n')
     try:
         petrel.start()
@@ -58,7 +62,20 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
     bird.wait_established(30)
     L.wait_until(lambda: kernel(me) == set(announce), 20, f"BIRD's routes in Petrel's kernel: {announce}")
     L.wait_until(lambda: bird_has_own(bird), 20, "BIRD has Petrel's route")
+    return me, bn, bird, petrel, announce
 
+
+def announce_fewer(bn: L.Node, bird: L.Bird, kept: list[str]) -> None:
+    """BIRD's set changes while Petrel is away (no session: nothing sent)."""
+    bird.session.announce = tuple(kept)
+    with open(bn.path("bird.conf"), "w") as f:
+        f.write(bird.config())
+    bird.birdc("configure")
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill"])
+def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
+    me, bn, bird, petrel, announce = start_lab(lab)
     dropped = announce[1]
     kept = [p for p in announce if p != dropped]
     monitor = me.popen(["timeout", "120", "ip", "-o", "monitor", "route"], me.path(f"monitor-{how}.log"))
@@ -78,11 +95,7 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
         assert kernel(me) == set(announce)
         assert bird_has_own(bird), "BIRD dropped Petrel's route while Petrel was away"
 
-        # BIRD's set changes meanwhile: one route fewer
-        bird.session.announce = tuple(kept)
-        with open(bn.path("bird.conf"), "w") as f:
-            f.write(bird.config())
-        bird.birdc("configure")
+        announce_fewer(bn, bird, kept)   # meanwhile: one route fewer
 
         os.replace(petrel.log, petrel.log + ".1")   # events() reads the new process's lines only
         petrel.start()
@@ -103,10 +116,40 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
     churn = [line for line in lines if any(p.split("/")[0] + "/" in line for p in kept)]
     assert churn == [], churn
     assert any(dropped.split("/")[0] + "/" in line and line.startswith("Deleted") for line in lines), lines
-    st = petrel.api("/api/kernel")
-    assert st and st["routes"]["installed"] == len(kept) and st["routes"]["stale"] == 0, st
+    st = L.wait_until(lambda: (lambda k: k if k and k["routes"]["stale"] == 0 else None)(petrel.api("/api/kernel")),
+                      5, "/api/kernel: no stale route")
+    assert st["routes"]["installed"] == len(kept) and st["deferred"] == [] and st["stale_removal"], st
 
     # a plain stop withdraws everything
     assert petrel.stop(signal.SIGINT) == 0, petrel.log_text()[-2000:]
     assert kernel(me) == set()
     L.wait_until(lambda: not bird_has_own(bird), 10, "BIRD drops Petrel's route after a plain stop")
+
+
+def test_selection_deferral_timer_ends_the_wait_for_a_peer_that_never_comes(lab):
+    """A graceful restart peer that never comes up holds the kernel changes
+    until selection_deferral_time: the route BIRD no longer sends stays
+    until then (with BIRD's End-of-RIB long arrived), and goes after."""
+    me, bn, bird, petrel, announce = start_lab(lab, absent=True, deferral=6)
+    dropped = announce[0]
+    kept = [p for p in announce if p != dropped]
+    assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
+    announce_fewer(bn, bird, kept)
+    os.replace(petrel.log, petrel.log + ".1")
+    t0 = time.monotonic()
+    petrel.start()
+    bird.wait_established(30)
+    petrel.wait_events("end-of-rib", 2, 10, peer="bird")
+    # BIRD's routes are in the plan (published within 250 ms): one stale
+    st = L.wait_until(lambda: (lambda k: k if k and k["routes"]["stale"] == 1 else None)(petrel.api("/api/kernel")),
+                      3, "/api/kernel: BIRD's routes wanted again, one stale")
+    assert sorted(st["deferred"]) == ["ipv4-unicast", "ipv6-unicast"], st
+    assert kernel(me) == set(announce), "a change before the deferral ended"
+    L.wait_until(lambda: kernel(me) == set(kept), 15, f"the kernel after the deferral timer: {kept}")
+    assert time.monotonic() - t0 >= 5
+    sel = petrel.events("graceful-restart-selection")
+    assert len(sel) == 2 and {e["reason"] for e in sel} == {"selection-deferral-timer"}, sel
+    assert all(e["still_waiting_for"] == "absent" for e in sel), sel
+    st = L.wait_until(lambda: (lambda k: k if k and k["deferred"] == [] else None)(petrel.api("/api/kernel")),
+                      5, "/api/kernel: nothing deferred")
+    assert st["routes"]["stale"] == 0 and st["routes"]["installed"] == len(kept), st

@@ -48,6 +48,10 @@ constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter
 // that much, never loses it.
 constexpr double kExportGap = 0.002;
 constexpr double kExportSafety = 1.0;
+// Petrel restarting: how often a session whose exporter waits for the end
+// of the route selection deferral looks again (the deferral ends on the
+// End-of-RIB of other sessions, or on its timer).
+constexpr double kSelectionPoll = 0.25;
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -211,6 +215,8 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   limit_timer_.data = this;
   ev_timer_init(&graceful_timer_, &Peer::on_graceful_timer, 0, 0);
   graceful_timer_.data = this;
+  ev_timer_init(&selection_timer_, &Peer::on_selection_timer, 0, 0);
+  selection_timer_.data = this;
   import_ = import_policy(config, peer);
   export_ = export_policy(config, peer);
   allow_own_as_ = peer.allow_own_as;
@@ -232,6 +238,7 @@ Peer::~Peer() {
     if (c) close_socket(*c);
   leave_table();
   ev_timer_stop(worker_.loop(), &graceful_timer_);
+  ev_timer_stop(worker_.loop(), &selection_timer_);
 }
 
 uint64_t Peer::table_routes(size_t family_index) const {
@@ -378,6 +385,7 @@ void Peer::leave_table() {
 
 void Peer::end_session_routing() {
   ev_timer_stop(worker_.loop(), &export_timer_);
+  ev_timer_stop(worker_.loop(), &selection_timer_);
   export_woken_.reset();
   ev_async_stop(worker_.loop(), &export_wake_);
   {
@@ -442,6 +450,9 @@ void Peer::on_dial_timer(struct ev_loop*, ev_timer* w, int) {
 void Peer::new_connection(fsm::Direction dir, int fd) {
   fsm::PeerConfig cfg = fsm_config_;
   if (dir == fsm::Direction::kIncoming) cfg.passive = true;
+  // The R and F bits as they are now (Petrel's own restart: R only while
+  // its route selection is deferred), not as they were at construction.
+  if (peer_.graceful.enabled) cfg.capabilities.graceful_restart = offered_graceful_restart(peer_);
   auto c = std::make_unique<Connection>(this, dir, std::move(cfg));
   c->fd = fd;
   ev_io_init(&c->rio, &Peer::on_read, 0, EV_READ);
@@ -652,7 +663,17 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       reported_ = {};
       held_until_ = 0;
       held_down_.store(false, std::memory_order_relaxed);
-      start_export(c);
+      if (own_restart().restarting()) {
+        // RFC 4724 section 4.1: Petrel restarting sends its routes (and
+        // its End-of-RIB) once its route selection is no longer deferred.
+        ev_timer_set(&selection_timer_, kSelectionPoll, kSelectionPoll);
+        ev_timer_start(worker_.loop(), &selection_timer_);
+        log(LogLevel::kInfo, "graceful-restart-export-deferred", {{"peer", peer_.name}},
+            "Petrel restarted: its UPDATEs to this peer wait until its route selection is no longer deferred "
+            "(RFC 4724 section 4.1)");
+      } else {
+        start_export(c);
+      }
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
       backoff_.reset();
@@ -913,6 +934,17 @@ void Peer::start_export(Connection& c) {
   export_woken_ = table_.subscribe([loop, wake] { ev_async_send(loop, wake); });
   ev_timer_set(&export_timer_, 0, kExportSafety);
   ev_timer_start(worker_.loop(), &export_timer_);
+}
+
+void Peer::on_selection_timer(struct ev_loop* loop, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  if (own_restart().restarting()) return;
+  ev_timer_stop(loop, w);
+  Connection* c = p->established();
+  if (!c || p->exporter_) return;
+  log(LogLevel::kInfo, "graceful-restart-export", {{"peer", p->peer_.name}},
+      "route selection done: the routes go to the peer, then its End-of-RIB");
+  p->start_export(*c);
 }
 
 void Peer::pump_export(Connection& c) {

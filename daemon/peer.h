@@ -220,6 +220,7 @@ class Peer {
   bool held();
   static void on_limit_timer(struct ev_loop*, ev_timer* w, int);
   static void on_export_timer(struct ev_loop*, ev_timer* w, int);
+  static void on_selection_timer(struct ev_loop*, ev_timer* w, int);
   // The table changed (export_woken_): the exporter's turn, soon.
   static void on_export_wake(struct ev_loop*, ev_async* w, int);
 
@@ -253,6 +254,10 @@ class Peer {
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   ev_timer export_timer_;
+  // Petrel's own restart (RFC 4724 section 4.1): while its route selection
+  // is deferred (daemon/restart.h), an Established session's exporter
+  // waits, and this looks every kSelectionPoll whether it may start.
+  ev_timer selection_timer_;
   // While the exporter is: the table's writers wake it (any thread) through
   // export_wake_, on this worker's loop.
   ev_async export_wake_;

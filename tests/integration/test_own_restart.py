@@ -9,12 +9,17 @@ BIRD announces a changed set (one route dropped):
  - Petrel's kernel routes stay while it is away and across its start (a
    watcher polls every 100 ms and sees none missing); `ip monitor route`
    sees no change of an unchanged prefix at all (no removal, no re-add);
- - BIRD, as the helper, keeps Petrel's route while Petrel is away;
+ - BIRD, as the helper, keeps Petrel's route while Petrel is away and
+   after (a watcher polls BIRD every 100 ms and never sees it missing);
  - the new Petrel finds its routes, defers its kernel changes (log
    `graceful-restart-deferral`), and at BIRD's End-of-RIB removes the
    route BIRD no longer sends (log `graceful-restart-selection`, reason
-   end-of-rib).
+   end-of-rib), having advertised the Restart State bit and the
+   Forwarding State bits (BIRD shows them), and sends its UPDATEs once
+   the selection is done.
 A stop with SIGINT then withdraws everything: the kernel routes go.
+A graceful restart peer that never comes up holds the kernel changes
+until `selection_deferral_time` runs out.
 """
 
 from __future__ import annotations
@@ -39,6 +44,18 @@ def kernel(me: L.Node) -> set[str]:
 
 def bird_has_own(bird: L.Bird) -> bool:
     return OWN in bird.received_prefixes("ipv4-unicast")
+
+
+class BirdWatcher(KernelWatcher):
+    """Polls BIRD's routes from Petrel every 100 ms (bounded by `limit`
+    seconds) and remembers Petrel's route if it is ever missing."""
+
+    def __init__(self, bird: L.Bird, limit: float = 120):
+        self.bird = bird
+        super().__init__(bird.node, {OWN}, limit)
+
+    def have(self) -> set[str]:
+        return self.bird.received_prefixes("ipv4-unicast")
 
 
 def start_lab(lab, absent: bool = False, deferral: int = 60):
@@ -80,6 +97,7 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
     kept = [p for p in announce if p != dropped]
     monitor = me.popen(["timeout", "120", "ip", "-o", "monitor", "route"], me.path(f"monitor-{how}.log"))
     kw = KernelWatcher(me, set(kept), limit=120)
+    bw = BirdWatcher(bird)
     try:
         time.sleep(0.5)   # the monitor is listening
         if how == "sigterm":
@@ -100,17 +118,26 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
         os.replace(petrel.log, petrel.log + ".1")   # events() reads the new process's lines only
         petrel.start()
         bird.wait_established(30)
+        # BIRD saw the Restart State bit and the Forwarding State bits
+        caps = bird.birdc("show", "protocols", "all", bird.proto)
+        theirs = caps[caps.index("Neighbor capabilities"):]
+        assert "Restart recovery" in theirs and "AF preserved: ipv4 ipv6" in theirs, theirs
         deferral = petrel.wait_events("graceful-restart-deferral", 1, 10)
         assert deferral[0]["ipv4_routes_found"] == "4" and deferral[0]["ipv6_routes_found"] == "2", deferral
         L.wait_until(lambda: kernel(me) == set(kept), 30, f"the kernel after BIRD's End-of-RIB: {kept}")
         sel = petrel.wait_events("graceful-restart-selection", 2, 10)
         assert {e["reason"] for e in sel} == {"end-of-rib"}, sel
-        assert bird_has_own(bird)
+        # Petrel's UPDATEs waited for the selection (RFC 4724 section 4.1)
+        assert petrel.events("graceful-restart-export-deferred", peer="bird"), petrel.log_text()[-2000:]
+        petrel.wait_events("graceful-restart-export", 1, 5, peer="bird")
+        L.wait_until(lambda: bird_has_own(bird), 10, "BIRD has Petrel's route after the restart")
         time.sleep(1)   # anything late would show in the monitor
     finally:
         kw.stop()
+        bw.stop()
         L.Lab.stop_process(monitor)
     assert kw.polls > 10 and not kw.missing, (kw.polls, kw.missing)
+    assert bw.polls > 10 and not bw.missing, "BIRD dropped Petrel's route at some moment"
     with open(me.path(f"monitor-{how}.log")) as f:
         lines = f.read().splitlines()
     churn = [line for line in lines if any(p.split("/")[0] + "/" in line for p in kept)]

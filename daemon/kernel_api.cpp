@@ -1,6 +1,8 @@
 // GET /api/kernel and the petrel_kernel_* metrics (see kernel_api.h).
 #include "daemon/kernel_api.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "crates/json/json.h"
@@ -79,6 +81,11 @@ std::string kernel_metrics(const KernelStatus& s) {
   m.sample({{"state", "unresolved"}}, s.counts.unresolved);
   m.sample({{"state", "refused"}}, s.counts.refused);
   m.sample({{"state", "stale"}}, s.counts.stale);
+  m.family("petrel_kernel_deferred", "gauge",
+           "1 while Petrel's own graceful restart defers the family's kernel changes (until its peers' "
+           "End-of-RIB or selection_deferral_time), else 0.");
+  for (const char* f : {"ipv4-unicast", "ipv6-unicast"})
+    m.sample({{"family", f}}, std::find(s.deferred.begin(), s.deferred.end(), f) != s.deferred.end() ? 1 : 0);
   m.family("petrel_kernel_nexthop_objects", "gauge",
            "Kernel nexthop objects of the installer (one per gateway and interface, one per multipath set).");
   m.sample({}, s.counts.nexthop_objects);

@@ -33,6 +33,7 @@ import pytest
 import lab as L
 from conftest import require
 from test_graceful_restart import GrBird, KernelWatcher
+from test_http import http_get
 from test_kernel import KernelPetrel, routes
 
 OWN = "198.19.200.0/24"   # Petrel's own route, kept by BIRD while Petrel is away
@@ -171,6 +172,8 @@ def test_selection_deferral_timer_ends_the_wait_for_a_peer_that_never_comes(lab)
     st = L.wait_until(lambda: (lambda k: k if k and k["routes"]["stale"] == 1 else None)(petrel.api("/api/kernel")),
                       3, "/api/kernel: BIRD's routes wanted again, one stale")
     assert sorted(st["deferred"]) == ["ipv4-unicast", "ipv6-unicast"], st
+    _, _, body = http_get(me, "/metrics")
+    assert 'petrel_kernel_deferred{family="ipv4-unicast"} 1' in body.decode(), body.decode()
     assert kernel(me) == set(announce), "a change before the deferral ended"
     L.wait_until(lambda: kernel(me) == set(kept), 15, f"the kernel after the deferral timer: {kept}")
     assert time.monotonic() - t0 >= 5
@@ -180,3 +183,5 @@ def test_selection_deferral_timer_ends_the_wait_for_a_peer_that_never_comes(lab)
     st = L.wait_until(lambda: (lambda k: k if k and k["deferred"] == [] else None)(petrel.api("/api/kernel")),
                       5, "/api/kernel: nothing deferred")
     assert st["routes"]["stale"] == 0 and st["routes"]["installed"] == len(kept), st
+    _, _, body = http_get(me, "/metrics")
+    assert 'petrel_kernel_deferred{family="ipv6-unicast"} 0' in body.decode(), body.decode()

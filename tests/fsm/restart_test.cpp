@@ -3,6 +3,11 @@
 #include "fsm/restart.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <map>
+#include <set>
 
 namespace petrel::fsm {
 namespace {
@@ -71,6 +76,77 @@ TEST(RestartDeferral, NothingKeptNothingDeferred) {
   EXPECT_EQ(d.settled(kIpv4Unicast, 0), S::kNotDeferred);
   RestartDeferral none;
   EXPECT_FALSE(none.restarting(0));
+}
+
+// Against a naive model: random sessions coming up (with or without the
+// capability, with or without R, listing some families) and End-of-RIB
+// markers; a family stays deferred exactly while some peer still owes
+// it an End-of-RIB and the timer has not run out, and once settled it
+// stays settled.
+RC_GTEST_PROP(RestartDeferral, MatchesANaiveModel, ()) {
+  const std::vector<codec::Family> fams = {kIpv4Unicast, kIpv6Unicast};
+  const std::vector<std::string> names = {"a", "b", "c"};
+  std::vector<RestartDeferral::Peer> peers;
+  std::map<std::string, std::set<int>> owed;  // model: families (index) still owed
+  for (const std::string& n : names) {
+    RestartDeferral::Peer p{n, {}};
+    for (int i = 0; i < 2; ++i)
+      if (*rc::gen::arbitrary<bool>()) {
+        p.families.add(fams[i]);
+        owed[n].insert(i);
+      }
+    peers.push_back(p);
+  }
+  codec::FamilySet kept;
+  bool kept_model[2];
+  for (int i = 0; i < 2; ++i)
+    if ((kept_model[i] = *rc::gen::arbitrary<bool>())) kept.add(fams[i]);
+  const double deadline = 50;
+  RestartDeferral d(peers, kept, deadline);
+  bool settled_before[2] = {false, false};
+  double now = 0;
+  for (int step = 0, n = *rc::gen::inRange(0, 30); step < n; ++step) {
+    const std::string& who = names[*rc::gen::inRange<size_t>(0, names.size())];
+    if (*rc::gen::arbitrary<bool>()) {
+      const int i = *rc::gen::inRange(0, 2);
+      d.end_of_rib(who, fams[i]);
+      owed[who].erase(i);
+    } else {
+      std::optional<codec::GracefulRestart> cap;
+      if (*rc::gen::arbitrary<bool>()) {
+        codec::GracefulRestart g;
+        g.restarting = *rc::gen::arbitrary<bool>();
+        std::set<int> listed;
+        for (int i = 0; i < 2; ++i)
+          if (*rc::gen::arbitrary<bool>()) {
+            g.families.push_back({fams[i], true});
+            listed.insert(i);
+          }
+        cap = g;
+        std::set<int> still;
+        if (!g.restarting)
+          for (int i : owed[who])
+            if (listed.count(i)) still.insert(i);
+        owed[who] = still;
+      } else {
+        owed[who].clear();
+      }
+      d.session_up(who, cap);
+    }
+    now += *rc::gen::inRange(0, 10);
+    for (int i = 0; i < 2; ++i) {
+      bool waiting = false;
+      for (const auto& [name, o] : owed) waiting |= o.count(i) != 0;
+      const auto got = d.settled(fams[i], now);
+      const auto want = !kept_model[i] ? RestartDeferral::Settled::kNotDeferred
+                        : !waiting     ? RestartDeferral::Settled::kEndOfRib
+                        : now >= deadline ? RestartDeferral::Settled::kTimer
+                                          : RestartDeferral::Settled::kNo;
+      RC_ASSERT(got == want);
+      if (settled_before[i]) RC_ASSERT(got != RestartDeferral::Settled::kNo);
+      settled_before[i] = got != RestartDeferral::Settled::kNo;
+    }
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <unordered_set>
@@ -342,6 +343,16 @@ void KernelSyncer::run() {
 
   while (!stop_) {
     const auto read_start = Clock::now();
+    // Petrel restarting: the families settled before this read. A session
+    // writes its routes to the table before it reports its End-of-RIB, so
+    // this read holds every route that ended their deferral; a family
+    // settled later waits for the next read (else its found routes would
+    // be removed and added again).
+    std::array<bool, 2> settled{};
+    if (restarting_ && !removals_)
+      for (size_t i = 0; i < 2; ++i)
+        settled[i] = own_restart().settled(i == 0 ? codec::kIpv4Unicast : codec::kIpv6Unicast) !=
+                     fsm::RestartDeferral::Settled::kNo;
     (void)woken.take();  // before the read: a change after it wakes the wait below
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
@@ -382,7 +393,7 @@ void KernelSyncer::run() {
     read_ns_ += ns_since(read_start);
 
     auto now = Clock::now();
-    if (!removals_) settle_restart(d, now - t0 >= kStaleGrace);
+    if (!removals_) settle_restart(d, now - t0 >= kStaleGrace, applied == wishes.size() ? settled : std::array<bool, 2>{});
     if (now - last_retry >= kRetryRefused) {
       last_retry = now;
       d.plan().retry_refused();
@@ -441,7 +452,7 @@ void KernelSyncer::run() {
   publish(d, false);
 }
 
-void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over) {
+void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled) {
   if (!restarting_) {
     // Not a graceful restart: routes of an earlier run wait kStaleGrace.
     if (grace_over) {
@@ -451,13 +462,15 @@ void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over) {
     return;
   }
   bool deferred = false;
-  for (auto [f, family] : {std::pair{net::IpFamily::V4, codec::kIpv4Unicast}, std::pair{net::IpFamily::V6, codec::kIpv6Unicast}}) {
+  for (size_t i = 0; i < 2; ++i) {
+    const net::IpFamily f = i == 0 ? net::IpFamily::V4 : net::IpFamily::V6;
+    const codec::Family family = i == 0 ? codec::kIpv4Unicast : codec::kIpv6Unicast;
     if (!d.plan().deferred(f)) continue;
-    const auto how = own_restart().settled(family);
-    if (how == fsm::RestartDeferral::Settled::kNo) {
+    if (!settled[i]) {
       deferred = true;
       continue;
     }
+    const auto how = own_restart().settled(family);
     char buf[32];
     const uint64_t found = d.plan().found(f);
     d.plan().release(f);

@@ -24,6 +24,7 @@
 // one link is counted as unresolved, never installed.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <cstdint>
@@ -98,10 +99,11 @@ class KernelSyncer {
  private:
   void open_driver(KernelRestart restart);
   void run();
-  // Ends the restart deferral of the families that are settled
-  // (daemon/restart.h), or, after a start that was no graceful restart,
-  // allows removals once grace_over.
-  void settle_restart(fib::Driver& d, bool grace_over);
+  // Ends the restart deferral of the families settled (daemon/restart.h)
+  // before the round's journal read, all of whose wishes are in the plan
+  // (`settled`, by family: IPv4, IPv6), or, after a start that was no
+  // graceful restart, allows removals once grace_over.
+  void settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled);
   // Ends the thread's wait (from a table writer's thread, or stop()).
   void wake() const;
   void publish(const fib::Driver& d, bool running);

@@ -4,7 +4,8 @@
 BIRD ("bird") announces routes; Petrel installs them in its namespace's
 kernel (table TABLE) and announces a route of its own ([[originate]]) to
 BIRD. Petrel is stopped, once with SIGTERM (a planned restart: graceful
-restart is on) and once with SIGKILL (a crash), and started again while
+restart is on) and once with SIGKILL (a crash), its routes referring to
+nexthop objects or carrying their gateways, and started again while
 BIRD announces a changed set (one route dropped):
  - Petrel's kernel routes stay while it is away and across its start (a
    watcher polls every 100 ms and sees none missing); `ip monitor route`
@@ -59,7 +60,7 @@ class BirdWatcher(KernelWatcher):
         return self.bird.received_prefixes("ipv4-unicast")
 
 
-def start_lab(lab, absent: bool = False, deferral: int = 60):
+def start_lab(lab, absent: bool = False, deferral: int = 60, objects: bool = True):
     """BIRD announcing 4 IPv4 and 2 IPv6 routes into Petrel's kernel, and
     Petrel's own route at BIRD. absent: Petrel also has a graceful restart
     peer that never comes up (a lab node with no BGP daemon)."""
@@ -73,6 +74,7 @@ def start_lab(lab, absent: bool = False, deferral: int = 60):
         peers.append(L.PetrelPeer("absent", lab.node("absent").v4, 65003, me.v4))
     petrel = KernelPetrel(me, peers, 65001, router_toml=f"selection_deferral_time = {deferral}",
                           extra_toml=f'[[originate]]\nprefix = "{OWN}"\n')
+    petrel.nexthop_objects = objects
     try:
         petrel.start()
     except L.PetrelNotReady as e:
@@ -91,9 +93,10 @@ def announce_fewer(bn: L.Node, bird: L.Bird, kept: list[str]) -> None:
     bird.birdc("configure")
 
 
+@pytest.mark.parametrize("mode", ["objects", "gateways"])
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])
-def test_petrel_restarts_with_its_kernel_routes_kept(lab, how):
-    me, bn, bird, petrel, announce = start_lab(lab)
+def test_petrel_restarts_with_its_kernel_routes_kept(lab, how, mode):
+    me, bn, bird, petrel, announce = start_lab(lab, objects=mode == "objects")
     dropped = announce[1]
     kept = [p for p in announce if p != dropped]
     monitor = me.popen(["timeout", "120", "ip", "-o", "monitor", "route"], me.path(f"monitor-{how}.log"))

@@ -36,6 +36,7 @@ constexpr int64_t kMaxRestart = 7 * 24 * 3600;  // max_prefixes_restart: a week
 constexpr int64_t kMaxRestartTime = 4095;       // RFC 4724 section 3: 12 bits
 constexpr int64_t kMaxStaleRoutesTime = 24 * 3600;
 constexpr int64_t kMaxLongLivedStaleTime = (int64_t{1} << 24) - 1;  // the capability's 24 bits
+constexpr int64_t kMaxSelectionDeferralTime = 3600;
 // router.expected_ipv*_prefixes: twenty times a full IPv4 table today.
 constexpr int64_t kMaxExpectedPrefixes = 20000000;
 constexpr size_t kMaxNameLen = 64;
@@ -400,7 +401,8 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   constexpr std::string_view p = "router";
   ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads",
                           "expected_ipv4_prefixes", "expected_ipv6_prefixes", "graceful_restart",
-                          "graceful_restart_time", "stale_routes_time", "long_lived_stale_time"});
+                          "graceful_restart_time", "stale_routes_time", "long_lived_stale_time",
+                          "selection_deferral_time"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -455,6 +457,8 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
       *field = static_cast<uint32_t>(*v);
   }
   parse_graceful(ck, *t, p, out.graceful);
+  if (auto v = ck.integer(*t, p, "selection_deferral_time", 1, kMaxSelectionDeferralTime, "1..3600 seconds"))
+    out.selection_deferral_time = static_cast<uint32_t>(*v);
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {

@@ -67,6 +67,10 @@ struct RouterConfig {
   uint32_t expected_ipv4_prefixes = 0;
   uint32_t expected_ipv6_prefixes = 0;
   GracefulConfig graceful;  // every peer's default
+  // Petrel's own restart (RFC 4724 section 4.1, the restarting speaker):
+  // after a start that found routes of ours in the kernel, kernel changes
+  // wait for every graceful restart peer's End-of-RIB, at most this long.
+  uint32_t selection_deferral_time = 360;
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };

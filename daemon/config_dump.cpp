@@ -167,6 +167,8 @@ std::string dump(const Config& c) {
       line("long_lived_stale_time", std::to_string(g.long_lived_stale_time));
   };
   graceful(c.router.graceful, GracefulConfig{});
+  if (c.router.selection_deferral_time != RouterConfig{}.selection_deferral_time)
+    line("selection_deferral_time", std::to_string(c.router.selection_deferral_time));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -379,6 +381,8 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.expected_ipv6_prefixes",
           running.router.expected_ipv6_prefixes == next.router.expected_ipv6_prefixes);
   section("router.graceful_restart", running.router.graceful == next.router.graceful);
+  section("router.selection_deferral_time",
+          running.router.selection_deferral_time == next.router.selection_deferral_time);
   section("http", running.http == next.http);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);

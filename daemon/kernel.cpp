@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <unordered_set>
@@ -14,6 +15,7 @@
 #include "codec/types.h"
 #include "crates/bytes/bytes.h"
 #include "daemon/log.h"
+#include "daemon/restart.h"
 #include "table/multipath.h"
 
 namespace petrel::daemon {
@@ -143,6 +145,7 @@ KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table
   status_.metric = config.metric;
   status_.multipath = config.multipath;
   for (const PeerConfig& p : peers) links_[p.name] = SessionLink{p.interface, p.local_address, p.address};
+  peers_ = peers;
 }
 
 KernelSyncer::~KernelSyncer() {
@@ -150,15 +153,18 @@ KernelSyncer::~KernelSyncer() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-void KernelSyncer::start() {
+void KernelSyncer::start(KernelRestart restart) {
   if (thread_.joinable()) return;
   if (wake_fd_ < 0) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  open_driver(restart);
   thread_ = std::thread([this] { run(); });
   // Named, for top -H and perf record -t (up to 15 characters).
   (void)pthread_setname_np(thread_.native_handle(), "petrel-kernel");
 }
 
-void KernelSyncer::stop() {
+void KernelSyncer::stop(Stop how) {
+  if (how == Stop::kKeep) keep_ = true;
+  own_restart().stop_waking();
   stop_ = true;
   wake();
   if (thread_.joinable()) thread_.join();
@@ -191,6 +197,8 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   s.queued = queued_;
   s.counts.pending += queued_;
   s.removals_allowed = removals_;
+  if (d.plan().deferred(net::IpFamily::V4)) s.deferred.emplace_back("ipv4-unicast");
+  if (d.plan().deferred(net::IpFamily::V6)) s.deferred.emplace_back("ipv6-unicast");
   s.stats = d.stats();
   s.table_resyncs = table_resyncs_;
   s.read_ns = read_ns_;
@@ -205,7 +213,7 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   status_ = std::move(s);
 }
 
-void KernelSyncer::run() {
+void KernelSyncer::open_driver(KernelRestart restart) {
   fib::DriverOptions o;
   o.plan.table = config_.table;
   o.plan.metric = config_.metric;
@@ -226,13 +234,41 @@ void KernelSyncer::run() {
     status_.last_error = last_error_;
     return;
   }
+  driver_ = std::move(*opened);
+  // Petrel's own restart (RFC 4724 section 4.1): a family whose routes of
+  // ours survived the last process is deferred; the R and F bits follow.
+  codec::FamilySet kept;
+  const uint64_t found4 = d.plan().found(net::IpFamily::V4), found6 = d.plan().found(net::IpFamily::V6);
+  if (restart.graceful) {
+    if (found4) kept.add(codec::kIpv4Unicast);
+    if (found6) kept.add(codec::kIpv6Unicast);
+  }
+  std::vector<fsm::RestartDeferral::Peer> waited;
+  for (const PeerConfig& p : peers_)
+    if (p.enabled && p.graceful.enabled) waited.push_back({p.name, p.families});
+  own_restart().begin(fsm::RestartDeferral(std::move(waited), kept, OwnRestart::now() + restart.deferral_seconds),
+                      [this] { wake(); });
+  if (found4 && kept.has(codec::kIpv4Unicast)) d.plan().defer(net::IpFamily::V4);
+  if (found6 && kept.has(codec::kIpv6Unicast)) d.plan().defer(net::IpFamily::V6);
+  restarting_ = !kept.empty();
   log(LogLevel::kInfo, "kernel-started",
       {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
        {"interfaces", d.interfaces().all().size()}, {"nexthop_objects", d.nexthop_objects()},
        {"nexthop_objects_found", d.plan().counts().nexthop_objects}});
+  if (restarting_)
+    log(LogLevel::kInfo, "graceful-restart-deferral",
+        {{"ipv4_routes_found", found4}, {"ipv6_routes_found", found6},
+         {"selection_deferral_time", static_cast<uint64_t>(restart.deferral_seconds)}},
+        "Petrel restarted with its kernel routes kept: they stay, and kernel changes wait for the graceful "
+        "restart peers' End-of-RIB or the selection deferral timer (RFC 4724 section 4.1)");
   if (config_.nexthop_objects && !d.nexthop_objects_supported())
     log(LogLevel::kWarn, "kernel-no-nexthop-objects", {},
         "the kernel refused a nexthop object dump (RTM_GETNEXTHOP): routes carry their gateways");
+}
+
+void KernelSyncer::run() {
+  if (!driver_) return;
+  fib::Driver& d = *driver_;
   publish(d, true);
 
   // A shard handed again from the start (the first read, or a journal
@@ -307,6 +343,16 @@ void KernelSyncer::run() {
 
   while (!stop_) {
     const auto read_start = Clock::now();
+    // Petrel restarting: the families settled before this read. A session
+    // writes its routes to the table before it reports its End-of-RIB, so
+    // this read holds every route that ended their deferral; a family
+    // settled later waits for the next read (else its found routes would
+    // be removed and added again).
+    std::array<bool, 2> settled{};
+    if (restarting_ && !removals_)
+      for (size_t i = 0; i < 2; ++i)
+        settled[i] = own_restart().settled(i == 0 ? codec::kIpv4Unicast : codec::kIpv6Unicast) !=
+                     fsm::RestartDeferral::Settled::kNo;
     (void)woken.take();  // before the read: a change after it wakes the wait below
     uint64_t resyncs = follower.resyncs();
     size_t n = table_.read(follower, kReadPerShard, on_event);
@@ -347,10 +393,7 @@ void KernelSyncer::run() {
     read_ns_ += ns_since(read_start);
 
     auto now = Clock::now();
-    if (!removals_ && now - t0 >= kStaleGrace) {
-      removals_ = true;
-      d.plan().allow_removals();
-    }
+    if (!removals_) settle_restart(d, now - t0 >= kStaleGrace, applied == wishes.size() ? settled : std::array<bool, 2>{});
     if (now - last_retry >= kRetryRefused) {
       last_retry = now;
       d.plan().retry_refused();
@@ -380,7 +423,8 @@ void KernelSyncer::run() {
     if (n == 0 && wishes.empty() && d.plan().idle()) {
       // Until woken, or the next thing due, or kSafetyWait.
       auto due = std::min(last_retry + kRetryRefused, Clock::now() + kSafetyWait);
-      if (!removals_) due = std::min(due, t0 + kStaleGrace);
+      if (!removals_ && !restarting_) due = std::min(due, t0 + kStaleGrace);
+      if (!removals_ && restarting_) due = std::min(due, Clock::now() + std::chrono::milliseconds(250));
       if (unpublished) due = std::min(due, last_publish + kPublish);
       auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Clock::now()).count();
       if (wake_fd_ < 0) ms = std::min<decltype(ms)>(ms, kIdleWaitMs);
@@ -395,11 +439,54 @@ void KernelSyncer::run() {
       }
     }
   }
+  if (keep_) {
+    // Petrel restarts: its routes stay for the next process to find.
+    log(LogLevel::kInfo, "kernel-stopped", {{"routes_removed", 0}, {"routes_kept", d.plan().counts().installed}});
+    publish(d, false);
+    return;
+  }
   auto before = d.plan().counts().installed;
   auto r = d.remove_all();
   if (!r) log(LogLevel::kError, "kernel-failed", {}, r.error().text());
   log(LogLevel::kInfo, "kernel-stopped", {{"routes_removed", before - d.plan().counts().installed}});
   publish(d, false);
+}
+
+void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled) {
+  if (!restarting_) {
+    // Not a graceful restart: routes of an earlier run wait kStaleGrace.
+    if (grace_over) {
+      removals_ = true;
+      d.plan().allow_removals();
+    }
+    return;
+  }
+  bool deferred = false;
+  for (size_t i = 0; i < 2; ++i) {
+    const net::IpFamily f = i == 0 ? net::IpFamily::V4 : net::IpFamily::V6;
+    const codec::Family family = i == 0 ? codec::kIpv4Unicast : codec::kIpv6Unicast;
+    if (!d.plan().deferred(f)) continue;
+    if (!settled[i]) {
+      deferred = true;
+      continue;
+    }
+    const auto how = own_restart().settled(family);
+    char buf[32];
+    const uint64_t found = d.plan().found(f);
+    d.plan().release(f);
+    std::string waiting;
+    for (const std::string& p : own_restart().waiting_for(family)) waiting += (waiting.empty() ? "" : ",") + p;
+    log(LogLevel::kInfo, "graceful-restart-selection",
+        {{"family", std::string(codec::family_name(family, buf))},
+         {"reason", how == fsm::RestartDeferral::Settled::kTimer ? "selection-deferral-timer" : "end-of-rib"},
+         {"routes_found", found}, {"still_waiting_for", waiting}},
+        "route selection no longer deferred: only the kernel routes that differ are changed, those not "
+        "learnt again are removed (RFC 4724 section 4.1)");
+  }
+  if (!deferred) {
+    removals_ = true;
+    d.plan().allow_removals();
+  }
 }
 
 }  // namespace petrel::daemon

@@ -24,7 +24,9 @@
 // one link is counted as unresolved, never installed.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -54,6 +56,7 @@ struct KernelStatus {
   bool multipath = false;
   bool nexthop_objects = false;   // routes refer to kernel nexthop objects
   bool removals_allowed = false;  // stale routes of an earlier run go
+  std::vector<std::string> deferred;  // families whose changes wait (Petrel's own restart)
   std::string last_error;         // the driver's last error, or the last refusal
   fib::PlanCounts counts;
   fib::DriverStats stats;
@@ -66,6 +69,12 @@ struct KernelStatus {
   std::vector<KernelInterface> interfaces;
 };
 
+// Petrel's own graceful restart, as KernelSyncer::start() takes it.
+struct KernelRestart {
+  bool graceful = false;            // [router] graceful_restart
+  uint32_t deferral_seconds = 360;  // [router] selection_deferral_time
+};
+
 class KernelSyncer {
  public:
   // peers: the configured peers (their interfaces, for link-local next hops).
@@ -74,13 +83,27 @@ class KernelSyncer {
   KernelSyncer(const KernelSyncer&) = delete;
   KernelSyncer& operator=(const KernelSyncer&) = delete;
 
-  void start();
-  // Removes every route of ours from the kernel and joins the thread.
-  void stop();
+  // Opens the netlink sockets and dumps the kernel (blocking: the routes
+  // of ours found are known when it returns), then starts the thread.
+  // With `restart` (graceful restart on in [router]) and routes of ours
+  // found for a family, that family's kernel changes are deferred
+  // (RFC 4724 section 4.1: daemon/restart.h) until the peers' End-of-RIB
+  // markers or `deferral_seconds`; the R and F bits follow.
+  void start(KernelRestart restart = {});
+  // Joins the thread; kRemove: every route of ours leaves the kernel
+  // first; kKeep: they stay (a restart follows, docs/graceful-restart.md).
+  enum class Stop : uint8_t { kRemove, kKeep };
+  void stop(Stop how = Stop::kRemove);
   [[nodiscard]] KernelStatus status() const;
 
  private:
+  void open_driver(KernelRestart restart);
   void run();
+  // Ends the restart deferral of the families settled (daemon/restart.h)
+  // before the round's journal read, all of whose wishes are in the plan
+  // (`settled`, by family: IPv4, IPv6), or, after a start that was no
+  // graceful restart, allows removals once grace_over.
+  void settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled);
   // Ends the thread's wait (from a table writer's thread, or stop()).
   void wake() const;
   void publish(const fib::Driver& d, bool running);
@@ -105,8 +128,12 @@ class KernelSyncer {
 
   KernelConfig config_;
   const table::Table& table_;
+  std::unique_ptr<fib::Driver> driver_;  // from start(); the thread's
+  std::vector<PeerConfig> peers_;        // the configured peers (restart deferral)
+  bool restarting_ = false;              // some family deferred at start
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> keep_{false};
   int wake_fd_ = -1;  // an eventfd, from start(); -1: none (the thread then polls every kIdleWaitMs)
   mutable std::mutex mu_;
   KernelStatus status_;

@@ -1,6 +1,8 @@
 // GET /api/kernel and the petrel_kernel_* metrics (see kernel_api.h).
 #include "daemon/kernel_api.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "crates/json/json.h"
@@ -19,6 +21,9 @@ std::string kernel_json(const KernelStatus& s) {
   w.key("multipath").boolean(s.multipath);
   w.key("nexthop_objects").boolean(s.nexthop_objects);
   w.key("stale_removal").boolean(s.removals_allowed);
+  w.key("deferred").begin_array();
+  for (const auto& f : s.deferred) w.string(f);
+  w.end_array();
   w.key("routes").begin_object();
   w.member("installed", s.counts.installed);
   w.member("pending", s.counts.pending);
@@ -76,6 +81,11 @@ std::string kernel_metrics(const KernelStatus& s) {
   m.sample({{"state", "unresolved"}}, s.counts.unresolved);
   m.sample({{"state", "refused"}}, s.counts.refused);
   m.sample({{"state", "stale"}}, s.counts.stale);
+  m.family("petrel_kernel_deferred", "gauge",
+           "1 while Petrel's own graceful restart defers the family's kernel changes (until its peers' "
+           "End-of-RIB or selection_deferral_time), else 0.");
+  for (const char* f : {"ipv4-unicast", "ipv6-unicast"})
+    m.sample({{"family", f}}, std::find(s.deferred.begin(), s.deferred.end(), f) != s.deferred.end() ? 1 : 0);
   m.family("petrel_kernel_nexthop_objects", "gauge",
            "Kernel nexthop objects of the installer (one per gateway and interface, one per multipath set).");
   m.sample({}, s.counts.nexthop_objects);

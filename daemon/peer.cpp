@@ -21,6 +21,7 @@
 #include "codec/route_refresh.h"
 #include "codec/update.h"
 #include "daemon/log.h"
+#include "daemon/restart.h"
 #include "daemon/worker.h"
 #include "fsm/negotiate.h"
 
@@ -47,6 +48,10 @@ constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter
 // that much, never loses it.
 constexpr double kExportGap = 0.002;
 constexpr double kExportSafety = 1.0;
+// Petrel restarting: how often a session whose exporter waits for the end
+// of the route selection deferral looks again (the deferral ends on the
+// End-of-RIB of other sessions, or on its timer).
+constexpr double kSelectionPoll = 0.25;
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -211,6 +216,8 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   limit_timer_.data = this;
   ev_timer_init(&graceful_timer_, &Peer::on_graceful_timer, 0, 0);
   graceful_timer_.data = this;
+  ev_timer_init(&selection_timer_, &Peer::on_selection_timer, 0, 0);
+  selection_timer_.data = this;
   import_ = import_policy(config, peer);
   export_ = export_policy(config, peer);
   allow_own_as_ = peer.allow_own_as;
@@ -232,6 +239,7 @@ Peer::~Peer() {
     if (c) close_socket(*c);
   leave_table();
   ev_timer_stop(worker_.loop(), &graceful_timer_);
+  ev_timer_stop(worker_.loop(), &selection_timer_);
 }
 
 uint64_t Peer::table_routes(size_t family_index) const {
@@ -378,6 +386,7 @@ void Peer::leave_table() {
 
 void Peer::end_session_routing() {
   ev_timer_stop(worker_.loop(), &export_timer_);
+  ev_timer_stop(worker_.loop(), &selection_timer_);
   export_woken_.reset();
   ev_async_stop(worker_.loop(), &export_wake_);
   {
@@ -442,6 +451,9 @@ void Peer::on_dial_timer(struct ev_loop*, ev_timer* w, int) {
 void Peer::new_connection(fsm::Direction dir, int fd) {
   fsm::PeerConfig cfg = fsm_config_;
   if (dir == fsm::Direction::kIncoming) cfg.passive = true;
+  // The R and F bits as they are now (Petrel's own restart: R only while
+  // its route selection is deferred), not as they were at construction.
+  if (peer_.graceful.enabled) cfg.capabilities.graceful_restart = offered_graceful_restart(peer_);
   auto c = std::make_unique<Connection>(this, dir, std::move(cfg));
   c->fd = fd;
   ev_io_init(&c->rio, &Peer::on_read, 0, EV_READ);
@@ -505,12 +517,24 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   reap();
 }
 
-void Peer::shutdown(std::string message, std::function<void()> done) {
+void Peer::shutdown(std::string message, std::function<void()> done, Stop how) {
   shutting_down_ = true;
   shutdown_message_ = std::move(message);
   ev_timer_stop(worker_.loop(), &dial_timer_);
   for (auto& c : conns_) {
     if (!c || c->dead) continue;
+    if (how == Stop::kRestart && c.get() == established() && graceful_peer_) {
+      // Nothing more goes out (what is queued would be cut anyway): the
+      // peer sees the connection close and keeps our routes, stale.
+      c->out.clear();
+      c->out_off = 0;
+      close_socket(*c);
+      c->dead = true;
+      log(LogLevel::kInfo, "graceful-restart-stop", {{"peer", peer_.name}},
+          "session closed without a NOTIFICATION: the peer keeps Petrel's routes while it restarts "
+          "(RFC 4724 section 4.2)");
+      continue;
+    }
     try {
       step(*c, fsm::ManualStop{codec::cease::kAdministrativeShutdown, shutdown_message_});
     } catch (const std::exception& e) {
@@ -633,13 +657,24 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       resolve_collision(c);
     } else if (std::get_if<fsm::SessionUp>(&a)) {
       graceful_up(*c.fsm.negotiated());
+      own_restart().session_up(peer_.name, c.fsm.negotiated()->graceful_restart);  // Petrel's own restart
       // Ends the session with Cease / Out of Resources (session_failed).
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       limits_.reset();
       reported_ = {};
       held_until_ = 0;
       held_down_.store(false, std::memory_order_relaxed);
-      start_export(c);
+      if (own_restart().restarting()) {
+        // RFC 4724 section 4.1: Petrel restarting sends its routes (and
+        // its End-of-RIB) once its route selection is no longer deferred.
+        ev_timer_set(&selection_timer_, kSelectionPoll, kSelectionPoll);
+        ev_timer_start(worker_.loop(), &selection_timer_);
+        log(LogLevel::kInfo, "graceful-restart-export-deferred", {{"peer", peer_.name}},
+            "Petrel restarted: its UPDATEs to this peer wait until its route selection is no longer deferred "
+            "(RFC 4724 section 4.1)");
+      } else {
+        start_export(c);
+      }
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
       backoff_.reset();
@@ -778,6 +813,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (auto eor = u.end_of_rib()) {
     flush_batch();  // the count below is the table's
     graceful_end_of_rib(*eor);  // RFC 4724 section 4.2: the stale rest goes
+    own_restart().end_of_rib(peer_.name, *eor);  // section 4.1: Petrel's own deferral
     char buf[32];
     int i = codec::known_index(*eor);
     uint64_t received = i < 0 ? 0 : table_routes(static_cast<size_t>(i));
@@ -900,6 +936,17 @@ void Peer::start_export(Connection& c) {
   export_woken_ = table_.subscribe([loop, wake] { ev_async_send(loop, wake); });
   ev_timer_set(&export_timer_, 0, kExportSafety);
   ev_timer_start(worker_.loop(), &export_timer_);
+}
+
+void Peer::on_selection_timer(struct ev_loop* loop, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  if (own_restart().restarting()) return;
+  ev_timer_stop(loop, w);
+  Connection* c = p->established();
+  if (!c || p->exporter_) return;
+  log(LogLevel::kInfo, "graceful-restart-export", {{"peer", p->peer_.name}},
+      "route selection done: the routes go to the peer, then its End-of-RIB");
+  p->start_export(*c);
 }
 
 void Peer::pump_export(Connection& c) {

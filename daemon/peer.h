@@ -115,8 +115,13 @@ class Peer {
   // A connection the listener accepted from this peer's address.
   void incoming(int fd, const SocketAddress& remote);
   // Administrative shutdown: Cease with the RFC 9003 message to an open
-  // session, then done() once every connection is closed.
-  void shutdown(std::string message, std::function<void()> done);
+  // session, then done() once every connection is closed. kRestart
+  // (Petrel stops to restart, docs/graceful-restart.md): an Established
+  // session that negotiated graceful restart is closed without a
+  // NOTIFICATION, so that the peer keeps Petrel's routes as its helper
+  // (RFC 4724 section 4.2: the TCP session was reset); others as kWithdraw.
+  enum class Stop : uint8_t { kWithdraw, kRestart };
+  void shutdown(std::string message, std::function<void()> done, Stop how = Stop::kWithdraw);
   // A configuration reload changed this peer's policies (docs/export.md,
   // "Reload"). Export: the exporter sends only the difference. Import:
   // the peer is asked for a ROUTE-REFRESH of every family, so its routes
@@ -228,6 +233,7 @@ class Peer {
   bool held();
   static void on_limit_timer(struct ev_loop*, ev_timer* w, int);
   static void on_export_timer(struct ev_loop*, ev_timer* w, int);
+  static void on_selection_timer(struct ev_loop*, ev_timer* w, int);
   // The table changed (export_woken_): the exporter's turn, soon.
   static void on_export_wake(struct ev_loop*, ev_async* w, int);
 
@@ -261,6 +267,10 @@ class Peer {
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   ev_timer export_timer_;
+  // Petrel's own restart (RFC 4724 section 4.1): while its route selection
+  // is deferred (daemon/restart.h), an Established session's exporter
+  // waits, and this looks every kSelectionPoll whether it may start.
+  ev_timer selection_timer_;
   // While the exporter is: the table's writers wake it (any thread) through
   // export_wake_, on this worker's loop.
   ev_async export_wake_;

@@ -24,6 +24,7 @@
 
 #include "daemon/log.h"
 #include "daemon/peer.h"
+#include "daemon/restart.h"
 #include "daemon/worker.h"
 #include "fsm/graceful.h"
 
@@ -31,15 +32,14 @@ namespace petrel::daemon {
 
 namespace {
 
-// Petrel does not defer its own advertisement for its peers' End-of-RIB
-// after a restart (the restarting speaker's part of RFC 4724 section 4.1),
-// so it never says it restarted.
-constexpr bool kRestartState = false;
+// RFC 4724 sections 3 and 4.1, the Restart State bit: set while Petrel,
+// restarted with its kernel routes kept, defers its route selection for
+// its peers' End-of-RIB (daemon/restart.h).
+bool restart_state() { return own_restart().restarting(); }
 
 // RFC 4724 section 3, the Forwarding State bit: whether the kernel routes
-// of this family were kept across Petrel's own restart. Not yet: a new
-// process starts from an empty table.
-bool forwarding_preserved(codec::Family) { return false; }
+// of this family were kept across Petrel's own restart (found at start-up).
+bool forwarding_preserved(codec::Family f) { return own_restart().forwarding_kept(f); }
 
 std::string family_text(codec::Family f) {
   char buf[32];
@@ -66,7 +66,7 @@ std::string_view graceful_phase_name(GracefulStatus::Phase p) {
 
 codec::GracefulRestart offered_graceful_restart(const PeerConfig& peer) {
   codec::GracefulRestart gr;
-  gr.restarting = kRestartState;
+  gr.restarting = restart_state();
   gr.notification = true;  // RFC 8538
   gr.restart_time = peer.graceful.restart_time;
   for (codec::Family f : codec::kKnownFamilyList)

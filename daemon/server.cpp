@@ -196,7 +196,7 @@ bool Server::start() {
   originate(config_.originate, {});
   if (config_.kernel.enabled) {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers);
-    kernel_->start();
+    kernel_->start({config_.router.graceful.enabled, config_.router.selection_deferral_time});
   }
   for (auto& w : workers_) w->start();
   for (auto& p : peers_) {
@@ -228,7 +228,11 @@ int Server::run() {
 
 void Server::on_signal(struct ev_loop*, ev_signal* w, int) {
   auto* s = static_cast<Server*>(w->data);
-  s->begin_shutdown(0, w->signum == SIGTERM ? "SIGTERM" : "SIGINT");
+  // SIGTERM with graceful restart on: Petrel stops to restart, keeping
+  // forwarding (docs/graceful-restart.md, "Planned restart"); SIGINT, or
+  // graceful restart off: everything is withdrawn.
+  const bool restart = w->signum == SIGTERM && s->config_.router.graceful.enabled;
+  s->begin_shutdown(0, w->signum == SIGTERM ? "SIGTERM" : "SIGINT", restart ? Peer::Stop::kRestart : Peer::Stop::kWithdraw);
 }
 
 void Server::on_watchdog(struct ev_loop*, ev_timer* w, int) {
@@ -241,11 +245,15 @@ void Server::on_watchdog(struct ev_loop*, ev_timer* w, int) {
   }
 }
 
-void Server::begin_shutdown(int exit_code, std::string_view why) {
+void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how) {
   if (shutting_down_) return;
   shutting_down_ = true;
   exit_code_ = exit_code;
-  log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down", {{"reason", std::string(why)}});
+  log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down",
+      {{"reason", std::string(why)}, {"graceful_restart", how == Peer::Stop::kRestart}});
+  // A restart keeps the kernel's routes: the syncer stops before the
+  // sessions close, so their routes leaving the table touch nothing.
+  if (kernel_ && how == Peer::Stop::kRestart) kernel_->stop(KernelSyncer::Stop::kKeep);
   if (rpki_) rpki_->stop();
   // Closed, not just unwatched: a peer dialling while our NOTIFICATIONs
   // linger is refused now instead of sitting in the backlog until exit
@@ -264,10 +272,10 @@ void Server::begin_shutdown(int exit_code, std::string_view why) {
     Peer* peer = p.get();
     std::string msg = peer->config().shutdown_message.empty() ? options_.shutdown_message
                                                                 : peer->config().shutdown_message;
-    peer->worker().post([this, peer, msg] {
+    peer->worker().post([this, peer, msg, how] {
       peer->shutdown(msg, [this] {
         if (peers_closed_.fetch_add(1) + 1 == peers_.size()) ev_async_send(loop_, &shutdown_done_);
-      });
+      }, how);
     });
   }
   // Lingering sockets get a moment for the peer to read our NOTIFICATION;

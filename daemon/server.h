@@ -90,7 +90,7 @@ class Server {
   // An accepted connection of `peer` passes its TTL rules (GTSM: the SYN's
   // TTL) and gets its TTLs; false when it is refused.
   bool admit_ttl(Peer& peer, int fd, const SocketAddress& remote);
-  void begin_shutdown(int exit_code, std::string_view why);
+  void begin_shutdown(int exit_code, std::string_view why, Peer::Stop how = Peer::Stop::kWithdraw);
   Peer* find_peer(const SocketAddress& remote);
   // [[originate]] routes into the table (a slot of their own, "local",
   // taken at the first), and those of `withdraw` out of it.

@@ -540,10 +540,33 @@ void Plan::interfaces_changed(const Interfaces& ifs) {
 }
 
 void Plan::allow_removals() {
-  if (removals_allowed_) return;
-  removals_allowed_ = true;
+  release(net::IpFamily::V4);
+  release(net::IpFamily::V6);
+}
+
+void Plan::defer(net::IpFamily f) { deferred_[fi(f)] = true; }
+
+void Plan::release(net::IpFamily f) {
+  const size_t i = fi(f);
+  if (!deferred_[i] && removals_allowed_[i]) return;
+  deferred_[i] = false;
+  // The held entries go back to the queue, in the order they were held.
+  std::vector<Node*> still;
+  for (Node* n : held_) {
+    if (fi(n->first.family()) == i) queue_.push_back(n);
+    else still.push_back(n);
+  }
+  held_.swap(still);
+  if (removals_allowed_[i]) return;
+  removals_allowed_[i] = true;
   for (Node& n : entries_)
-    if (n.second.kernel != kNoId && n.second.want == kNoId) touch(n);
+    if (fi(n.first.family()) == i && n.second.kernel != kNoId && n.second.want == kNoId) touch(n);
+}
+
+uint64_t Plan::found(net::IpFamily f) const {
+  uint64_t n = 0;
+  for (const auto& [p, e] : entries_) n += e.found && e.kernel != kNoId && p.family() == f;
+  return n;
 }
 
 void Plan::retry_refused() {
@@ -588,6 +611,10 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     queue_.pop_front();
     const net::Prefix& p = n.first;
     Entry& e = n.second;
+    if (deferred_[fi(p.family())]) {  // stays queued until release()
+      held_.push_back(&n);
+      continue;
+    }
     e.queued = false;
     uint32_t want = e.want != kNoId ? resolve(e.want, p.family(), ifs) : kNoId;  // a reference taken
     set_unresolved(e, e.want != kNoId && want == kNoId);
@@ -604,7 +631,7 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
       }
       rq.op = e.kernel != kNoId ? Op::kReplace : Op::kAdd;
       shape = want;
-    } else if (e.kernel != kNoId && (e.want != kNoId || removals_allowed_ || !e.found)) {
+    } else if (e.kernel != kNoId && (e.want != kNoId || removals_allowed_[fi(p.family())] || !e.found)) {
       // Not wanted (or no longer reachable): removed, naming it exactly;
       // one found at start-up only once removals are allowed.
       rq.op = Op::kDelete;
@@ -687,7 +714,7 @@ PlanCounts Plan::counts() const {
   c.refused = refused_;
   c.refusals = refusals_;
   c.last_error = last_error_;
-  if (!removals_allowed_) c.stale = unwanted_;
+  if (!removals_allowed_[0] || !removals_allowed_[1]) c.stale = unwanted_;
   c.nexthop_objects = nh_present_;
   return c;
 }

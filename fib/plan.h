@@ -20,6 +20,14 @@
 // are complete, so a route still right is never removed and re-added. A
 // route this run installed is removed as soon as it is no longer wanted.
 //
+// Restart deferral (RFC 4724 section 4.1, the restarting speaker): after
+// defer(family) no route request of that family goes out, whatever is
+// wanted meanwhile; release(family) then works out each prefix once from
+// its last wish: a route found at start-up and still right gets no request
+// at all, one that differs is replaced in place, a new one is added, and
+// those found and no longer wanted are removed (release allows the
+// family's removals).
+//
 // Nexthop objects (PlanOptions::nexthop_objects, set_nexthop_objects()):
 // a route refers by id (RTA_NH_ID) to a kernel nexthop object of ours, one
 // per distinct (gateway, interface) and one group per distinct multipath
@@ -167,8 +175,17 @@ class Plan {
   // up again: the kernel removed the routes and objects through them, so
   // ours through them are sent again (replaced) even when still right.
   void links_went_down(const std::vector<uint32_t>& ifindexes);
-  // Stale routes of ours (not wanted) are removed only once this is true.
+  // Stale routes of ours (not wanted) are removed only once this is true
+  // (for both families; release() does it for one).
   void allow_removals();
+  // Restart deferral (above): hold the family's route requests, or let
+  // them go (and its stale routes with them).
+  void defer(net::IpFamily f);
+  void release(net::IpFamily f);
+  [[nodiscard]] bool deferred(net::IpFamily f) const { return deferred_[fi(f)]; }
+  // Routes of ours of the family found at start-up and still in the kernel
+  // as they were found (not yet replaced or removed by this run).
+  [[nodiscard]] uint64_t found(net::IpFamily f) const;
   // The kernel's answer to the request with this seq (0: done).
   void answer(uint32_t seq, int32_t error);
   // Every refused prefix gets another try.
@@ -232,6 +249,7 @@ class Plan {
     std::vector<GroupMember> found_members;
   };
 
+  static size_t fi(net::IpFamily f) { return f == net::IpFamily::V4 ? 0 : 1; }
   [[nodiscard]] bool ours(const Route& r) const {
     return r.protocol == o_.protocol && r.table == o_.table && r.metric == o_.metric;
   }
@@ -301,7 +319,9 @@ class Plan {
   std::deque<InFlight> inflight_;
   uint32_t first_seq_ = 1, next_seq_ = 1;
   size_t in_flight_ = 0;
-  bool removals_allowed_ = false;
+  bool removals_allowed_[2] = {false, false};  // by family (fi())
+  bool deferred_[2] = {false, false};
+  std::vector<Node*> held_;  // queued entries of a deferred family (still Entry::queued)
   uint64_t installed_ = 0, unresolved_ = 0, refused_ = 0, refusals_ = 0;
   uint64_t unwanted_ = 0;  // found at start-up and not wanted (stale(), until removals are allowed)
   std::vector<Node*> refused_nodes_;  // may hold nodes refused no longer

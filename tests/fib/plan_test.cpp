@@ -605,6 +605,59 @@ TEST(Plan, NexthopObjectsOfAnEarlierRunAreReusedOrRemoved) {
   EXPECT_EQ(plan.counts().nexthop_objects, 1u);
 }
 
+TEST(Plan, RestartDeferralHoldsRequestsThenTouchesOnlyWhatDiffers) {
+  // RFC 4724 section 4.1: while IPv4 is deferred nothing of it goes out,
+  // whatever is wished meanwhile; at release each prefix is worked out once
+  // from its last wish. IPv6 is not deferred and goes at once.
+  Interfaces ifs = three_links();
+  (void)ifs.apply(Message{Header{RTM_NEWADDR, 0, 0, 0}, Address{1, 64, 0, addr("2001:db8:1::1"), addr("2001:db8:1::1")}});
+  Plan plan(kOpts);
+  ModelKernel k;
+  k.add(ours("192.0.2.0/24", "10.0.1.2", 1));     // still right at the end
+  k.add(ours("198.51.100.0/24", "10.0.1.2", 1));  // differs at the end
+  k.add(ours("203.0.113.0/24", "10.0.1.2", 1));   // not learnt again
+  for (const auto& [key, r] : k.routes) plan.kernel_has(r);
+  EXPECT_EQ(plan.found(net::IpFamily::V4), 3u);
+  EXPECT_EQ(plan.found(net::IpFamily::V6), 0u);
+  plan.defer(net::IpFamily::V4);
+  EXPECT_TRUE(plan.deferred(net::IpFamily::V4));
+  // the first peer's routes, then a better one for two prefixes
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.2.2"}));
+  plan.want(prefix("198.51.100.0/24"), via({"10.0.2.2"}));
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.1.2"}));
+  plan.want(prefix("198.51.100.0/24"), via({"10.0.3.2"}));
+  plan.want(prefix("233.252.0.0/24"), via({"10.0.2.2"}));  // new
+  plan.want(prefix("2001:db8:9::/48"), via({"2001:db8:1::2"}));
+  std::vector<Request> out;
+  plan.next(ifs, 100, out);
+  ASSERT_EQ(out.size(), 1u);  // IPv6 only
+  EXPECT_EQ(out[0].route.dst, prefix("2001:db8:9::/48"));
+  EXPECT_EQ(out[0].op, Op::kAdd);
+  plan.answer(out[0].seq, k.apply(to_message(out[0])));
+  EXPECT_TRUE(plan.idle());
+  EXPECT_EQ(plan.counts().stale, 1u);
+  out.clear();
+  plan.next(ifs, 100, out);
+  EXPECT_TRUE(out.empty());
+
+  plan.release(net::IpFamily::V4);
+  EXPECT_FALSE(plan.deferred(net::IpFamily::V4));
+  plan.next(ifs, 100, out);
+  std::map<net::Prefix, Op> ops;
+  for (const Request& q : out) {
+    EXPECT_FALSE(ops.count(q.route.dst)) << "two requests for one prefix";
+    ops[q.route.dst] = q.op;
+    plan.answer(q.seq, k.apply(to_message(q)));
+  }
+  EXPECT_EQ(ops, (std::map<net::Prefix, Op>{{prefix("198.51.100.0/24"), Op::kReplace},
+                                            {prefix("203.0.113.0/24"), Op::kDelete},
+                                            {prefix("233.252.0.0/24"), Op::kAdd}}));
+  EXPECT_TRUE(plan.idle());
+  EXPECT_EQ(plan.counts().installed, 4u);
+  EXPECT_EQ(plan.counts().stale, 0u);
+  EXPECT_EQ(k.ours(prefix("198.51.100.0/24"))->nexthops[0].gateway, addr("10.0.3.2"));
+}
+
 // ---- the model kernel property
 
 struct World {
@@ -838,6 +891,81 @@ void model_kernel_property(bool objects) {
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) { model_kernel_property(false); }
 
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutesWithNexthopObjects, ()) { model_kernel_property(true); }
+
+// The restarting speaker (RFC 4724 section 4.1) against the model kernel:
+// routes of ours from an earlier run, both families deferred, random
+// wishes while deferred (nothing reaches the kernel), then released:
+// the kernel ends equal to the last wishes, each prefix had at most one
+// route request, and a route found exactly as it is last wished (through
+// a gateway, without objects) had none.
+void restart_deferral_property(bool objects) {
+  const World w = world();
+  Interfaces ifs = three_links();
+  ModelKernel k;
+  for (int i = 0, n = *rc::gen::inRange(0, 10); i < n; ++i) {
+    auto r = random_route(w, *rc::gen::arbitrary<size_t>(), *rc::gen::inRange<size_t>(0, 6), RTPROT_BGP, kOpts.table,
+                          kOpts.metric);
+    r.nexthops[0].ifindex = (r.nexthops[0].gateway.v4_value() >> 8 & 0xff);  // 10.0.i.x on link i
+    if (!k.routes.count(ModelKernel::key(r))) k.add(r);
+  }
+  const auto found = k.routes;
+  PlanOptions o = kOpts;
+  o.nexthop_objects = objects;
+  Plan plan(o);
+  for (const auto& [key, r] : k.routes) plan.kernel_has(r);
+  plan.defer(net::IpFamily::V4);
+  plan.defer(net::IpFamily::V6);
+  std::map<net::Prefix, Want> wanted;
+  for (int step = 0, n = *rc::gen::inRange(1, 40); step < n; ++step) {
+    auto p = w.prefixes[*rc::gen::inRange<size_t>(0, w.prefixes.size())];
+    if (*rc::gen::inRange(0, 4) == 0) {
+      wanted.erase(p);
+      plan.unwant(p);
+    } else {
+      Want want{{Gateway{w.gateways[*rc::gen::inRange<size_t>(0, 6)], 0, {}}}, false};
+      wanted[p] = want;
+      plan.want(p, want);
+    }
+    if (*rc::gen::inRange(0, 4) == 0) pump(plan, ifs, k);
+    RC_ASSERT(k.routes == found);  // deferred: nothing sent
+  }
+  plan.release(net::IpFamily::V4);
+  plan.release(net::IpFamily::V6);
+  std::map<net::Prefix, int> requests;
+  for (int i = 0; i < 50 && !plan.idle(); ++i) {
+    std::vector<Request> out;
+    plan.next(ifs, 7, out);
+    for (const Request& r : out) {
+      if (!r.object) ++requests[r.route.dst];
+      plan.answer(r.seq, k.apply(to_message(r)));
+    }
+  }
+  RC_ASSERT(plan.idle());
+  for (const auto& [p, n] : requests) RC_ASSERT(n == 1);
+  for (const net::Prefix& p : w.prefixes) {
+    const Route* have = k.ours(p);
+    auto it = wanted.find(p);
+    std::optional<NextHop> expect;
+    if (it != wanted.end())
+      if (auto ifindex = ifs.resolve(it->second.gateways[0].address, 0))
+        expect = NextHop{true, it->second.gateways[0].address, *ifindex, 0};
+    if (!expect) {
+      RC_ASSERT(have == nullptr);
+      continue;
+    }
+    RC_ASSERT(have != nullptr);
+    RC_ASSERT(have->nexthops.size() == 1u);
+    RC_ASSERT(have->nexthops[0].gateway == expect->gateway);
+    auto was = found.find({kOpts.table, p, kOpts.metric});
+    if (!objects && was != found.end() && was->second.nexthops[0].gateway == expect->gateway &&
+        was->second.nexthops[0].ifindex == expect->ifindex)
+      RC_ASSERT(requests.count(p) == 0u);  // unchanged: untouched
+  }
+}
+
+RC_GTEST_PROP(Plan, RestartDeferralTouchesOnlyWhatDiffers, ()) { restart_deferral_property(false); }
+
+RC_GTEST_PROP(Plan, RestartDeferralTouchesOnlyWhatDiffersWithNexthopObjects, ()) { restart_deferral_property(true); }
 
 }  // namespace
 }  // namespace petrel::fib

@@ -84,10 +84,12 @@ class KernelWatcher:
     def _run(self) -> None:
         end = time.monotonic() + self.limit
         while not self._stop.is_set() and time.monotonic() < end:
-            have = set(routes(self.node)) | set(routes(self.node, v6=True))
-            self.missing |= self.watched - have
+            self.missing |= self.watched - self.have()
             self.polls += 1
             self._stop.wait(0.1)
+
+    def have(self) -> set[str]:
+        return set(routes(self.node)) | set(routes(self.node, v6=True))
 
     def stop(self) -> None:
         self._stop.set()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 
 import pytest
 
@@ -246,8 +247,9 @@ def test_daemon_installs_bird_routes(lab, mode):
     assert st["nexthop_object_count"] == want_objects, st
     assert sorted(o.get("gateway") for o in our_nexthops(me)) == (sorted([bn.v4, bn.v6]) if want_objects else [])
 
-    # a clean stop removes ours (objects too) and leaves the foreign route
-    petrel.stop()
+    # a plain stop (SIGINT; SIGTERM keeps them for a graceful restart)
+    # removes ours (objects too) and leaves the foreign route
+    petrel.stop(signal.SIGINT)
     assert routes(me) == {} and routes(me, v6=True) == {}
     assert our_nexthops(me) == []
     assert me.run(["ip", "route", "show", "table", str(TABLE), "proto", "static"]).stdout == foreign

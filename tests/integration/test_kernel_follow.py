@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 
@@ -124,5 +125,5 @@ def test_syncer_follows_changes_made_while_it_installs(lab, mode):
     assert all(p >= q for p, q in samples), [x for x in samples if x[0] < x[1]][:5]
     assert set(st["time_s"]) == {"journal", "plan", "encode", "sendmsg", "answers", "waiting"}, st
     assert st["time_s"]["sendmsg"] > 0, st
-    petrel.stop(timeout=120)
+    petrel.stop(signal.SIGINT, timeout=120)  # a plain stop: our routes go
     assert kernel_routes(me) == {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 
@@ -111,6 +112,6 @@ def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab, mode)
     bird.birdc("enable", "static0")
     L.wait_until(lambda: kernel_routes(me) == want, 10, "the prefix announced again")
 
-    petrel.stop()
-    assert kernel_routes(me) == {}, "a clean stop removes our routes"
+    petrel.stop(signal.SIGINT)
+    assert kernel_routes(me) == {}, "a plain stop (SIGINT) removes our routes"
     assert our_nexthops(me) == [], "and our nexthop objects"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 
@@ -140,9 +141,10 @@ def test_two_petrels_route_for_each_other(lab, mode):
     assert st and st["routes"]["installed"] == 2 and st["routes"]["refused"] == 0, st
     assert st["nexthop_objects"] == objects and st["nexthop_object_count"] == (2 if objects else 0), st
 
-    # A stops: its routes leave its kernel (a clean stop removes them), so
-    # A's host reaches B's no longer
-    pa.stop()
+    # A stops: its routes leave its kernel (a plain stop, SIGINT, removes
+    # them; SIGTERM would keep them for a graceful restart), so A's host
+    # reaches B's no longer
+    pa.stop(signal.SIGINT)
     assert bgp_routes(a, False) == {} and bgp_routes(a, True) == {}
     assert a.run(["ip", "nexthop", "show", "proto", "186"]).stdout == ""  # objects gone too
     assert not ping(ha, NETS["b"][0] + ".2")

@@ -279,11 +279,13 @@ def test_petrel_sessions(lab, mode, transport):
         assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
         return
 
-    # Petrel stops: every peer gets Cease / Administrative Shutdown with the
-    # text; FRR, which set RFC 8538's N bit as Petrel did, gets it inside a
-    # Hard Reset (6/9), so that it drops Petrel's routes at once rather than
-    # keeping them for a graceful restart (and records the 6/2 inside)
-    assert petrel.stop(signal.SIGTERM) == 0, petrel.log_text()[-2000:]
+    # Petrel stops for good (SIGINT; SIGTERM with graceful restart on is a
+    # restart, docs/graceful-restart.md): every peer gets Cease /
+    # Administrative Shutdown with the text; FRR, which set RFC 8538's N bit
+    # as Petrel did, gets it inside a Hard Reset (6/9), so that it drops
+    # Petrel's routes at once rather than keeping them for a graceful
+    # restart (and records the 6/2 inside)
+    assert petrel.stop(signal.SIGINT) == 0, petrel.log_text()[-2000:]
     n = sp.wait_notification(10)
     assert (n.code, n.subcode) == (S.ERR_CEASE, 2), f"on shutdown Petrel sent {n!r}"
     assert n.data == bytes([len(SHUTDOWN_TEXT)]) + SHUTDOWN_TEXT.encode(), n

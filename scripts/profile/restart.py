@@ -182,7 +182,7 @@ def one_run(lab: L.Lab, dut: L.Node, bn: L.Node, petrel: subprocess.Popen, run: 
             f.write(bird_config(bn, after_ids))
         bn.run(["birdc", "-s", bn.path("bird.ctl"), "configure"], timeout=TIMEOUT)
         new, gone = prefix(after_ids[-1]), prefix(run * CHANGED)
-        wait(lambda: (lambda o: new in o and gone not in o)(
+        wait(lambda: (lambda o: new in o and (gone not in o or CHANGED == 0))(
             bn.run(["birdc", "-s", bn.path("bird.ctl"), "show", "route", "table", "master4", "for", new],
                    check=False).stdout + bn.run(["birdc", "-s", bn.path("bird.ctl"), "show", "route",
                                                  "protocol", "static4", gone], check=False).stdout),

@@ -36,7 +36,8 @@ constexpr std::string_view kUsage =
     "       petrel [-s SOCKET] route list\n"
     "\n"
     "Commands to a running daemon over its control socket (docs/operations.md).\n"
-    "  -s, --socket PATH   the control socket (default /run/petrel/petrel.sock)\n";
+    "  -s, --socket PATH   the control socket (default /run/petrel/petrel.sock)\n"
+    "  -c, --config FILE   take the socket from this file's [control] socket\n";
 
 // The answer must come within this (a peer command waits up to 5 s for
 // its worker, a reload reads and checks the whole file).
@@ -108,6 +109,11 @@ int ctl_main(int argc, char** argv) {
   args.push_back(command);
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
+    if ((a == "--message" || a == "-m") && i + 1 < argc) {  // the text is never an option
+      args.push_back(a);
+      args.push_back(argv[++i]);
+      continue;
+    }
     if (a == "-h" || a == "--help") {
       fmt::print("{}", kUsage);
       return kExitOk;
@@ -118,6 +124,23 @@ int ctl_main(int argc, char** argv) {
         return kExitUsage;
       }
       socket = argv[++i];
+      continue;
+    }
+    if (a == "-c" || a == "--config") {
+      if (i + 1 >= argc) {
+        fmt::print(stderr, "petrel {}: {} needs a file name\n{}", command, a, kUsage);
+        return kExitUsage;
+      }
+      auto cfg = load_config(argv[++i]);
+      if (!cfg) {
+        print_config_errors(cfg.error());
+        return kExitFailure;
+      }
+      if (cfg->control.socket.empty()) {
+        fmt::print(stderr, "petrel {}: {} runs no control socket ([control] socket = \"\")\n", command, argv[i]);
+        return kExitFailure;
+      }
+      socket = cfg->control.socket;
       continue;
     }
     args.push_back(a);

@@ -100,6 +100,8 @@ def test_control_channel(lab):
     # reload: a good file, then a bad one (its errors, exit 1, nothing changed).
     r = ctl(petrel, sock, "reload")
     assert r.returncode == 0, r
+    r = subprocess.run([petrel.binary, "reload", "-c", petrel.conf], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r   # the socket's path from the file
     good = open(petrel.conf).read()
     with open(petrel.conf, "w") as f:
         f.write(good.replace(f"hold_time = {HOLD}", "hold_time = 2", 1))

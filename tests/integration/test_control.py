@@ -194,7 +194,10 @@ def test_control_channel(lab):
     c.s.sendall(b"x" * (20 * 1024))
     a = c.answer()
     assert a["ok"] is False and "longer than" in a["error"], a
-    assert c.s.recv(10) == b""
+    try:   # closed; with our bytes unread, a Unix socket reports a reset
+        assert c.s.recv(10) == b""
+    except ConnectionResetError:
+        pass
     c.close()
     held = [Channel(sock) for _ in range(4)]
     extra = Channel(sock)

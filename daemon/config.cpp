@@ -488,6 +488,36 @@ void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
                          out.max_connections_per_address));
 }
 
+void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
+  const toml::table* t = ck.table(root, "", "control");
+  if (!t) return;
+  ck.only_keys(*t, "control", {"socket", "group", "max_connections"});
+  if (auto s = ck.string(*t, "control", "socket", "an absolute path or \"\"")) {
+    // sun_path holds 108 bytes with the terminating zero.
+    if (!s->empty() && (s->front() != '/' || s->size() > 107 || s->back() == '/' ||
+                        s->find('\0') != std::string::npos))
+      ck.error(*t->get("socket"), "control.socket",
+               fmt::format("expected an absolute file path of at most 107 bytes or \"\", got {}", in_quotes(*s)));
+    else
+      out.socket = *s;
+  }
+  if (auto s = ck.string(*t, "control", "group", "a group name")) {
+    const bool ok = !s->empty() && s->size() <= 32 && s->front() != '-' &&
+                    std::all_of(s->begin(), s->end(), [](char c) {
+                      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                             c == '-' || c == '.';
+                    });
+    if (!ok)
+      ck.error(*t->get("group"), "control.group",
+               fmt::format("expected a group name (letters, digits, \"_\", \"-\", \".\"; at most 32), got {}",
+                           in_quotes(*s)));
+    else
+      out.group = *s;
+  }
+  if (auto v = ck.integer(*t, "control", "max_connections", 1, 256, "a connection count 1..256"))
+    out.max_connections = static_cast<uint32_t>(*v);
+}
+
 void parse_log(Checker& ck, const toml::table& root, LogConfig& out) {
   const toml::table* t = ck.table(root, "", "log");
   if (!t) return;
@@ -1166,10 +1196,11 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
     return fail(ck.take());
   }
   const toml::table& root = parsed.table();
-  ck.only_keys(root, "", {"router", "http", "log", "kernel", "rpki", "peer", "filter", "originate"});
+  ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "originate"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
+  parse_control(ck, root, cfg.control);
   parse_log(ck, root, cfg.log);
   parse_kernel(ck, root, cfg.kernel);
   parse_rpki(ck, root, cfg.rpki);

@@ -95,6 +95,16 @@ struct HttpConfig {
   friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
 };
 
+// [control]: the operators' Unix socket (docs/operations.md).
+inline constexpr std::string_view kDefaultControlSocket = "/run/petrel/petrel.sock";
+struct ControlConfig {
+  std::string socket{kDefaultControlSocket};  // empty: no control socket
+  std::string group;                          // empty: the daemon's own group
+  uint32_t max_connections = 16;              // at once
+
+  friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
+};
+
 // [log]
 struct LogConfig {
   LogFormat format = LogFormat::kText;
@@ -242,6 +252,7 @@ struct OriginateConfig {
 struct Config {
   RouterConfig router;
   HttpConfig http;
+  ControlConfig control;
   LogConfig log;
   KernelConfig kernel;
   RpkiConfig rpki;

@@ -180,6 +180,13 @@ std::string dump(const Config& c) {
     if (c.http.idle_timeout != d.idle_timeout) line("idle_timeout", std::to_string(c.http.idle_timeout));
   }
 
+  if (!(c.control == ControlConfig{})) {  // only when not the defaults
+    o += "\n[control]\n";
+    line("socket", toml_string(c.control.socket));
+    if (!c.control.group.empty()) line("group", toml_string(c.control.group));
+    line("max_connections", std::to_string(c.control.max_connections));
+  }
+
   o += "\n[log]\n";
   line("format", toml_string(log_format_name(c.log.format)));
   line("level", toml_string(log_level_name(c.log.level)));
@@ -384,6 +391,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.selection_deferral_time",
           running.router.selection_deferral_time == next.router.selection_deferral_time);
   section("http", running.http == next.http);
+  section("control", running.control == next.control);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);
   section("rpki", running.rpki == next.rpki);

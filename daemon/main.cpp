@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <string_view>
+#include <vector>
 
 #include "daemon/check.h"
 #include "daemon/cli.h"
+#include "daemon/ctl.h"
 #include "daemon/decode.h"
 #include "daemon/run.h"
 #include "daemon/show.h"
@@ -21,6 +23,9 @@ constexpr std::string_view kUsage =
     "  check -c FILE [--dump]  validate a configuration file\n"
     "  decode ...              decode BGP messages given as hex, to JSON\n"
     "  show ...                query a running daemon over its HTTP API\n"
+    "  reload                  reload the running daemon's configuration (control socket)\n"
+    "  peer NAME ...           disable, enable, reset or shut down a peer's session\n"
+    "  route ...               announce or withdraw an injected route\n"
     "  help [COMMAND]          this text, or a command's\n"
     "\n"
     "options:\n"
@@ -36,6 +41,7 @@ int dispatch(std::string_view cmd, int argc, char** argv) {
   if (cmd == "check") return check_main(argc, argv);
   if (cmd == "decode") return decode_main(argc, argv);
   if (cmd == "show") return show_main(argc, argv);
+  if (cmd == "reload" || cmd == "peer" || cmd == "route") return ctl_main(argc, argv);
   return -1;
 }
 
@@ -67,6 +73,14 @@ int main(int argc, char** argv) {
   if (cmd == "--version" || cmd == "version") {
     fmt::print("petrel {}\n", PETREL_VERSION);
     return kExitOk;
+  }
+  // `petrel -s SOCKET reload`: the control commands take their socket
+  // before the command too.
+  if ((cmd == "-s" || cmd == "--socket") && argc >= 4) {
+    std::vector<char*> args{argv[3], argv[1], argv[2]};
+    for (int i = 4; i < argc; ++i) args.push_back(argv[i]);
+    args.push_back(nullptr);
+    return ctl_main(static_cast<int>(args.size() - 1), args.data());
   }
   // Each subcommand sees its own name as argv[0].
   int rc = dispatch(cmd, argc - 1, argv + 1);

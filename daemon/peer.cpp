@@ -424,7 +424,7 @@ void Peer::start() {
 }
 
 void Peer::dial_later(double seconds) {
-  if (shutting_down_ || peer_.passive || !peer_.enabled) return;
+  if (shutting_down_ || peer_.passive || !peer_.enabled || admin_down()) return;
   if (held()) {
     if (std::isinf(held_until_)) return;  // resume_after_limit() dials
     seconds = std::max(seconds, held_until_ - ev_now(worker_.loop()));
@@ -481,12 +481,13 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   std::optional<fsm::State> earlier;
   if (slot && !slot->dead) earlier = slot->fsm.state();
   const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier);
-  if (shutting_down_ || !peer_.enabled || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
+  if (shutting_down_ || !peer_.enabled || admin_down() || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
     log_limited(peer_.name, LogLevel::kInfo, "connection-refused",
                 {{"peer", peer_.name}, {"remote", remote.to_string()}},
         shutting_down_   ? "shutting down"
         : !peer_.enabled ? "peer disabled"
+        : admin_down()   ? "peer disabled by an operator"
         : held_down      ? "max_prefixes holds the session down"
                          : "a connection from this peer holds its OPEN");
     ::close(fd);
@@ -547,6 +548,74 @@ void Peer::shutdown(std::string message, std::function<void()> done, Stop how) {
   // kLingerSeconds from now), or now if there is none.
   shutdown_done_ = std::move(done);
   if (lingering_ == 0) linger_finished();
+}
+
+AdminResult Peer::admin(control::PeerAction action, const std::string& message) {
+  using control::PeerAction;
+  if (shutting_down_) return {false, "petrel is shutting down"};
+  std::string done;
+  switch (action) {
+    case PeerAction::kDisable:
+    case PeerAction::kShutdown:
+    case PeerAction::kReset: {
+      const bool reset = action == PeerAction::kReset;
+      if (!reset) {
+        admin_down_.store(true, std::memory_order_relaxed);
+        ev_timer_stop(worker_.loop(), &dial_timer_);
+      }
+      size_t closed = 0;
+      for (auto& c : conns_) {
+        if (!c || c->dead) continue;
+        ++closed;
+        try {
+          step(*c, fsm::ManualStop{reset ? codec::cease::kAdministrativeReset : codec::cease::kAdministrativeShutdown,
+                                   message});
+        } catch (const std::exception&) {
+          close_socket(*c);
+        }
+      }
+      reap();
+      if (reset && conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr && !ev_is_active(&dial_timer_))
+        dial_later(0);
+      done = reset ? "the session was reset (Cease / Administrative Reset)"
+                   : "the session is down (Cease / Administrative Shutdown) until petrel peer NAME enable";
+      if (closed == 0) done = reset ? "no session was open" : "disabled; no session was open";
+      break;
+    }
+    case PeerAction::kEnable:
+      if (!admin_down()) return {true, "the peer was not disabled"};
+      admin_down_.store(false, std::memory_order_relaxed);
+      start();
+      done = "enabled";
+      break;
+    case PeerAction::kSoftIn: {
+      Connection* c = established();
+      if (!c) return {false, "no session is established"};
+      const auto& n = *c->fsm.negotiated();
+      if (!n.route_refresh && !n.enhanced_route_refresh) return {false, "the peer did not negotiate route refresh"};
+      for (codec::Family fam : codec::kKnownFamilyList) {
+        if (!n.families.has(fam)) continue;
+        std::vector<std::byte> rr;
+        codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kRequest, {}}, rr);
+        send_bytes(*c, std::move(rr), codec::MessageType::kRouteRefresh);
+      }
+      reap();
+      done = "ROUTE-REFRESH sent";
+      break;
+    }
+    case PeerAction::kSoftOut: {
+      Connection* c = established();
+      if (!c || !exporter_) return {false, "no session is established"};
+      size_t queued = 0;
+      for (codec::Family fam : codec::kKnownFamilyList)
+        if (exporter_->refresh(fam) != table::RefreshOutcome::kIgnored) ++queued;
+      if (queued) again_soon();
+      done = "the Adj-RIB-Out is sent again";
+      break;
+    }
+  }
+  log(LogLevel::kInfo, "peer-admin", {{"peer", peer_.name}, {"message", message}}, done);
+  return {true, done};
 }
 
 namespace {

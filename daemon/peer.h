@@ -24,6 +24,7 @@
 #include "codec/types.h"
 #include "daemon/backoff.h"
 #include "daemon/config.h"
+#include "daemon/control_protocol.h"
 #include "daemon/sockets.h"
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
@@ -101,6 +102,13 @@ struct PeerStatus {
   GracefulStatus graceful;
 };
 
+// What an operator's command did (Peer::admin): ok false when it could
+// not be done, the text saying why or what happened.
+struct AdminResult {
+  bool ok = true;
+  std::string text;
+};
+
 class Peer {
  public:
   // groups: the update groups every peer's export joins (export_group.h).
@@ -135,6 +143,17 @@ class Peer {
   // max_prefixes_restart seconds, or until this is called: a reload)
   // starts again.
   void resume_after_limit();
+
+  // An operator's command from the control socket (docs/operations.md):
+  // disable and shutdown close the session with Cease / Administrative
+  // Shutdown (the message as RFC 9003 text) and keep it down until
+  // enable; reset closes it with Cease / Administrative Reset and dials
+  // again; soft-in asks the peer for a ROUTE-REFRESH of every family
+  // (when negotiated); soft-out sends our Adj-RIB-Out again. The text
+  // says what was done, for the operator.
+  AdminResult admin(control::PeerAction action, const std::string& message);
+  // Whether an operator disabled the session. Any thread.
+  [[nodiscard]] bool admin_down() const { return admin_down_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] const PeerConfig& config() const { return peer_; }
   // Whether max_prefixes holds the session down now. Any thread.
@@ -285,6 +304,7 @@ class Peer {
   std::array<std::unique_ptr<Connection>, 2> conns_;  // by fsm::Direction
   std::vector<std::unique_ptr<Connection>> dead_;
   bool shutting_down_ = false;
+  std::atomic<bool> admin_down_{false};  // an operator disabled the session (admin())
   std::string shutdown_message_;
   std::function<void()> shutdown_done_;
   int lingering_ = 0;  // sockets closed by us, waiting for the peer to read the last bytes

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 
 namespace petrel::daemon {
@@ -21,6 +22,10 @@ constexpr double kShutdownGraceSeconds = 3.0;
 // the pending connection stays in the backlog, and a level-triggered
 // watcher would otherwise spin on it.
 constexpr double kAcceptRestSeconds = 0.5;
+// Injected routes at once (a bound on what one local client can make the
+// table hold), and how long a peer command waits for its worker.
+constexpr size_t kMaxInjectedRoutes = 100'000;
+constexpr auto kPeerCommandWait = std::chrono::seconds(5);
 
 // RPKI validation in the table when caches are configured.
 table::TableOptions table_options(const Config& c, const table::Validator& v) {
@@ -79,6 +84,7 @@ Server::Server(Config config, ServerOptions options)
 }
 
 Server::~Server() {
+  control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
     ev_timer_stop(loop_, &l->rest);
@@ -164,6 +170,21 @@ bool Server::start() {
     ev_io_start(loop_, &l->io);
     log(LogLevel::kInfo, "listening", {{"address", where.to_string()}});
     listeners_.push_back(std::move(l));
+  }
+  if (!config_.control.socket.empty()) {
+    control_ = std::make_unique<ControlServer>(loop_, [this](const control::ControlRequest& r) { return control(r); });
+    std::string err;
+    if (!control_->start(config_.control, err)) {
+      control_.reset();
+      // The default path is best effort (another petrel, no /run): only a
+      // socket the configuration names must open.
+      const bool configured = config_.control.socket != kDefaultControlSocket;
+      log(configured ? LogLevel::kError : LogLevel::kWarn, "control-failed", {{"socket", config_.control.socket}},
+          err + (configured ? "" : "; petrel runs without a control socket"));
+      if (configured) return false;
+    } else {
+      log(LogLevel::kInfo, "control-listening", {{"socket", config_.control.socket}});
+    }
   }
   ::signal(SIGPIPE, SIG_IGN);
   ev_signal_init(&sigterm_, &Server::on_signal, SIGTERM);
@@ -255,6 +276,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   // sessions close, so their routes leaving the table touch nothing.
   if (kernel_ && how == Peer::Stop::kRestart) kernel_->stop(KernelSyncer::Stop::kKeep);
   if (rpki_) rpki_->stop();
+  if (control_) control_->stop();
   // Closed, not just unwatched: a peer dialling while our NOTIFICATIONs
   // linger is refused now instead of sitting in the backlog until exit
   // resets it.
@@ -286,40 +308,51 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   ev_timer_start(loop_, &watchdog_);
 }
 
-void Server::originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw) {
-  if (announce.empty() && withdraw.empty()) return;
-  if (!local_slot_) {
+bool Server::apply_local(std::optional<uint16_t>& slot, const char* name, const std::vector<OriginateConfig>& announce,
+                         const std::vector<OriginateConfig>& withdraw) {
+  if (!slot) {
     table::PeerInfo me;
-    me.name = "local";
+    me.name = name;
     me.address = config_.router.router_id;
     me.router_id = config_.router.router_id.v4_value();
     me.asn = config_.router.asn;
     me.local = true;
-    local_slot_ = table_.add_peer(me);
-    if (!local_slot_) {
-      log(LogLevel::kError, "originate-failed", {}, "the routing table has no free slot for [[originate]]");
-      return;
-    }
+    slot = table_.add_peer(me);
+    if (!slot) return false;
   }
   for (const OriginateConfig& o : withdraw) {
     codec::NlriPrefix p{o.prefix, 0};
-    table_.apply(*local_slot_, originated_route(o).first, nullptr, {}, {&p, 1});
+    table_.apply(*slot, originated_route(o).first, nullptr, {}, {&p, 1});
   }
   for (const OriginateConfig& o : announce) {
     auto [family, set] = originated_route(o);
     codec::NlriPrefix p{o.prefix, 0};
-    table_.apply(*local_slot_, family, &set, {&p, 1}, {});
+    table_.apply(*slot, family, &set, {&p, 1}, {});
+  }
+  return true;
+}
+
+void Server::originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw) {
+  if (announce.empty() && withdraw.empty()) return;
+  if (!apply_local(local_slot_, "local", announce, withdraw)) {
+    log(LogLevel::kError, "originate-failed", {}, "the routing table has no free slot for [[originate]]");
+    return;
   }
   log(LogLevel::kInfo, "originated", {{"prefixes", announce.size()}, {"withdrawn", withdraw.size()}},
       "[[originate]] routes are in the table");
 }
 
-bool Server::reload() {
-  if (options_.config_path.empty() || shutting_down_) return false;
+bool Server::reload(std::vector<std::string>* errors) {
+  if (options_.config_path.empty() || shutting_down_) {
+    if (errors) errors->push_back(shutting_down_ ? "petrel is shutting down" : "petrel runs without a configuration file");
+    return false;
+  }
   auto next = load_config(options_.config_path);
   if (!next) {
-    for (const ConfigError& e : next.error())
+    for (const ConfigError& e : next.error()) {
       log(LogLevel::kError, "reload-failed", {{"error", e.to_string()}}, "the configuration was not changed");
+      if (errors) errors->push_back(e.to_string());
+    }
     return false;
   }
   ReloadPlan plan = plan_reload(running_, *next);
@@ -357,6 +390,60 @@ bool Server::reload() {
        {"originate_announced", plan.announce.size()}, {"originate_withdrawn", plan.withdraw.size()}},
       plan.empty() ? "nothing changed" : "");
   return true;
+}
+
+std::string Server::control(const control::ControlRequest& request) {
+  if (shutting_down_) return control::answer_error("petrel is shutting down");
+  if (std::holds_alternative<control::Reload>(request)) {
+    std::vector<std::string> errors;
+    if (!reload(&errors)) return control::answer_error("the configuration was not changed", errors);
+    return control::answer_ok();
+  }
+  if (const auto* p = std::get_if<control::PeerCommand>(&request)) return control_peer(*p);
+  if (const auto* a = std::get_if<control::Announce>(&request)) return control_announce(a->route);
+  if (const auto* w = std::get_if<control::Withdraw>(&request)) return control_withdraw(w->prefix);
+  std::vector<OriginateConfig> routes;
+  for (const auto& [prefix, route] : injected_) routes.push_back(route);
+  return control::answer_routes(routes);
+}
+
+std::string Server::control_peer(const control::PeerCommand& c) {
+  Peer* peer = nullptr;
+  for (auto& p : peers_)
+    if (p->config().name == c.peer) peer = p.get();
+  if (!peer) return control::answer_error("no peer is named \"" + c.peer.substr(0, 64) + "\"");
+  if (!peer->config().enabled) return control::answer_error("the peer is disabled in the configuration (enabled = false)");
+  // The worker does it; the answer says what it did. A worker busy for
+  // longer than kPeerCommandWait still does it, later.
+  auto done = std::make_shared<std::promise<AdminResult>>();
+  std::future<AdminResult> result = done->get_future();
+  peer->worker().post([peer, c, done] { done->set_value(peer->admin(c.action, c.message)); });
+  if (result.wait_for(kPeerCommandWait) != std::future_status::ready)
+    return control::answer_error("the peer's worker is busy: the command is queued and runs when it is free");
+  AdminResult r = result.get();
+  if (!r.ok) return control::answer_error(r.text);
+  return control::answer_ok(r.text);
+}
+
+std::string Server::control_announce(const OriginateConfig& route) {
+  auto it = injected_.find(route.prefix);
+  if (it == injected_.end() && injected_.size() >= kMaxInjectedRoutes)
+    return control::answer_error("at most " + std::to_string(kMaxInjectedRoutes) + " routes can be injected");
+  if (it != injected_.end() && it->second == route) return control::answer_ok("unchanged");
+  if (!apply_local(injected_slot_, "injected", {route}, {}))
+    return control::answer_error("the routing table has no free slot for injected routes");
+  injected_[route.prefix] = route;
+  log(LogLevel::kInfo, "route-injected", {{"prefix", route.prefix.to_string()}});
+  return control::answer_ok();
+}
+
+std::string Server::control_withdraw(const net::Prefix& prefix) {
+  auto it = injected_.find(prefix);
+  if (it == injected_.end()) return control::answer_error("no injected route for " + prefix.to_string());
+  (void)apply_local(injected_slot_, "injected", {}, {it->second});
+  injected_.erase(it);
+  log(LogLevel::kInfo, "route-uninjected", {{"prefix", prefix.to_string()}});
+  return control::answer_ok();
 }
 
 Peer* Server::find_peer(const SocketAddress& remote) {

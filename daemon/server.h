@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/control.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/peer.h"
@@ -54,7 +55,11 @@ class Server {
   // router.rfc8212) and [[originate]] change live, and every other change
   // is logged by key as taking effect at the next restart
   // (docs/export.md, "Reload"). False when the file was not valid.
-  bool reload();
+  // errors: the file's errors when it was not valid (the control socket
+  // answers with them).
+  bool reload(std::vector<std::string>* errors = nullptr);
+  // One request from the control socket (main loop); its answer line.
+  std::string control(const control::ControlRequest& request);
 
   [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
@@ -95,6 +100,14 @@ class Server {
   // [[originate]] routes into the table (a slot of their own, "local",
   // taken at the first), and those of `withdraw` out of it.
   void originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw);
+  // Routes into and out of the table from a local slot of their own
+  // (named `name`, taken at the first use). False when the table has no
+  // free slot.
+  bool apply_local(std::optional<uint16_t>& slot, const char* name, const std::vector<OriginateConfig>& announce,
+                   const std::vector<OriginateConfig>& withdraw);
+  std::string control_peer(const control::PeerCommand& c);
+  std::string control_announce(const OriginateConfig& route);
+  std::string control_withdraw(const net::Prefix& prefix);
 
   Config config_;
   ServerOptions options_;
@@ -113,6 +126,11 @@ class Server {
   // keep reading config_, whose router and peer list do not change).
   Config running_;
   std::optional<uint16_t> local_slot_;  // [[originate]]'s table slot
+  // Routes injected through the control socket: their own slot
+  // ("injected"), kept across reloads, gone with a restart.
+  std::optional<uint16_t> injected_slot_;
+  std::map<net::Prefix, OriginateConfig> injected_;
+  std::unique_ptr<ControlServer> control_;
   ev_signal sigterm_{}, sigint_{}, sighup_{};
   ev_timer watchdog_{};
   ev_async shutdown_done_{};

@@ -1020,6 +1020,10 @@ class Petrel(Peer):
             "[http]",
             f"listen = {q(f'127.0.0.1:{self.http_port}')}",
         ]
+        if "[control]" not in self.extra_toml:
+            # Each test's daemon its own control socket, not the shared
+            # default /run/petrel/petrel.sock (test_control.py sets its own).
+            lines += ["[control]", f"socket = {q(self.node.path('petrel.sock'))}"]
         for p in self.peers:
             lines += [
                 "",

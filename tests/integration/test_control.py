@@ -1,0 +1,242 @@
+"""The control socket (docs/operations.md, "The control channel") with a
+real BIRD peer.
+
+- Every `petrel` subcommand: reload (and a bad file: its errors, exit 1),
+  peer disable/enable/reset/reset --soft-in/--soft-out/shutdown --message,
+  route announce/withdraw/list; and the errors: unknown peer, daemon not
+  running (no socket, a socket nobody answers on), permission denied (a
+  user outside the socket's group).
+- The socket is a Unix socket with mode 0660, and Petrel's TCP listeners
+  are only BGP and HTTP: the control channel added none.
+- Bounds: a line longer than 16 KiB ends its connection with an error;
+  max_connections + 1 connections: the last is told and closed.
+- A health-checker-like script holds one connection and announces and
+  withdraws one prefix 1,000 times through the JSON interface; BIRD sees
+  a sample of the intermediate states and the final one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import time
+
+import lab as L
+
+PETREL_ASN = 65001
+BIRD_ASN = 65002
+HOLD = 9
+V4 = ("ipv4-unicast",)
+PREFIX = "192.0.2.0/24"
+FLIPS = 1000
+
+
+def ctl(petrel: L.Petrel, sock: str, *args: str, user: int | None = None) -> subprocess.CompletedProcess:
+    cmd = [petrel.binary, "-s", sock, *args]
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+
+
+def bird_routes(bird: L.Bird) -> str:
+    return bird.birdc("show", "route", "all", "protocol", bird.proto)
+
+
+def bird_has(bird: L.Bird, prefix: str) -> bool:
+    return prefix in bird.received_prefixes("ipv4-unicast")
+
+
+class Channel:
+    """One held connection, one request line out and one answer line back."""
+
+    def __init__(self, path: str):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(10)
+        self.s.connect(path)
+        self.buf = b""
+
+    def ask(self, req: dict) -> dict:
+        self.s.sendall(json.dumps(req).encode() + b"\n")
+        return self.answer()
+
+    def answer(self) -> dict:
+        deadline = time.monotonic() + 10
+        while b"\n" not in self.buf:
+            assert time.monotonic() < deadline, "no answer"
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.s.close()
+
+
+def tcp_listeners(node: L.Node) -> set[str]:
+    out = node.run(["ss", "-Hltn"]).stdout
+    return {line.split()[3] for line in out.splitlines() if line.strip()}
+
+
+def test_control_channel(lab):
+    me, bn = lab.node("petrel"), lab.node("bird")
+    sock = me.path("ctl.sock")
+    bird = L.Bird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, families=V4)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, families=V4,
+                                     export_policy="all")],
+                      PETREL_ASN, extra_toml=f'[control]\nsocket = "{sock}"\nmax_connections = 4\n').start()
+    bird.wait_established(30)
+
+    # A Unix socket, 0660; TCP: BGP and HTTP only.
+    st = os.stat(sock)
+    assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o660, oct(st.st_mode)
+    assert {a.rsplit(":", 1)[1] for a in tcp_listeners(me)} == {"179", str(petrel.http_port)}, tcp_listeners(me)
+
+    # reload: a good file, then a bad one (its errors, exit 1, nothing changed).
+    r = ctl(petrel, sock, "reload")
+    assert r.returncode == 0, r
+    r = subprocess.run([petrel.binary, "reload", "-c", petrel.conf], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r   # the socket's path from the file
+    good = open(petrel.conf).read()
+    with open(petrel.conf, "w") as f:
+        f.write(good.replace(f"hold_time = {HOLD}", "hold_time = 2", 1))
+    r = ctl(petrel, sock, "reload")
+    assert r.returncode == 1, r
+    assert "the configuration was not changed" in r.stderr and f"{petrel.conf}:" in r.stderr \
+        and "peer[0].hold_time" in r.stderr, r.stderr
+    with open(petrel.conf, "w") as f:
+        f.write(good)
+
+    # Errors: unknown peer, no daemon, nobody answering, permission denied, usage.
+    r = ctl(petrel, sock, "peer", "nosuch", "reset")
+    assert r.returncode == 1 and 'no peer is named "nosuch"' in r.stderr, r
+    r = ctl(petrel, me.path("missing.sock"), "reload")
+    assert r.returncode == 1 and "no control socket" in r.stderr, r
+    dead = me.path("dead.sock")
+    d = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    d.bind(dead)   # bound, never listening: connect is refused
+    r = ctl(petrel, dead, "reload")
+    d.close()
+    assert r.returncode == 1 and "petrel is not running" in r.stderr, r
+    os.chmod(me.path(""), 0o755)
+    r = ctl(petrel, sock, "reload", user=65534)
+    assert r.returncode == 1 and "permission denied" in r.stderr, r
+    r = ctl(petrel, sock, "peer", "bird", "explode")
+    assert r.returncode == 2, r
+
+    # peer: disable keeps the session down, enable brings it back.
+    r = ctl(petrel, sock, "peer", "bird", "disable")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: bird.state().state != "Established", 10, "BIRD's session down")
+    time.sleep(3)   # BIRD retries (error wait 1..2 s): Petrel refuses
+    assert bird.state().state != "Established"
+    assert petrel.events("connection-refused", peer="bird"), "BIRD's connections refused while disabled"
+    r = ctl(petrel, sock, "peer", "bird", "enable")
+    assert r.returncode == 0, r
+    bird.wait_established(30)
+
+    # shutdown with RFC 9003 text: BIRD reports it.
+    r = ctl(petrel, sock, "peer", "bird", "shutdown", "--message", "maintenance window 42")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: "maintenance window 42" in bird.birdc("show", "protocols", "all", bird.proto), 10,
+                 "BIRD shows the shutdown communication")
+    assert ctl(petrel, sock, "peer", "bird", "enable").returncode == 0
+    bird.wait_established(30)
+
+    # reset: down and up again; soft-in: a ROUTE-REFRESH; soft-out: ok.
+    up_before = petrel.api_peer("bird")
+    r = ctl(petrel, sock, "peer", "bird", "reset")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: petrel.events("session-down", peer="bird"), 10, "the reset seen")
+    bird.wait_established(30)
+    L.wait_until(lambda: petrel.api_peer("bird")["state"].lower() == "established", 20, "Petrel established")
+    rr0 = int(petrel.api_peer("bird")["messages"]["out"].get("route-refresh", 0))
+    # (After a reset both sides dial: a collision may close the first
+    # session that comes up, so these wait for one that stays.)
+    r = L.wait_until(lambda: (x := ctl(petrel, sock, "peer", "bird", "reset", "--soft-in")).returncode == 0 and x,
+                     20, "soft-in on an established session")
+    assert "ROUTE-REFRESH sent" in r.stdout, r
+    L.wait_until(lambda: int(petrel.api_peer("bird")["messages"]["out"].get("route-refresh", 0)) > rr0, 10,
+                 "a ROUTE-REFRESH counted")
+    r = L.wait_until(lambda: (x := ctl(petrel, sock, "peer", "bird", "reset", "--soft-out")).returncode == 0 and x,
+                     20, "soft-out on an established session")
+    assert "sent again" in r.stdout, r
+    assert up_before is not None
+
+    # route: announced with attributes, listed as injected, withdrawn.
+    r = ctl(petrel, sock, "route", "announce", "198.51.100.0/24", "communities", "65000:7", "large-communities",
+            "65000:1:2", "med", "30")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: bird_has(bird, "198.51.100.0/24"), 10, "BIRD has the injected route")
+    out = bird_routes(bird)
+    assert "(65000,7)" in out and "(65000, 1, 2)" in out and "BGP.med: 30" in out, out
+    r = ctl(petrel, sock, "route", "list")
+    assert r.returncode == 0 and json.loads(r.stdout)[0]["origin"] == "injected", r
+    api = petrel.api("/api/routes")
+    assert any(rt["peer"] == "injected" for p in api["prefixes"] for rt in p["routes"]), api
+    # A reload keeps injected routes.
+    assert ctl(petrel, sock, "reload").returncode == 0
+    time.sleep(1)
+    assert bird_has(bird, "198.51.100.0/24")
+    r = ctl(petrel, sock, "route", "withdraw", "198.51.100.0/24")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: not bird_has(bird, "198.51.100.0/24"), 10, "BIRD lost the route")
+    r = ctl(petrel, sock, "route", "withdraw", "198.51.100.0/24")
+    assert r.returncode == 1 and "no injected route" in r.stderr, r
+
+    # Bounds: an overlong line; one connection over max_connections.
+    c = Channel(sock)
+    c.s.sendall(b"x" * (20 * 1024))
+    a = c.answer()
+    assert a["ok"] is False and "longer than" in a["error"], a
+    try:   # closed; with our bytes unread, a Unix socket reports a reset
+        assert c.s.recv(10) == b""
+    except ConnectionResetError:
+        pass
+    c.close()
+    held = [Channel(sock) for _ in range(4)]
+    extra = Channel(sock)
+    a = extra.answer()
+    assert a["ok"] is False and "too many" in a["error"], a
+    extra.close()
+    assert held[0].ask({"command": "routes"})["ok"] is True
+    for h in held:
+        h.close()
+
+    # 1,000 flips through one held connection; a sample checked in BIRD.
+    # (The daemon sees the closed connections go on its next loop turn.)
+    def fresh():
+        c = Channel(sock)
+        try:
+            if c.ask({"command": "routes"})["ok"]:
+                return c
+        except ConnectionError:
+            pass
+        c.close()
+        return None
+    ch = L.wait_until(fresh, 5, "a connection is taken again")
+    t0 = time.monotonic()
+    for i in range(FLIPS):
+        assert time.monotonic() - t0 < 300, f"{i} flips took too long"
+        a = ch.ask({"command": "announce", "prefix": PREFIX, "communities": [f"65000:{i % 1000}"]})
+        assert a["ok"], a
+        if i % 100 == 0:
+            L.wait_until(lambda: bird_has(bird, PREFIX) and f"(65000,{i % 1000})" in bird_routes(bird), 10,
+                         f"flip {i}: BIRD has the route")
+        a = ch.ask({"command": "withdraw", "prefix": PREFIX})
+        assert a["ok"], a
+        if i % 100 == 50:
+            L.wait_until(lambda: not bird_has(bird, PREFIX), 10, f"flip {i}: BIRD lost the route")
+    elapsed = time.monotonic() - t0
+    L.wait_until(lambda: not bird_has(bird, PREFIX), 10, "BIRD's final state: withdrawn")
+    a = ch.ask({"command": "announce", "prefix": PREFIX})
+    assert a["ok"], a
+    L.wait_until(lambda: bird_has(bird, PREFIX), 10, "BIRD's final state: announced")
+    ch.close()
+    assert bird.state().state == "Established"
+    print(f"{FLIPS} announce/withdraw pairs in {elapsed:.2f} s")

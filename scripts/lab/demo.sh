@@ -160,8 +160,10 @@ PY
   birdc -s "$tmp/bird.ctl" show route all 192.0.2.0/24 | grep -E "BGP.as_path|BGP.next_hop" | sed 's/^/  /'
   echo "demo: keeping it up for $duration s (Ctrl-C ends it)"
   sleep "$duration"
-  echo "demo: stopping Petrel (SIGTERM): it sends BIRD a Cease with its shutdown message"
-  pkill -TERM -f -- "run -c $tmp/petrel.toml" 2>/dev/null || true
+  # SIGINT is the plain stop (SIGTERM would be a graceful restart: no
+  # NOTIFICATION, BIRD keeping Petrel's routes; docs/graceful-restart.md)
+  echo "demo: stopping Petrel (SIGINT, a plain stop): it sends BIRD a Cease with its shutdown message"
+  pkill -INT -f -- "run -c $tmp/petrel.toml" 2>/dev/null || true
   for _ in $(seq 50); do pgrep -f -- "run -c $tmp/petrel.toml" >/dev/null || break; sleep 0.1; done
   sleep 1
   grep -h "Received:" "$tmp/bird.log" | tail -n 1 | sed "s/^/  BIRD logged: /" || true

@@ -95,6 +95,8 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("description", p.description);
   w.key_raw("passive").boolean(p.passive);
   w.key_raw("enabled").boolean(p.enabled);
+  w.key_raw("admin_disabled").boolean(p.admin_down);
+  w.member("hold_time", p.hold_time);
   w.key_raw("state").string_raw(state_json_name(p.state));
   w.key_raw("uptime_seconds");
   if (p.uptime_seconds) {

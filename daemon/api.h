@@ -39,6 +39,8 @@ struct PeerSnapshot {
   uint32_t remote_asn = 0;
   bool passive = false;
   bool enabled = true;
+  bool admin_down = false;  // an operator disabled the session (petrel peer NAME disable)
+  uint16_t hold_time = 0;   // configured
   std::string description;
   codec::FamilySet families;  // configured
   fsm::State state = fsm::State::kIdle;

@@ -491,7 +491,7 @@ void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
 void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
   const toml::table* t = ck.table(root, "", "control");
   if (!t) return;
-  ck.only_keys(*t, "control", {"socket", "group", "max_connections"});
+  ck.only_keys(*t, "control", {"socket", "group", "max_connections", "max_injected_routes"});
   if (auto s = ck.string(*t, "control", "socket", "an absolute path or \"\"")) {
     // sun_path holds 108 bytes with the terminating zero.
     if (!s->empty() && (s->front() != '/' || s->size() > 107 || s->back() == '/' ||
@@ -516,6 +516,8 @@ void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
   }
   if (auto v = ck.integer(*t, "control", "max_connections", 1, 256, "a connection count 1..256"))
     out.max_connections = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "control", "max_injected_routes", 0, 10'000'000, "a route count 0..10000000"))
+    out.max_injected_routes = static_cast<uint32_t>(*v);
 }
 
 void parse_log(Checker& ck, const toml::table& root, LogConfig& out) {

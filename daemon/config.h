@@ -101,6 +101,7 @@ struct ControlConfig {
   std::string socket{kDefaultControlSocket};  // empty: no control socket
   std::string group;                          // empty: the daemon's own group
   uint32_t max_connections = 16;              // at once
+  uint32_t max_injected_routes = 100'000;     // petrel route announce: routes held at once
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };
@@ -317,28 +318,42 @@ struct Policy {
 Policy import_policy(const Config& config, const PeerConfig& peer);
 Policy export_policy(const Config& config, const PeerConfig& peer);
 
-// What a configuration reload changes (docs/export.md, "Reload"). Peers
-// are matched by address and interface. What applies live: [[filter]]
-// definitions through the policies that name them, each peer's import,
-// export and allow_own_as, router.rfc8212, [[originate]]. Everything else
-// is listed by key: it takes effect at the next restart.
+// What a configuration reload changes (docs/operations.md, "Reload").
+// Peers are matched by address and interface. Everything about peers
+// applies live: a peer added starts, a peer removed is closed (Cease /
+// Peer De-configured), a peer whose session keys changed gets a new
+// session with them (Cease / Other Configuration Change), and policies
+// (import, export, allow_own_as, the [[filter]]s they name,
+// router.rfc8212), description, shutdown_message and max_prefixes apply
+// to the running session. [[originate]] applies live too. Other sections'
+// keys that cannot change live are listed: they take effect at the next
+// restart.
 struct PeerReload {
   size_t running = 0;  // index in the running configuration's peers
   size_t next = 0;     // index in the new one
   bool import_changed = false;  // import policy or allow_own_as
   bool export_changed = false;
-  std::vector<std::string> restart_keys;  // "peer[1].hold_time", ...
+  bool updated = false;         // description, shutdown_message, max_prefixes...: no new session
+  std::vector<std::string> reset_keys;  // "peer[1].hold_time", ...: a new session
 };
 struct ReloadPlan {
   std::vector<PeerReload> peers;  // matched peers with something changed
-  std::vector<std::string> restart_keys;  // [router] and other sections, peers added or removed
+  std::vector<size_t> added;      // indexes in the new configuration's peers
+  std::vector<size_t> removed;    // indexes in the running one
+  std::vector<std::string> restart_keys;  // [router] and other sections' keys that wait for a restart
   std::vector<OriginateConfig> withdraw;  // [[originate]] entries gone or changed (old form)
   std::vector<OriginateConfig> announce;  // new or changed (new form)
   [[nodiscard]] bool empty() const {
-    return peers.empty() && restart_keys.empty() && withdraw.empty() && announce.empty();
+    return peers.empty() && added.empty() && removed.empty() && restart_keys.empty() && withdraw.empty() &&
+           announce.empty();
   }
 };
 ReloadPlan plan_reload(const Config& running, const Config& next);
+// The keys of b a running peer a takes without a new session, assigned
+// one by one (the others, its identity among them, are not written):
+// description, shutdown_message, max_prefixes and its companions, the
+// policies' names, allow_own_as.
+void take_live_keys(PeerConfig& a, const PeerConfig& b);
 // `running` with what plan_reload applies live taken from `next`: the
 // configuration in effect after the reload.
 Config applied_config(const Config& running, const Config& next);

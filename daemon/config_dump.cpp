@@ -185,6 +185,7 @@ std::string dump(const Config& c) {
     line("socket", toml_string(c.control.socket));
     if (!c.control.group.empty()) line("group", toml_string(c.control.group));
     line("max_connections", std::to_string(c.control.max_connections));
+    line("max_injected_routes", std::to_string(c.control.max_injected_routes));
   }
 
   o += "\n[log]\n";
@@ -319,9 +320,25 @@ std::optional<size_t> same_peer(const Config& in, const PeerConfig& p) {
   return std::nullopt;
 }
 
-// The keys of a peer that a reload does not apply, by their names in
+}  // namespace
+
+void take_live_keys(PeerConfig& a, const PeerConfig& b) {
+  a.description = b.description;
+  a.shutdown_message = b.shutdown_message;
+  a.max_prefixes = b.max_prefixes;
+  a.max_prefixes_warn_only = b.max_prefixes_warn_only;
+  a.max_prefixes_restart = b.max_prefixes_restart;
+  a.max_prefixes_warn = b.max_prefixes_warn;
+  a.import_filter = b.import_filter;
+  a.export_filter = b.export_filter;
+  a.allow_own_as = b.allow_own_as;
+}
+
+namespace {
+
+// The keys of a peer whose change needs a new session, by their names in
 // docs/configuration.md, where a and b differ.
-std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, size_t index) {
+std::vector<std::string> reset_keys(const PeerConfig& a, const PeerConfig& b, size_t index) {
   std::vector<std::string> keys;
   auto diff = [&](const char* key, bool same) {
     if (!same) keys.push_back(fmt::format("peer[{}].{}", index, key));
@@ -339,18 +356,12 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("max_paths_per_prefix", a.max_paths_per_prefix == b.max_paths_per_prefix);
   diff("extended_next_hop", a.extended_next_hop == b.extended_next_hop);
   diff("local_address", a.local_address == b.local_address);
-  diff("description", a.description == b.description);
   diff("delay_open", a.delay_open == b.delay_open);
   diff("send_hold_time", a.send_hold_time == b.send_hold_time);
-  diff("shutdown_message", a.shutdown_message == b.shutdown_message);
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
   diff("route_server_client", a.route_server_client == b.route_server_client);
   diff("enforce_first_as", a.enforce_first_as == b.enforce_first_as);
-  diff("max_prefixes", a.max_prefixes == b.max_prefixes);
-  diff("max_prefixes_action", a.max_prefixes_warn_only == b.max_prefixes_warn_only);
-  diff("max_prefixes_restart", a.max_prefixes_restart == b.max_prefixes_restart);
-  diff("max_prefixes_warn", a.max_prefixes_warn == b.max_prefixes_warn);
   diff("password", a.password == b.password && a.password_file == b.password_file);
   diff("tcp_ao", a.tcp_ao == b.tcp_ao);
   diff("ttl_security", a.ttl_security == b.ttl_security);
@@ -359,6 +370,8 @@ std::vector<std::string> restart_keys(const PeerConfig& a, const PeerConfig& b, 
   diff("graceful_restart_time", a.graceful.restart_time == b.graceful.restart_time);
   diff("stale_routes_time", a.graceful.stale_routes_time == b.graceful.stale_routes_time);
   diff("long_lived_stale_time", a.graceful.long_lived_stale_time == b.graceful.long_lived_stale_time);
+  // A key added to PeerConfig and not named above still resets.
+  if (keys.empty() && [&] { PeerConfig x = a; take_live_keys(x, b); return x; }() != b) keys.push_back(fmt::format("peer[{}] (other keys)", index));
   return keys;
 }
 
@@ -391,7 +404,9 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.selection_deferral_time",
           running.router.selection_deferral_time == next.router.selection_deferral_time);
   section("http", running.http == next.http);
-  section("control", running.control == next.control);
+  ControlConfig control = running.control;  // max_injected_routes applies live
+  control.max_injected_routes = next.control.max_injected_routes;
+  section("control", control == next.control);
   section("log", running.log == next.log);
   section("kernel", running.kernel == next.kernel);
   section("rpki", running.rpki == next.rpki);
@@ -399,7 +414,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
     const PeerConfig& b = next.peers[i];
     auto at = same_peer(running, b);
     if (!at) {
-      plan.restart_keys.push_back(fmt::format("peer[{}] (\"{}\", {}): added", i, b.name, b.address_text()));
+      plan.added.push_back(i);
       continue;
     }
     const PeerConfig& a = running.peers[*at];
@@ -408,12 +423,14 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
     r.next = i;
     r.import_changed = import_policy(running, a) != import_policy(next, b) || a.allow_own_as != b.allow_own_as;
     r.export_changed = export_policy(running, a) != export_policy(next, b);
-    r.restart_keys = restart_keys(a, b, i);
-    if (r.import_changed || r.export_changed || !r.restart_keys.empty()) plan.peers.push_back(std::move(r));
+    r.reset_keys = reset_keys(a, b, i);
+    r.updated = a.description != b.description || a.shutdown_message != b.shutdown_message ||
+                a.max_prefixes != b.max_prefixes || a.max_prefixes_warn_only != b.max_prefixes_warn_only ||
+                a.max_prefixes_restart != b.max_prefixes_restart || a.max_prefixes_warn != b.max_prefixes_warn;
+    if (r.import_changed || r.export_changed || r.updated || !r.reset_keys.empty()) plan.peers.push_back(std::move(r));
   }
-  for (const PeerConfig& a : running.peers)
-    if (!same_peer(next, a))
-      plan.restart_keys.push_back(fmt::format("peer \"{}\" ({}): removed", a.name, a.address_text()));
+  for (size_t i = 0; i < running.peers.size(); ++i)
+    if (!same_peer(next, running.peers[i])) plan.removed.push_back(i);
   // [[originate]]: a prefix no longer listed is withdrawn; a new or changed
   // entry is announced (replacing the old route in one step).
   for (const OriginateConfig& o : running.originate)
@@ -431,15 +448,8 @@ Config applied_config(const Config& running, const Config& next) {
   c.filters = next.filters;
   c.router.rfc8212 = next.router.rfc8212;
   c.originate = next.originate;
-  // Every matched peer takes the new names (a renamed filter resolves to
-  // the same policy but must be found under its new name).
-  for (PeerConfig& p : c.peers) {
-    auto at = same_peer(next, p);
-    if (!at) continue;
-    p.import_filter = next.peers[*at].import_filter;
-    p.export_filter = next.peers[*at].export_filter;
-    p.allow_own_as = next.peers[*at].allow_own_as;
-  }
+  c.peers = next.peers;  // every peer key applies live (plan_reload)
+  c.control.max_injected_routes = next.control.max_injected_routes;
   return c;
 }
 

@@ -42,7 +42,8 @@ int64_t steady_ms() {
 
 api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   constexpr auto kRelaxed = std::memory_order_relaxed;
-  const PeerConfig& pc = peer.config();
+  const std::shared_ptr<const PeerConfig> shown = peer.shown();  // a reload may change it meanwhile
+  const PeerConfig& pc = *shown;
   const PeerCounters& c = peer.counters();
   PeerStatus st = peer.status();
   api::PeerSnapshot p;
@@ -51,6 +52,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.remote_asn = pc.asn;
   p.passive = pc.passive;
   p.enabled = pc.enabled;
+  p.admin_down = peer.admin_down();
+  p.hold_time = pc.hold_time;
   p.description = pc.description;
   p.families = pc.families;
   p.state = st.state;

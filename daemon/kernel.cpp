@@ -121,7 +121,28 @@ fib::Want KernelSyncer::multipath_want(table::FamilyIndex f, const net::Prefix& 
   return w;
 }
 
+void KernelSyncer::set_peers(const std::vector<PeerConfig>& peers) {
+  std::unordered_map<std::string, SessionLink> links;
+  for (const PeerConfig& p : peers) links[p.name] = SessionLink{p.interface, p.local_address, p.address};
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    next_links_ = std::move(links);
+  }
+  links_changed_.store(true, std::memory_order_release);
+  wake();
+}
+
+void KernelSyncer::adopt_peers() {
+  std::lock_guard<std::mutex> lock(links_mu_);
+  links_changed_.store(false, std::memory_order_relaxed);
+  if (!next_links_) return;
+  links_ = std::move(*next_links_);
+  next_links_.reset();
+  ++interfaces_generation_;  // every slot's interface is worked out again
+}
+
 uint32_t KernelSyncer::session_ifindex(const table::RouteView& v, const fib::Interfaces& ifs) {
+  if (links_changed_.load(std::memory_order_acquire)) adopt_peers();
   if (v.slot >= slot_links_.size()) slot_links_.resize(v.slot + 1);
   SlotLink& l = slot_links_[v.slot];
   if (l.generation == interfaces_generation_ && l.peer == v.peer->name) return l.ifindex;

@@ -95,8 +95,13 @@ class KernelSyncer {
   enum class Stop : uint8_t { kRemove, kKeep };
   void stop(Stop how = Stop::kRemove);
   [[nodiscard]] KernelStatus status() const;
+  // The configured peers changed (a reload): link-local next hops are
+  // worked out again from these. Any thread.
+  void set_peers(const std::vector<PeerConfig>& peers);
 
  private:
+  // set_peers()'s list taken in (the syncer's thread).
+  void adopt_peers();
   void open_driver(KernelRestart restart);
   void run();
   // Ends the restart deferral of the families settled (daemon/restart.h)
@@ -144,6 +149,9 @@ class KernelSyncer {
   bool removals_ = false;
   std::unordered_map<std::string, SessionLink> links_;  // by peer name
   std::vector<SlotLink> slot_links_;                     // by table slot (the syncer's thread)
+  std::mutex links_mu_;
+  std::optional<std::unordered_map<std::string, SessionLink>> next_links_;  // set_peers()'s, under links_mu_
+  std::atomic<bool> links_changed_{false};
   uint64_t interfaces_generation_ = 1;                   // + 1 at each change of the interfaces
 };
 

@@ -195,7 +195,7 @@ TransportOptions transport_options(const PeerConfig& peer) {
 }
 
 Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
-           table::ExportGroups& groups, uint64_t seed)
+           table::ExportGroups& groups, uint64_t seed, const Config* policies)
     : config_(config),
       peer_(peer),
       fsm_config_(make_fsm_config(config, peer)),
@@ -218,9 +218,10 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   graceful_timer_.data = this;
   ev_timer_init(&selection_timer_, &Peer::on_selection_timer, 0, 0);
   selection_timer_.data = this;
-  import_ = import_policy(config, peer);
-  export_ = export_policy(config, peer);
+  import_ = import_policy(policies ? *policies : config, peer);
+  export_ = export_policy(policies ? *policies : config, peer);
   allow_own_as_ = peer.allow_own_as;
+  shown_ = std::make_shared<const PeerConfig>(peer);
   cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
   table::PrefixLimits limits;
   limits.max = peer.max_prefixes;
@@ -229,7 +230,11 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   limits_ = table::PrefixLimitWatch(limits);
 }
 
-Peer::~Peer() {
+Peer::~Peer() { retire(); }
+
+void Peer::retire() {
+  if (retired()) return;
+  shutting_down_ = true;
   ev_timer_stop(worker_.loop(), &dial_timer_);
   ev_timer_stop(worker_.loop(), &export_timer_);
   export_woken_.reset();  // before the watcher it sends to stops
@@ -240,6 +245,7 @@ Peer::~Peer() {
   leave_table();
   ev_timer_stop(worker_.loop(), &graceful_timer_);
   ev_timer_stop(worker_.loop(), &selection_timer_);
+  retired_.store(true, std::memory_order_release);
 }
 
 uint64_t Peer::table_routes(size_t family_index) const {
@@ -403,6 +409,32 @@ PeerStatus Peer::status() const {
   return status_;
 }
 
+std::shared_ptr<const PeerConfig> Peer::shown() const {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  return shown_;
+}
+
+void Peer::update(const PeerConfig& next) {
+  // Field by field: other threads read the identity keys meanwhile.
+  take_live_keys(peer_, next);
+  table::PrefixLimits limits;
+  limits.max = peer_.max_prefixes;
+  limits.warn_only = peer_.max_prefixes_warn_only;
+  limits.warn_percent = peer_.max_prefixes_warn;
+  if (limits_.limits() != limits) {
+    // A lower limit is checked at once (its Cease goes from the loop).
+    limits_ = table::PrefixLimitWatch(limits);
+    const int32_t slot = table_slot_.load(std::memory_order_relaxed);
+    if (slot >= 0) check_limits(static_cast<uint16_t>(slot));
+  }
+  {
+    std::lock_guard<std::mutex> lock(status_mu_);
+    shown_ = std::make_shared<const PeerConfig>(peer_);
+  }
+  log(LogLevel::kInfo, "peer-updated", {{"peer", peer_.name}},
+      "the reload's changes to this peer apply without a new session");
+}
+
 void Peer::set_status(fsm::State s, std::string_view error) {
   std::lock_guard<std::mutex> lock(status_mu_);
   status_.state = s;
@@ -518,7 +550,7 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   reap();
 }
 
-void Peer::shutdown(std::string message, std::function<void()> done, Stop how) {
+void Peer::shutdown(std::string message, std::function<void()> done, Stop how, uint8_t cease_subcode) {
   shutting_down_ = true;
   shutdown_message_ = std::move(message);
   ev_timer_stop(worker_.loop(), &dial_timer_);
@@ -537,7 +569,9 @@ void Peer::shutdown(std::string message, std::function<void()> done, Stop how) {
       continue;
     }
     try {
-      step(*c, fsm::ManualStop{codec::cease::kAdministrativeShutdown, shutdown_message_});
+      const bool with_text = cease_subcode == codec::cease::kAdministrativeShutdown ||
+                             cease_subcode == codec::cease::kAdministrativeReset;
+      step(*c, fsm::ManualStop{cease_subcode, with_text ? shutdown_message_ : std::string()});
     } catch (const std::exception& e) {
       close_socket(*c);
     }

@@ -112,8 +112,10 @@ struct AdminResult {
 class Peer {
  public:
   // groups: the update groups every peer's export joins (export_group.h).
+  // policies: the configuration whose filters the peer's import and
+  // export name (a reload's; null: config).
   Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::Table& table,
-       table::ExportGroups& groups, uint64_t seed);
+       table::ExportGroups& groups, uint64_t seed, const Config* policies = nullptr);
   ~Peer();
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
@@ -128,8 +130,24 @@ class Peer {
   // session that negotiated graceful restart is closed without a
   // NOTIFICATION, so that the peer keeps Petrel's routes as its helper
   // (RFC 4724 section 4.2: the TCP session was reset); others as kWithdraw.
+  // cease_subcode: what the Cease says (a peer removed by a reload:
+  // Peer De-configured; one whose configuration changed: Other
+  // Configuration Change); the message goes only with Administrative
+  // Shutdown and Reset (RFC 9003).
   enum class Stop : uint8_t { kWithdraw, kRestart };
-  void shutdown(std::string message, std::function<void()> done, Stop how = Stop::kWithdraw);
+  void shutdown(std::string message, std::function<void()> done, Stop how = Stop::kWithdraw,
+                uint8_t cease_subcode = codec::cease::kAdministrativeShutdown);
+  // Stops every watcher, closes the sockets and takes the peer's routes
+  // out of the table: after it the object does nothing more and may be
+  // destroyed on any thread (a reload removed the peer; HTTP requests may
+  // still hold it). On the worker's thread; the destructor calls it too.
+  void retire();
+  // Whether retire() ran. Any thread.
+  [[nodiscard]] bool retired() const { return retired_.load(std::memory_order_acquire); }
+  // A reload changed keys of this peer that need no new session
+  // (description, shutdown_message, max_prefixes and its companions):
+  // they apply now; a lowered max_prefixes is checked at once.
+  void update(const PeerConfig& next);
   // A configuration reload changed this peer's policies (docs/export.md,
   // "Reload"). Export: the exporter sends only the difference. Import:
   // the peer is asked for a ROUTE-REFRESH of every family, so its routes
@@ -155,7 +173,14 @@ class Peer {
   // Whether an operator disabled the session. Any thread.
   [[nodiscard]] bool admin_down() const { return admin_down_.load(std::memory_order_relaxed); }
 
+  // The peer's configuration. Its identity (name, address, interface,
+  // AS), transport and session keys never change while the object lives
+  // (a reload that changes them replaces the Peer); update() changes the
+  // others on the worker's thread, so other threads read those from
+  // shown().
   [[nodiscard]] const PeerConfig& config() const { return peer_; }
+  // The configuration as update() last left it. Any thread.
+  [[nodiscard]] std::shared_ptr<const PeerConfig> shown() const;
   // Whether max_prefixes holds the session down now. Any thread.
   [[nodiscard]] bool held_down() const { return held_down_.load(std::memory_order_relaxed); }
   // The socket options of the peer's connections (any thread: constant).
@@ -304,6 +329,7 @@ class Peer {
   std::array<std::unique_ptr<Connection>, 2> conns_;  // by fsm::Direction
   std::vector<std::unique_ptr<Connection>> dead_;
   bool shutting_down_ = false;
+  std::atomic<bool> retired_{false};
   std::atomic<bool> admin_down_{false};  // an operator disabled the session (admin())
   std::string shutdown_message_;
   std::function<void()> shutdown_done_;
@@ -330,6 +356,7 @@ class Peer {
   ev_timer graceful_timer_;
   mutable std::mutex status_mu_;
   PeerStatus status_;
+  std::shared_ptr<const PeerConfig> shown_;  // under status_mu_
 };
 
 // The FSM's view of a configured peer.

@@ -22,9 +22,7 @@ constexpr double kShutdownGraceSeconds = 3.0;
 // the pending connection stays in the backlog, and a level-triggered
 // watcher would otherwise spin on it.
 constexpr double kAcceptRestSeconds = 0.5;
-// Injected routes at once (a bound on what one local client can make the
-// table hold), and how long a peer command waits for its worker.
-constexpr size_t kMaxInjectedRoutes = 100'000;
+// How long a peer command waits for its worker.
 constexpr auto kPeerCommandWait = std::chrono::seconds(5);
 
 // RPKI validation in the table when caches are configured.
@@ -73,14 +71,24 @@ Server::Server(Config config, ServerOptions options)
       validator_(vrps_, config_.router.asn),
       table_(table_options(config_, validator_)),
       running_(config_) {
-  unsigned n = options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
-  if (n > config_.peers.size() && !config_.peers.empty()) n = static_cast<unsigned>(config_.peers.size());
-  for (unsigned i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(i)));
-  uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  // One worker per peer up to max_workers(); a reload adding peers adds
+  // workers up to that too (make_peer).
+  size_t n = std::min(max_workers(), std::max<size_t>(1, config_.peers.size()));
+  for (size_t i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(i)));
+  seed_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < config_.peers.size(); ++i) {
     Worker& w = *workers_[i % workers_.size()];
-    peers_.push_back(std::make_unique<Peer>(config_, config_.peers[i], w, table_, export_groups_, seed + i));
+    peers_.push_back(std::make_shared<Peer>(config_, config_.peers[i], w, table_, export_groups_, seed_++));
   }
+}
+
+size_t Server::max_workers() const {
+  return options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<std::shared_ptr<Peer>> Server::peers() const {
+  std::lock_guard<std::mutex> lock(peers_mu_);
+  return peers_;
 }
 
 Server::~Server() {
@@ -96,7 +104,11 @@ Server::~Server() {
   }
   // Peers are destroyed after their workers stopped; each stops its own
   // watchers on its (now idle) loop.
-  peers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    peers_.clear();
+  }
+  retiring_.clear();
 }
 
 bool Server::check_tcp_ao() {
@@ -115,29 +127,25 @@ bool Server::check_tcp_ao() {
   return true;
 }
 
-bool Server::secure_listener(int fd, const SocketAddress& where) {
-  bool gtsm = false;
-  for (const auto& p : peers_) {
-    const PeerConfig& pc = p->config();
-    if (pc.address.family() != where.addr.family()) continue;
-    const TransportOptions& t = p->transport();
-    SocketAddress remote{pc.address, pc.port, pc.interface, 0};
-    std::string err;
-    bool ok = true;
-    if (!t.md5_password.empty()) ok = set_md5_key(fd, remote, t.md5_password, err);
-    if (ok && t.ao) ok = set_ao_key(fd, remote, *t.ao, err);
-    if (!ok) {
-      log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}, {"peer", pc.name}},
-          "the peer's key: " + err);
-      return false;
-    }
-    gtsm = gtsm || t.min_ttl > 0;
-  }
+bool Server::secure_listener_for(int fd, const SocketAddress& where, const Peer& peer) {
+  const PeerConfig& pc = peer.config();
+  if (pc.address.family() != where.addr.family()) return true;
+  const TransportOptions& t = peer.transport();
+  SocketAddress remote{pc.address, pc.port, pc.interface, 0};
   std::string err;
-  if (gtsm && (!keep_syn(fd, err) || !set_ttl(fd, where.addr.family(), 255, 0, err))) {
-    log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}}, "ttl_security: " + err);
-    return false;
-  }
+  bool ok = true;
+  if (!t.md5_password.empty()) ok = set_md5_key(fd, remote, t.md5_password, err);
+  if (ok && t.ao) ok = set_ao_key(fd, remote, *t.ao, err);
+  if (ok && t.min_ttl > 0) ok = keep_syn(fd, err) && set_ttl(fd, where.addr.family(), 255, 0, err);
+  if (!ok)
+    log(LogLevel::kError, "listen-failed", {{"address", where.to_string()}, {"peer", pc.name}},
+        "the peer's key or ttl_security: " + err);
+  return ok;
+}
+
+bool Server::secure_listener(int fd, const SocketAddress& where) {
+  for (const auto& p : peers_)
+    if (!secure_listener_for(fd, where, *p)) return false;
   return true;
 }
 
@@ -292,8 +300,8 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   }
   for (auto& p : peers_) {
     Peer* peer = p.get();
-    std::string msg = peer->config().shutdown_message.empty() ? options_.shutdown_message
-                                                                : peer->config().shutdown_message;
+    const std::string& configured = peer->shown()->shutdown_message;
+    std::string msg = configured.empty() ? options_.shutdown_message : configured;
     peer->worker().post([this, peer, msg, how] {
       peer->shutdown(msg, [this] {
         if (peers_closed_.fetch_add(1) + 1 == peers_.size()) ev_async_send(loop_, &shutdown_done_);
@@ -356,40 +364,133 @@ bool Server::reload(std::vector<std::string>* errors) {
     return false;
   }
   ReloadPlan plan = plan_reload(running_, *next);
-  // Policies are resolved in what will be in effect: the new policies with
-  // the peer as it runs (a changed AS waits for a restart, and so does
-  // what RFC 8212 makes of it).
+  // Policies are resolved in what will be in effect: the new policies and
+  // peers with the [router] that runs (a changed AS waits for a restart,
+  // and so does what RFC 8212 makes of it).
   Config applied = applied_config(running_, *next);
-  size_t policies = 0;
-  for (const PeerReload& r : plan.peers) {
-    Peer* peer = peers_[r.running].get();
-    const PeerConfig& np = applied.peers[r.running];
-    if (!r.restart_keys.empty())
-      log(LogLevel::kWarn, "reload-needs-restart", {{"peer", peer->config().name}, {"keys", joined(r.restart_keys)}},
-          "these keys take effect when petrel restarts");
-    if (!r.import_changed && !r.export_changed) continue;
-    ++policies;
-    peer->worker().post([peer, in = import_policy(applied, np), out = export_policy(applied, np), own = np.allow_own_as,
-                         ic = r.import_changed, ec = r.export_changed]() mutable {
-      peer->reload(std::move(in), std::move(out), own, ic, ec);
-    });
-  }
   // An operator's reload starts again the sessions max_prefixes closed and
   // holds down (docs/export.md, "max_prefixes").
   for (auto& p : peers_) {
     Peer* peer = p.get();
     if (peer->held_down()) peer->worker().post([peer] { peer->resume_after_limit(); });
   }
+  reload_peers(plan, applied);
   if (!plan.restart_keys.empty())
     log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
         "these changes take effect when petrel restarts");
   originate(plan.announce, plan.withdraw);
   running_ = std::move(applied);
+  size_t policies = 0, reset = 0, updated = 0;
+  for (const PeerReload& r : plan.peers) {
+    policies += r.import_changed || r.export_changed;
+    reset += !r.reset_keys.empty();
+    updated += r.updated;
+  }
   log(LogLevel::kInfo, "reloaded",
-      {{"file", options_.config_path}, {"peer_policies_changed", policies},
+      {{"file", options_.config_path}, {"peers_added", plan.added.size()}, {"peers_removed", plan.removed.size()},
+       {"peers_reset", reset}, {"peers_updated", updated}, {"peer_policies_changed", policies},
        {"originate_announced", plan.announce.size()}, {"originate_withdrawn", plan.withdraw.size()}},
       plan.empty() ? "nothing changed" : "");
   return true;
+}
+
+void Server::reload_peers(const ReloadPlan& plan, const Config& applied) {
+  std::vector<std::shared_ptr<Peer>> now(applied.peers.size());
+  std::vector<bool> placed(applied.peers.size(), false);
+  for (const PeerReload& r : plan.peers) {
+    std::shared_ptr<Peer> peer = peers_[r.running];
+    const PeerConfig& np = applied.peers[r.next];
+    placed[r.next] = true;
+    if (!r.reset_keys.empty()) {
+      // A new session with the new keys: the old one closes first.
+      log(LogLevel::kInfo, "peer-reset-by-reload", {{"peer", np.name}, {"keys", joined(r.reset_keys)}},
+          "the session starts again with the new configuration (Cease / Other Configuration Change)");
+      now[r.next] = make_peer(np, applied);
+      retire_peer(peer, np.enabled ? codec::cease::kOtherConfigurationChange : codec::cease::kAdministrativeShutdown,
+                  now[r.next]);
+      continue;
+    }
+    now[r.next] = peer;
+    if (r.updated) peer->worker().post([peer, np] { peer->update(np); });
+    if (!r.import_changed && !r.export_changed) continue;
+    peer->worker().post([peer, in = import_policy(applied, np), out = export_policy(applied, np),
+                         own = np.allow_own_as, ic = r.import_changed, ec = r.export_changed]() mutable {
+      peer->reload(std::move(in), std::move(out), own, ic, ec);
+    });
+  }
+  for (size_t i : plan.added) {
+    placed[i] = true;
+    now[i] = make_peer(applied.peers[i], applied);
+    log(LogLevel::kInfo, "peer-added", {{"peer", applied.peers[i].name}, {"address", applied.peers[i].address_text()}},
+        "a reload added the peer");
+    Peer* peer = now[i].get();
+    peer->worker().post([held = now[i]] { held->start(); });
+  }
+  for (size_t i = 0; i < applied.peers.size(); ++i) {
+    if (placed[i]) continue;
+    // Unchanged: the same Peer, found by address and interface.
+    for (auto& p : peers_)
+      if (p->config().address == applied.peers[i].address && p->config().interface == applied.peers[i].interface)
+        now[i] = p;
+  }
+  for (size_t i : plan.removed) {
+    std::shared_ptr<Peer> peer = peers_[i];
+    log(LogLevel::kInfo, "peer-removed", {{"peer", peer->config().name}, {"address", peer->config().address_text()}},
+        "a reload removed the peer (Cease / Peer De-configured)");
+    retire_peer(peer, codec::cease::kPeerDeconfigured, nullptr);
+  }
+  std::erase_if(retiring_, [](const std::shared_ptr<Peer>& p) { return p->retired(); });
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    peers_ = std::move(now);
+  }
+  if (kernel_ && (!plan.added.empty() || !plan.removed.empty() || !plan.peers.empty()))
+    kernel_->set_peers(applied.peers);
+}
+
+std::shared_ptr<Peer> Server::make_peer(const PeerConfig& pc, const Config& applied) {
+  // The worker with the fewest peers, or a new one while there are fewer
+  // workers than the daemon may have and each has a peer.
+  std::vector<size_t> load(workers_.size(), 0);
+  for (const auto& p : peers_)
+    for (size_t w = 0; w < workers_.size(); ++w)
+      if (&p->worker() == workers_[w].get()) ++load[w];
+  size_t best = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+  if (load[best] > 0 && workers_.size() < max_workers()) {
+    workers_.push_back(std::make_unique<Worker>("worker-" + std::to_string(workers_.size())));
+    workers_.back()->start();
+    best = workers_.size() - 1;
+  }
+  auto peer = std::make_shared<Peer>(config_, pc, *workers_[best], table_, export_groups_, seed_++, &applied);
+  for (auto& l : listeners_)
+    if (l->fd >= 0) (void)secure_listener_for(l->fd, l->where, *peer);  // logged when refused
+  return peer;
+}
+
+void Server::retire_peer(std::shared_ptr<Peer> old, uint8_t subcode, std::shared_ptr<Peer> then) {
+  // A TCP MD5 key the next session does not use leaves the listeners (a
+  // peer configured again without a password could not connect).
+  const PeerConfig& pc = old->config();
+  if (!old->transport().md5_password.empty() && (!then || then->transport().md5_password.empty())) {
+    for (auto& l : listeners_) {
+      if (l->fd < 0 || l->where.addr.family() != pc.address.family()) continue;
+      std::string err;
+      (void)set_md5_key(l->fd, SocketAddress{pc.address, pc.port, pc.interface, 0}, "", err);
+    }
+  }
+  retiring_.push_back(old);
+  Peer* peer = old.get();  // retiring_ holds it until it has retired
+  const std::string& configured = peer->shown()->shutdown_message;
+  std::string msg = configured.empty() ? options_.shutdown_message : configured;
+  peer->worker().post([peer, msg, subcode, then] {
+    peer->shutdown(msg, [peer, then] {
+      // Not from inside the peer's own call: a task of its own.
+      peer->worker().post([peer, then] {
+        peer->retire();
+        if (then) then->worker().post([then] { then->start(); });
+      });
+    }, Peer::Stop::kWithdraw, subcode);
+  });
 }
 
 std::string Server::control(const control::ControlRequest& request) {
@@ -409,15 +510,17 @@ std::string Server::control(const control::ControlRequest& request) {
 
 std::string Server::control_peer(const control::PeerCommand& c) {
   Peer* peer = nullptr;
+  std::shared_ptr<Peer> held;  // alive until its answer, whatever a reload does meanwhile
   for (auto& p : peers_)
-    if (p->config().name == c.peer) peer = p.get();
+    if (p->config().name == c.peer) held = p;
+  peer = held.get();
   if (!peer) return control::answer_error("no peer is named \"" + c.peer.substr(0, 64) + "\"");
   if (!peer->config().enabled) return control::answer_error("the peer is disabled in the configuration (enabled = false)");
   // The worker does it; the answer says what it did. A worker busy for
   // longer than kPeerCommandWait still does it, later.
   auto done = std::make_shared<std::promise<AdminResult>>();
   std::future<AdminResult> result = done->get_future();
-  peer->worker().post([peer, c, done] { done->set_value(peer->admin(c.action, c.message)); });
+  peer->worker().post([held, c, done] { done->set_value(held->admin(c.action, c.message)); });
   if (result.wait_for(kPeerCommandWait) != std::future_status::ready)
     return control::answer_error("the peer's worker is busy: the command is queued and runs when it is free");
   AdminResult r = result.get();
@@ -427,8 +530,9 @@ std::string Server::control_peer(const control::PeerCommand& c) {
 
 std::string Server::control_announce(const OriginateConfig& route) {
   auto it = injected_.find(route.prefix);
-  if (it == injected_.end() && injected_.size() >= kMaxInjectedRoutes)
-    return control::answer_error("at most " + std::to_string(kMaxInjectedRoutes) + " routes can be injected");
+  const size_t cap = running_.control.max_injected_routes;
+  if (it == injected_.end() && injected_.size() >= cap)
+    return control::answer_error("at most " + std::to_string(cap) + " routes can be injected");
   if (it != injected_.end() && it->second == route) return control::answer_ok("unchanged");
   if (!apply_local(injected_slot_, "injected", {route}, {}))
     return control::answer_error("the routing table has no free slot for injected routes");

@@ -61,7 +61,8 @@ class Server {
   // One request from the control socket (main loop); its answer line.
   std::string control(const control::ControlRequest& request);
 
-  [[nodiscard]] const std::vector<std::unique_ptr<Peer>>& peers() const { return peers_; }
+  // The peers now (a copy: a reload adds and removes peers). Any thread.
+  [[nodiscard]] std::vector<std::shared_ptr<Peer>> peers() const;
   [[nodiscard]] uint64_t refused_connections() const { return refused_.load(); }
   [[nodiscard]] const table::Table& table() const { return table_; }
   [[nodiscard]] const table::ExportGroups& export_groups() const { return export_groups_; }
@@ -97,6 +98,22 @@ class Server {
   bool admit_ttl(Peer& peer, int fd, const SocketAddress& remote);
   void begin_shutdown(int exit_code, std::string_view why, Peer::Stop how = Peer::Stop::kWithdraw);
   Peer* find_peer(const SocketAddress& remote);
+  // A reload's peer changes (reload()): peers added start, peers removed
+  // close with Cease / Peer De-configured, peers whose session keys
+  // changed get a new session, the others take their new policies and
+  // live keys. `applied`: the configuration in effect afterwards.
+  void reload_peers(const ReloadPlan& plan, const Config& applied);
+  // A new Peer for `pc` on the worker with the fewest peers (a new worker
+  // while there are fewer than the daemon may have), its keys on the
+  // listeners. Not started.
+  std::shared_ptr<Peer> make_peer(const PeerConfig& pc, const Config& applied);
+  // The peer's TCP MD5 / TCP-AO keys and GTSM on the listeners of its
+  // family. False (logged) when the kernel refuses one.
+  bool secure_listener_for(int fd, const SocketAddress& where, const Peer& peer);
+  // Closes `old` (on its worker) with Cease / `subcode`; once it is closed,
+  // it retires and `then` (if any) starts on the same worker.
+  void retire_peer(std::shared_ptr<Peer> old, uint8_t subcode, std::shared_ptr<Peer> then);
+  size_t max_workers() const;
   // [[originate]] routes into the table (a slot of their own, "local",
   // taken at the first), and those of `withdraw` out of it.
   void originate(const std::vector<OriginateConfig>& announce, const std::vector<OriginateConfig>& withdraw);
@@ -120,7 +137,15 @@ class Server {
   table::ExportGroups export_groups_{table_, out_sets_};  // the peers' update groups (before the peers)
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
-  std::vector<std::unique_ptr<Peer>> peers_;
+  // The peers, in the running configuration's order. The main thread
+  // changes it (under peers_mu_) and reads it without the lock; others
+  // read peers().
+  std::vector<std::shared_ptr<Peer>> peers_;
+  mutable std::mutex peers_mu_;
+  // Peers a reload removed or replaced, closing; dropped at a later reload
+  // once retired (Peer::retire), or with the server.
+  std::vector<std::shared_ptr<Peer>> retiring_;
+  uint64_t seed_ = 0;  // the peers' back-off jitter
   std::vector<std::unique_ptr<Listener>> listeners_;
   // What is in effect: config_ with the changes reloads applied (peers
   // keep reading config_, whose router and peer list do not change).

@@ -95,6 +95,7 @@ struct PrefixLimits {
   std::array<uint32_t, kFamilies> max{};  // per family; 0: no limit
   bool warn_only = false;                 // "warn": log and count, keep the session
   uint8_t warn_percent = 90;              // 1..100: a warning when crossed
+  bool operator==(const PrefixLimits&) const = default;
   [[nodiscard]] bool any() const {
     for (uint32_t m : max)
       if (m) return true;

@@ -238,7 +238,7 @@ TEST(Reload, ExportFilterChangedByNameOrByContent) {
   EXPECT_EQ(p.peers[0].running, 0u);
   EXPECT_TRUE(p.peers[0].export_changed);
   EXPECT_FALSE(p.peers[0].import_changed);
-  EXPECT_TRUE(p.peers[0].restart_keys.empty());
+  EXPECT_TRUE(p.peers[0].reset_keys.empty());
   EXPECT_TRUE(p.restart_keys.empty());
   // The filter a peer names changes: that peer's policy changed, b's not.
   Config by_content = parsed(reload_config("import = \"all\"\nexport = \"half\"\n", "[[filter.rule]]\naction = \"reject\"\n"));
@@ -276,7 +276,7 @@ TEST(Reload, ImportChangesWithAllowOwnAsAndRfc8212) {
   EXPECT_EQ(applied_config(none, own).peers[0].allow_own_as, 1);
 }
 
-TEST(Reload, WhatNeedsARestartIsListedByKey) {
+TEST(Reload, PeersAddedRemovedAndResetAreListed) {
   Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
   std::string text = reload_config("import = \"all\"\nexport = \"half\"\nhold_time = 30\n", "",
                                    "port = 1179\n");
@@ -285,29 +285,49 @@ TEST(Reload, WhatNeedsARestartIsListedByKey) {
   ReloadPlan p = plan_reload(c, n);
   ASSERT_EQ(p.peers.size(), 1u);
   EXPECT_TRUE(p.peers[0].export_changed);
-  EXPECT_EQ(p.peers[0].restart_keys, (std::vector<std::string>{"peer[0].hold_time", "peer[0].keepalive"}));
-  EXPECT_EQ(p.restart_keys,
-            (std::vector<std::string>{"router.port", "peer[1] (\"b\", 198.18.0.4): added",
-                                      "peer \"b\" (198.18.0.3): removed"}));
-  // What needs a restart stays as it was in the applied configuration.
+  EXPECT_FALSE(p.peers[0].updated);
+  EXPECT_EQ(p.peers[0].reset_keys, (std::vector<std::string>{"peer[0].hold_time", "peer[0].keepalive"}));
+  EXPECT_EQ(p.added, (std::vector<size_t>{1}));
+  EXPECT_EQ(p.removed, (std::vector<size_t>{1}));
+  EXPECT_EQ(p.restart_keys, (std::vector<std::string>{"router.port"}));
+  // [router] keys stay as they were; every peer key is the new one's.
   Config applied = applied_config(c, n);
   EXPECT_EQ(applied.router.port, 179);
-  EXPECT_EQ(applied.peers[0].hold_time, 90);
-  EXPECT_EQ(applied.peers[0].export_filter.value_or(""), "half");
-  EXPECT_EQ(applied.peers[1].address, c.peers[1].address);
+  EXPECT_EQ(applied.peers, n.peers);
 }
 
-// Keys and TTLs are set on sockets when they are made: a restart.
-TEST(Reload, TransportSecurityNeedsARestart) {
+// Keys and TTLs are set on sockets when they are made: a new session.
+TEST(Reload, TransportSecurityNeedsANewSession) {
   Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
   Config n = parsed(reload_config(
       "import = \"all\"\nexport = \"all\"\npassword = \"x\"\nttl_security = true\nmultihop = 2\n"));
   EXPECT_EQ(c.peers[0].multihop, 1);  // external: one hop unless set
   ReloadPlan p = plan_reload(c, n);
   ASSERT_EQ(p.peers.size(), 1u);
-  EXPECT_EQ(p.peers[0].restart_keys,
+  EXPECT_EQ(p.peers[0].reset_keys,
             (std::vector<std::string>{"peer[0].password", "peer[0].ttl_security", "peer[0].multihop"}));
-  EXPECT_TRUE(applied_config(c, n).peers[0].password.empty());
+  EXPECT_TRUE(p.restart_keys.empty());
+}
+
+// description, shutdown_message and max_prefixes apply to the running
+// session; nothing else is listed.
+TEST(Reload, DescriptionAndLimitsNeedNoNewSession) {
+  Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));
+  Config n = parsed(reload_config("import = \"all\"\nexport = \"all\"\ndescription = \"transit\"\n"
+                                  "shutdown_message = \"bye\"\nmax_prefixes = { ipv4-unicast = 10 }\n"));
+  ReloadPlan p = plan_reload(c, n);
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_TRUE(p.peers[0].updated);
+  EXPECT_TRUE(p.peers[0].reset_keys.empty());
+  EXPECT_FALSE(p.peers[0].import_changed || p.peers[0].export_changed);
+  EXPECT_TRUE(p.added.empty() && p.removed.empty() && p.restart_keys.empty());
+  // A peer renamed is another session (the API and the logs know it by
+  // its name).
+  std::string renamed = reload_config("import = \"all\"\nexport = \"all\"\n");
+  renamed.replace(renamed.find("name = \"a\""), 10, "name = \"z\"");
+  p = plan_reload(c, parsed(renamed));
+  ASSERT_EQ(p.peers.size(), 1u);
+  EXPECT_EQ(p.peers[0].reset_keys, (std::vector<std::string>{"peer[0].name"}));
 }
 
 TEST(Config, InternalPeersDefaultTo255Hops) {
@@ -363,8 +383,8 @@ TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
 }
 
 // RFC 7947: a route-server client's enforce_first_as is off unless set,
-// and turning the mode on or off needs a restart (both keys change).
-TEST(Reload, RouteServerClientTurnsEnforceFirstAsOffAndNeedsARestart) {
+// and turning the mode on or off needs a new session (both keys change).
+TEST(Reload, RouteServerClientTurnsEnforceFirstAsOffAndNeedsANewSession) {
   const std::string kA = "import = \"all\"\nexport = \"all\"\n";
   Config c = parsed(reload_config(kA));
   Config rs = parsed(reload_config(kA + "route_server_client = true\n"));
@@ -377,9 +397,9 @@ TEST(Reload, RouteServerClientTurnsEnforceFirstAsOffAndNeedsARestart) {
   EXPECT_TRUE(rs_enforced.peers[0].enforce_first_as);
   ReloadPlan p = plan_reload(c, rs);
   ASSERT_EQ(p.peers.size(), 1u);
-  EXPECT_EQ(p.peers[0].restart_keys,
+  EXPECT_EQ(p.peers[0].reset_keys,
             (std::vector<std::string>{"peer[0].route_server_client", "peer[0].enforce_first_as"}));
-  EXPECT_FALSE(applied_config(c, rs).peers[0].route_server_client);
+  EXPECT_TRUE(applied_config(c, rs).peers[0].route_server_client);
 }
 
 }  // namespace

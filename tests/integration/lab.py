@@ -258,7 +258,7 @@ class Lab:
         self.nodes[name] = node
         return node
 
-    def socket_in(self, ns: str, family: int, type: int = socket.SOCK_STREAM) -> socket.socket:
+    def socket_in(self, ns: str, family: int, type: int = socket.SOCK_STREAM, proto: int = 0) -> socket.socket:
         """Creates a socket inside namespace `ns` from this thread.
 
         setns(2) applies to the calling thread only; the thread returns to
@@ -270,7 +270,7 @@ class Lab:
                 e = ctypes.get_errno()
                 raise OSError(e, f"setns({ns}): {os.strerror(e)}")
             try:
-                s = socket.socket(family, type)
+                s = socket.socket(family, type, proto)
             finally:
                 if _libc.setns(home.fileno(), _CLONE_NEWNET) != 0:
                     e = ctypes.get_errno()

@@ -512,7 +512,7 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
   const bool held_down = held();
   std::optional<fsm::State> earlier;
   if (slot && !slot->dead) earlier = slot->fsm.state();
-  const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier);
+  const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier, earlier && graceful_session(*slot));
   if (shutting_down_ || !peer_.enabled || admin_down() || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
     log_limited(peer_.name, LogLevel::kInfo, "connection-refused",
@@ -525,7 +525,18 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
     ::close(fd);
     return;
   }
-  if (verdict == fsm::IncomingVerdict::kReplaceExisting) {
+  if (verdict == fsm::IncomingVerdict::kRestartExisting) {
+    log(LogLevel::kInfo, "peer-restarted",
+        {{"peer", peer_.name}, {"remote", remote.to_string()}, {"replaced", slot->remote}},
+        "a new connection while the session is Established: the peer restarted (RFC 4724 section 4.2); "
+        "the old session ends as if its connection had failed and its routes are kept stale");
+    try {
+      step(*slot, fsm::TcpFailed{});
+    } catch (const std::exception&) {
+      close_socket(*slot);
+    }
+    slot->dead = true;
+  } else if (verdict == fsm::IncomingVerdict::kReplaceExisting) {
     // The earlier connection never received an OPEN: a silent connect
     // must not keep the peer out for the open-hold time (fsm/collision.h).
     Connection& old = *slot;
@@ -1135,6 +1146,11 @@ void Peer::on_export_timer(struct ev_loop* loop, ev_timer* w, int) {
   p->reap();
 }
 
+bool Peer::graceful_session(Connection& c) {
+  const auto& n = c.fsm.negotiated();
+  return !c.dead && c.fsm.state() == fsm::State::kEstablished && n && n->graceful_restart && graceful_peer_;
+}
+
 void Peer::resolve_collision(Connection& accepted) {
   Connection* o = other(accepted);
   if (!o || !accepted.fsm.negotiated()) return;
@@ -1145,9 +1161,19 @@ void Peer::resolve_collision(Connection& accepted) {
   in.remote_id = accepted.fsm.negotiated()->peer_id;
   in.local_as = fsm_config_.local_as;
   in.remote_as = accepted.fsm.negotiated()->peer_as;
+  in.graceful_restart = graceful_session(*o);
   auto v = fsm::resolve_collision(in);
   if (v == fsm::CollisionVerdict::kNoCollision) return;
   Connection& loser = v == fsm::CollisionVerdict::kCloseFirst ? *o : accepted;
+  if (graceful_session(loser)) {
+    // RFC 4724 section 4.2: the peer restarted; its old session's routes
+    // are kept stale, as after a TCP failure.
+    log(LogLevel::kInfo, "peer-restarted", {{"peer", peer_.name}, {"replaced", loser.remote}},
+        "the peer opened a new session while the old one is Established (RFC 4724 section 4.2): "
+        "the old one ends as if its connection had failed and its routes are kept stale");
+    step(loser, fsm::TcpFailed{});
+    return;
+  }
   log(LogLevel::kInfo, "collision",
       {{"peer", peer_.name},
        {"closing", loser.dir == fsm::Direction::kOutgoing ? "outgoing" : "incoming"}});

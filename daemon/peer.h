@@ -212,6 +212,9 @@ class Peer {
   void perform(Connection& c, fsm::Actions& actions);
   void deliver_update(Connection& c, bytes::Span body);
   void resolve_collision(Connection& accepted);
+  // Whether c is an Established session that negotiated graceful restart,
+  // whose routes a TCP failure would leave stale (RFC 4724 section 4.2).
+  bool graceful_session(Connection& c);
   void send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::MessageType type);
   void flush(Connection& c);
   // Empties c's send buffer, all of it sent (and frees a large one).

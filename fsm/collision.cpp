@@ -37,7 +37,10 @@ CollisionVerdict resolve_collision(const CollisionInput& in) {
     return CollisionVerdict::kNoCollision;
   bool a_up = a.state == State::kEstablished;
   bool b_up = b.state == State::kEstablished;
-  if (a_up != b_up) return a_up ? CollisionVerdict::kCloseSecond : CollisionVerdict::kCloseFirst;
+  if (a_up != b_up) {
+    if (in.graceful_restart) return a_up ? CollisionVerdict::kCloseFirst : CollisionVerdict::kCloseSecond;
+    return a_up ? CollisionVerdict::kCloseSecond : CollisionVerdict::kCloseFirst;
+  }
   // Two connections opened the same way cannot be told apart by who opened
   // them: keep the older (the first).
   if (a_up || a.direction == b.direction) return CollisionVerdict::kCloseSecond;
@@ -60,19 +63,20 @@ std::string_view incoming_verdict_name(IncomingVerdict v) {
     case IncomingVerdict::kAccept: return "accept";
     case IncomingVerdict::kReplaceExisting: return "replace-existing";
     case IncomingVerdict::kRefuseNew: return "refuse-new";
+    case IncomingVerdict::kRestartExisting: return "restart-existing";
   }
   return "unknown";
 }
 
-IncomingVerdict admit_incoming(std::optional<State> existing) {
+IncomingVerdict admit_incoming(std::optional<State> existing, bool graceful) {
   if (!existing) return IncomingVerdict::kAccept;
   switch (*existing) {
     case State::kIdle: return IncomingVerdict::kAccept;
     case State::kConnect:
     case State::kActive:
     case State::kOpenSent: return IncomingVerdict::kReplaceExisting;
-    case State::kOpenConfirm:
-    case State::kEstablished: return IncomingVerdict::kRefuseNew;
+    case State::kOpenConfirm: return IncomingVerdict::kRefuseNew;
+    case State::kEstablished: return graceful ? IncomingVerdict::kRestartExisting : IncomingVerdict::kRefuseNew;
   }
   return IncomingVerdict::kRefuseNew;
 }

@@ -40,6 +40,13 @@ struct CollisionInput {
   // RFC 4271 section 6.8 lets a speaker also examine a connection in
   // OpenSent when it knows the peer's identifier by other means.
   bool examine_open_sent = false;
+  // The Established connection's session negotiated graceful restart (the
+  // peer sent the capability). A new connection from the peer that gets
+  // as far as its OPEN then means that the peer restarted and the old
+  // connection is dead to it (RFC 4724 section 4.2): the Established one
+  // is closed, as if its TCP connection had failed, so that its routes are
+  // kept stale, and the new one goes on.
+  bool graceful_restart = false;
 };
 
 enum class CollisionVerdict : uint8_t {
@@ -52,7 +59,8 @@ std::string_view collision_verdict_name(CollisionVerdict v);
 // Which connection to close, if any:
 //  - a connection still in Idle, Connect or Active collides with nothing;
 //  - an Established connection wins against any other (the optional
-//    CollisionDetectEstablishedState of section 8.1.1 is off);
+//    CollisionDetectEstablishedState of section 8.1.1 is off), unless it
+//    negotiated graceful restart (graceful_restart above): then it loses;
 //  - otherwise the connection opened by the speaker with the higher BGP
 //    Identifier survives; with equal identifiers (possible between ASes,
 //    RFC 6286 section 2.3) the one opened by the speaker in the larger AS.
@@ -62,6 +70,10 @@ enum class IncomingVerdict : uint8_t {
   kAccept,           // no earlier incoming connection (or one already closed)
   kReplaceExisting,  // close the earlier one (it never got an OPEN) and take the new one
   kRefuseNew,        // the earlier one holds the peer's OPEN: keep it, close the new one
+  // The earlier one is Established with graceful restart negotiated: the
+  // peer restarted (RFC 4724 section 4.2). Close it as if its TCP
+  // connection had failed (its routes stay, stale) and take the new one.
+  kRestartExisting,
 };
 std::string_view incoming_verdict_name(IncomingVerdict v);
 
@@ -74,7 +86,8 @@ std::string_view incoming_verdict_name(IncomingVerdict v);
 // that has (OpenConfirm, Established) is kept and the new connection
 // closed, as RFC 4271 section 6.8 does with a connection that collides
 // with an Established one; our outgoing connection is not affected and
-// goes through resolve_collision() as before.
-[[nodiscard]] IncomingVerdict admit_incoming(std::optional<State> existing);
+// goes through resolve_collision() as before. graceful: the existing
+// connection's session negotiated graceful restart (kRestartExisting).
+[[nodiscard]] IncomingVerdict admit_incoming(std::optional<State> existing, bool graceful = false);
 
 }  // namespace petrel::fsm

@@ -66,6 +66,24 @@ TEST(Collision, EstablishedWins) {
   EXPECT_EQ(resolve_collision(input(kIn, up, 1, 2)), CollisionVerdict::kCloseFirst);
 }
 
+// RFC 4724 section 4.2: with graceful restart negotiated on the
+// Established session, a new connection that got the peer's OPEN means the
+// peer restarted: the Established one goes.
+TEST(Collision, EstablishedWithGracefulRestartLoses) {
+  ConnectionView up{State::kEstablished, Direction::kOutgoing};
+  ConnectionView fresh{State::kOpenConfirm, Direction::kIncoming};
+  CollisionInput in = input(up, fresh, 2, 1);
+  in.graceful_restart = true;
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kCloseFirst);
+  in = input(fresh, up, 2, 1);
+  in.graceful_restart = true;
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kCloseSecond);
+  // A new connection that has not had the OPEN yet collides with nothing.
+  in = input(up, {State::kActive, Direction::kIncoming}, 2, 1);
+  in.graceful_restart = true;
+  EXPECT_EQ(resolve_collision(in), CollisionVerdict::kNoCollision);
+}
+
 TEST(Collision, Names) {
   EXPECT_EQ(collision_verdict_name(CollisionVerdict::kCloseFirst), "close-first");
 }
@@ -82,8 +100,8 @@ RC_GTEST_PROP(Collision, BothEndsCloseTheSameConnection,
   };
   auto [a1, a2] = views(order_a, Direction::kOutgoing);
   auto [b1, b2] = views(order_b, Direction::kIncoming);
-  CollisionInput at{{State::kOpenConfirm, a1}, {State::kOpenConfirm, a2}, id_a, id_b, as_a, as_b, false};
-  CollisionInput bt{{State::kOpenConfirm, b1}, {State::kOpenConfirm, b2}, id_b, id_a, as_b, as_a, false};
+  CollisionInput at{{State::kOpenConfirm, a1}, {State::kOpenConfirm, a2}, id_a, id_b, as_a, as_b, false, false};
+  CollisionInput bt{{State::kOpenConfirm, b1}, {State::kOpenConfirm, b2}, id_b, id_a, as_b, as_a, false, false};
   CollisionVerdict va = resolve_collision(at);
   CollisionVerdict vb = resolve_collision(bt);
   RC_ASSERT(va != CollisionVerdict::kNoCollision);
@@ -97,6 +115,14 @@ RC_GTEST_PROP(Collision, BothEndsCloseTheSameConnection,
 // A new incoming connection from the peer's address: an earlier incoming
 // one that never received an OPEN is replaced (a silent connect must not
 // keep the real peer out for the open-hold time), one that did is kept.
+TEST(AdmitIncoming, AnEstablishedGracefulSessionRestarts) {
+  EXPECT_EQ(admit_incoming(State::kEstablished, true), IncomingVerdict::kRestartExisting);
+  EXPECT_EQ(admit_incoming(State::kEstablished, false), IncomingVerdict::kRefuseNew);
+  // Only an Established session: one in OpenConfirm holds the OPEN as before.
+  EXPECT_EQ(admit_incoming(State::kOpenConfirm, true), IncomingVerdict::kRefuseNew);
+  EXPECT_EQ(incoming_verdict_name(IncomingVerdict::kRestartExisting), "restart-existing");
+}
+
 TEST(AdmitIncoming, ReplacesAConnectionThatNeverReceivedAnOpen) {
   EXPECT_EQ(admit_incoming(std::nullopt), IncomingVerdict::kAccept);
   EXPECT_EQ(admit_incoming(State::kIdle), IncomingVerdict::kAccept);

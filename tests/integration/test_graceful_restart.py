@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import struct
 import threading
 import time
 
@@ -202,3 +203,51 @@ def test_without_graceful_restart_routes_go_at_once(lab):
     L.wait_until(lambda: not routes(me) and not routes(me, v6=True), 5, "routes gone at once")
     assert peer_gr(petrel, "bird")["restarts"] == 0
     L.wait_until(lambda: import_stats(watcher)["withdraws"] == len(announce), 10, "watcher told")
+
+
+def test_new_connection_while_established_is_a_restart(lab):
+    """RFC 4724 section 4.2: a peer that restarted and connects again before
+    Petrel saw its old connection fail. The old session (graceful restart
+    negotiated) ends as if its connection had failed: no NOTIFICATION, its
+    routes stay, stale; the new session replaces them at its End-of-RIB."""
+    import speaker as S
+    if not os.path.exists(L.petrel_binary()):
+        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
+    me, node = lab.node("petrel"), lab.node("peer")
+    v4 = ("ipv4-unicast",)
+    prefixes = [f"10.71.{i}.0/24" for i in range(4)]
+
+    def gr_speaker(restarted: bool):
+        # Restart time 60 s, IPv4 unicast with forwarding kept; R bit after a restart.
+        cap = S.capability(64, struct.pack("!H", (0x8000 if restarted else 0) | 60) + struct.pack("!HBB", 1, 1, 0x80))
+        sp = L.speaker(node, 65002, families=v4, extra_caps=cap)
+        sp.connect(me.v4, local=node.v4, netns=node.ns, timeout=15, attempts=30)
+        sp.start()
+        sp.wait_established(10)
+        return sp
+
+    petrel = L.Petrel(me, [L.PetrelPeer("sp", node.v4, 65002, me.v4, passive=True, families=v4)], 65001)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    first = gr_speaker(False)
+    first.send_update(prefixes, node.v4)
+    first.send(S.end_of_rib("ipv4-unicast"))
+    L.wait_until(lambda: petrel.api_peer("sp")["update_prefixes"]["ipv4-unicast"]["received"] == 4, 10,
+                 "Petrel holds the four routes")
+    assert peer_gr(petrel, "sp")["negotiated"] is True
+
+    second = gr_speaker(True)   # the old connection is still open
+    first.wait_closed(10)
+    assert first.notification is None, first.notification
+    assert petrel.events("peer-restarted", peer="sp")
+    gr = peer_gr(petrel, "sp")
+    assert gr["stale_routes_total"] == 4 and gr["restarts"] == 1, gr
+    assert petrel.api_peer("sp")["update_prefixes"]["ipv4-unicast"]["received"] == 4
+    second.send_update(prefixes[:2], node.v4)
+    second.send(S.end_of_rib("ipv4-unicast"))
+    L.wait_until(lambda: petrel.api_peer("sp")["update_prefixes"]["ipv4-unicast"]["received"] == 2, 10,
+                 "the routes not announced again went at the End-of-RIB")
+    assert peer_gr(petrel, "sp")["stale_routes_total"] == 0
+    assert petrel.api_peer("sp")["state"] == "established"

@@ -626,7 +626,7 @@ void Server::accept_from(Listener& l) {
                   shutting_down_ ? "shutting down" : "not a configured peer");
       continue;
     }
-    set_network_control_tos(fd, remote.addr.family());
+    set_session_options(fd, remote.addr.family());
     if (!admit_ttl(*peer, fd, remote)) {
       ::close(fd);
       continue;

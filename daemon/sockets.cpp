@@ -86,12 +86,14 @@ void set_nonblocking(int fd) {
   if (fl >= 0) (void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-void set_network_control_tos(int fd, net::IpFamily family) {
+void set_session_options(int fd, net::IpFamily family) {
   int tos = 0xc0;  // DSCP CS6
   if (family == net::IpFamily::V4)
     (void)setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
   else
     (void)setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos);
+  int one = 1;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
 static std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -258,7 +260,7 @@ int start_connect(const SocketAddress& remote, const std::optional<net::IpAddres
     err = errno_text("socket");
     return -1;
   }
-  set_network_control_tos(fd, remote.addr.family());
+  set_session_options(fd, remote.addr.family());
   if (!apply_transport(fd, remote, opts, err)) {
     ::close(fd);
     return -1;

@@ -39,6 +39,7 @@ HOLD = 9
 V4 = ("ipv4-unicast",)
 PREFIX = "192.0.2.0/24"
 FLIPS = 1000
+SPACED = 100
 
 
 def ctl(petrel: L.Petrel, sock: str, *args: str, user: int | None = None) -> subprocess.CompletedProcess:
@@ -297,19 +298,24 @@ def test_control_channel(lab):
     ch = L.wait_until(fresh, 5, "a connection is taken again")
     tap = UpdateTap(bn, me.v4)
     updates0, withdraws0 = bird_counts(bird)
+    # The last SPACED flips leave 5 ms before each command: a change after
+    # a quiet moment, not paced by the exporter's gap (docs/performance.md).
     latencies: list[float] = []
+    spaced: list[float] = []
     t0 = time.monotonic()
     for i in range(FLIPS):
         assert time.monotonic() - t0 < 300, f"{i} flips took too long"
         for req, kind in (({"command": "announce", "prefix": PREFIX, "communities": [f"65000:{i % 1000}"]},
                            "announce"),
                           ({"command": "withdraw", "prefix": PREFIX}, "withdraw")):
+            if i >= FLIPS - SPACED:
+                time.sleep(0.005)
             sent = time.monotonic()
             a = ch.ask(req)
             assert a["ok"], a
             arrived, got = tap.next(10)
             assert got == kind, (i, kind, got)
-            latencies.append(arrived - sent)
+            (spaced if i >= FLIPS - SPACED else latencies).append(arrived - sent)
         if i % 250 == 0:
             L.wait_until(lambda: not bird_has(bird, PREFIX), 10, f"flip {i}: BIRD lost the route")
     elapsed = time.monotonic() - t0
@@ -320,8 +326,9 @@ def test_control_channel(lab):
     L.wait_until(lambda: bird_has(bird, PREFIX), 10, "BIRD's final state: announced")
     ch.close()
     assert bird.state().state == "Established"
-    latencies.sort()
-    ms = [1000 * latencies[int(q * (len(latencies) - 1))] for q in (0.5, 0.99, 1.0)]
-    print(f"command to UPDATE at BIRD: {len(latencies)} commands, median {ms[0]:.2f} ms, "
-          f"p99 {ms[1]:.2f} ms, max {ms[2]:.2f} ms")
+    for name, got in (("back to back", latencies), ("5 ms apart", spaced)):
+        got.sort()
+        ms = [1000 * got[int(q * (len(got) - 1))] for q in (0.5, 0.99, 1.0)]
+        print(f"command to UPDATE at BIRD, {name}: {len(got)} commands, median {ms[0]:.2f} ms, "
+              f"p99 {ms[1]:.2f} ms, max {ms[2]:.2f} ms")
     print(f"{FLIPS} announce/withdraw pairs in {elapsed:.2f} s")

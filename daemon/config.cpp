@@ -491,7 +491,7 @@ void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
 void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
   const toml::table* t = ck.table(root, "", "control");
   if (!t) return;
-  ck.only_keys(*t, "control", {"socket", "group", "max_connections", "max_injected_routes"});
+  ck.only_keys(*t, "control", {"socket", "group", "max_connections", "max_injected_routes", "injected_routes_file"});
   if (auto s = ck.string(*t, "control", "socket", "an absolute path or \"\"")) {
     // sun_path holds 108 bytes with the terminating zero.
     if (!s->empty() && (s->front() != '/' || s->size() > 107 || s->back() == '/' ||
@@ -518,6 +518,14 @@ void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
     out.max_connections = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "control", "max_injected_routes", 0, 10'000'000, "a route count 0..10000000"))
     out.max_injected_routes = static_cast<uint32_t>(*v);
+  if (auto s = ck.string(*t, "control", "injected_routes_file", "an absolute path or \"\"")) {
+    if (!s->empty() && (s->front() != '/' || s->back() == '/' || s->size() > 4000 ||
+                        s->find('\0') != std::string::npos))
+      ck.error(*t->get("injected_routes_file"), "control.injected_routes_file",
+               fmt::format("expected an absolute file path or \"\", got {}", in_quotes(*s)));
+    else
+      out.injected_routes_file = *s;
+  }
 }
 
 void parse_log(Checker& ck, const toml::table& root, LogConfig& out) {

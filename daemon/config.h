@@ -102,6 +102,7 @@ struct ControlConfig {
   std::string group;                          // empty: the daemon's own group
   uint32_t max_connections = 16;              // at once
   uint32_t max_injected_routes = 100'000;     // petrel route announce: routes held at once
+  std::string injected_routes_file;           // where injected routes are kept across restarts; "": nowhere
 
   friend bool operator==(const ControlConfig&, const ControlConfig&) = default;
 };

@@ -186,6 +186,8 @@ std::string dump(const Config& c) {
     if (!c.control.group.empty()) line("group", toml_string(c.control.group));
     line("max_connections", std::to_string(c.control.max_connections));
     line("max_injected_routes", std::to_string(c.control.max_injected_routes));
+    if (!c.control.injected_routes_file.empty())
+      line("injected_routes_file", toml_string(c.control.injected_routes_file));
   }
 
   o += "\n[log]\n";

@@ -269,23 +269,44 @@ std::string answer_error(std::string_view error, const std::vector<std::string>&
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+namespace {
+
+// An injected route's attributes as the announce request names them.
+Json route_json(const OriginateConfig& o) {
+  Json r{{"prefix", o.prefix.to_string()}};
+  if (o.next_hop) r["next_hop"] = o.next_hop->to_string();
+  Json cs = Json::array();
+  for (uint32_t c : o.communities) cs.push_back(table::community_text(c));
+  if (!cs.empty()) r["communities"] = cs;
+  Json ls = Json::array();
+  for (const auto& l : o.large_communities)
+    ls.push_back(std::to_string(l.global) + ":" + std::to_string(l.local1) + ":" + std::to_string(l.local2));
+  if (!ls.empty()) r["large_communities"] = ls;
+  if (o.med) r["med"] = *o.med;
+  if (o.local_pref) r["local_pref"] = *o.local_pref;
+  return r;
+}
+
+std::string dumped(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
 std::string answer_routes(const std::vector<OriginateConfig>& routes) {
   Json arr = Json::array();
   for (const OriginateConfig& o : routes) {
-    Json r{{"prefix", o.prefix.to_string()}, {"origin", "injected"}};
-    if (o.next_hop) r["next_hop"] = o.next_hop->to_string();
-    Json cs = Json::array();
-    for (uint32_t c : o.communities) cs.push_back(table::community_text(c));
-    if (!cs.empty()) r["communities"] = cs;
-    Json ls = Json::array();
-    for (const auto& l : o.large_communities)
-      ls.push_back(std::to_string(l.global) + ":" + std::to_string(l.local1) + ":" + std::to_string(l.local2));
-    if (!ls.empty()) r["large_communities"] = ls;
-    if (o.med) r["med"] = *o.med;
-    if (o.local_pref) r["local_pref"] = *o.local_pref;
+    Json r = route_json(o);
+    r["origin"] = "injected";
     arr.push_back(std::move(r));
   }
-  return Json{{"ok", true}, {"routes", std::move(arr)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return dumped(Json{{"ok", true}, {"routes", std::move(arr)}});
+}
+
+std::string announce_request(const OriginateConfig& route) {
+  Json r = route_json(route);
+  r["command"] = "announce";
+  if (route.origin == codec::Origin::kEgp) r["origin"] = "egp";
+  if (route.origin == codec::Origin::kIncomplete) r["origin"] = "incomplete";
+  return dumped(r);
 }
 
 }  // namespace petrel::daemon::control

@@ -59,6 +59,9 @@ std::string answer_ok(std::string_view text = {});  // text: what was done, for 
 std::string answer_error(std::string_view error, const std::vector<std::string>& details = {});
 // The injected routes, as "routes": [{"prefix": ..., ...}].
 std::string answer_routes(const std::vector<OriginateConfig>& routes);
+// The announce request line that injects `route` (parse_request gives it
+// back): the lines of control.injected_routes_file.
+std::string announce_request(const OriginateConfig& route);
 
 const char* peer_action_name(PeerAction a);
 

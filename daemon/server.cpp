@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <future>
+#include <limits>
 #include <thread>
 
 namespace petrel::daemon {
@@ -24,6 +26,9 @@ constexpr double kShutdownGraceSeconds = 3.0;
 constexpr double kAcceptRestSeconds = 0.5;
 // How long a peer command waits for its worker.
 constexpr auto kPeerCommandWait = std::chrono::seconds(5);
+// control.injected_routes_file is written this long after a change: a
+// health checker flipping routes does not rewrite it for each command.
+constexpr double kInjectedSaveDelay = 0.2;
 
 // RPKI validation in the table when caches are configured.
 table::TableOptions table_options(const Config& c, const table::Validator& v) {
@@ -223,6 +228,12 @@ bool Server::start() {
     rpki_->start();
   }
   originate(config_.originate, {});
+  ev_timer_init(&injected_save_, [](struct ev_loop*, ev_timer* w, int) { static_cast<Server*>(w->data)->save_injected(); },
+                kInjectedSaveDelay, 0);
+  injected_save_.data = this;
+  restoring_ = true;
+  restore_injected();
+  restoring_ = false;
   if (config_.kernel.enabled) {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers);
     kernel_->start({config_.router.graceful.enabled, config_.router.selection_deferral_time});
@@ -283,6 +294,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   // A restart keeps the kernel's routes: the syncer stops before the
   // sessions close, so their routes leaving the table touch nothing.
   if (kernel_ && how == Peer::Stop::kRestart) kernel_->stop(KernelSyncer::Stop::kKeep);
+  if (ev_is_active(&injected_save_)) save_injected();
   if (rpki_) rpki_->stop();
   if (control_) control_->stop();
   // Closed, not just unwatched: a peer dialling while our NOTIFICATIONs
@@ -537,6 +549,7 @@ std::string Server::control_announce(const OriginateConfig& route) {
   if (!apply_local(injected_slot_, "injected", {route}, {}))
     return control::answer_error("the routing table has no free slot for injected routes");
   injected_[route.prefix] = route;
+  injected_changed();
   log(LogLevel::kInfo, "route-injected", {{"prefix", route.prefix.to_string()}});
   return control::answer_ok();
 }
@@ -546,8 +559,79 @@ std::string Server::control_withdraw(const net::Prefix& prefix) {
   if (it == injected_.end()) return control::answer_error("no injected route for " + prefix.to_string());
   (void)apply_local(injected_slot_, "injected", {}, {it->second});
   injected_.erase(it);
+  injected_changed();
   log(LogLevel::kInfo, "route-uninjected", {{"prefix", prefix.to_string()}});
   return control::answer_ok();
+}
+
+void Server::restore_injected() {
+  const std::string& path = config_.control.injected_routes_file;
+  if (path.empty()) return;
+  std::ifstream in(path);
+  if (!in) {
+    if (errno != ENOENT)
+      log(LogLevel::kWarn, "injected-restore-failed", {{"file", path}}, std::strerror(errno));
+    return;
+  }
+  // Line by line into a bounded buffer: the file is read as hostile input.
+  std::vector<char> buf(control::kMaxLineBytes + 2);
+  size_t restored = 0, refused = 0;
+  for (uint64_t line = 1; in; ++line) {
+    in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
+    std::string_view text(buf.data(), std::strlen(buf.data()));
+    std::string why;
+    if (in.fail() && !in.eof()) {  // longer than the buffer: the rest of it goes
+      in.clear();
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+      why = "longer than " + std::to_string(control::kMaxLineBytes) + " bytes";
+    } else if (text.empty()) {
+      continue;
+    } else {
+      control::ParseResult r = control::parse_request(text);
+      const auto* a = r.request ? std::get_if<control::Announce>(&*r.request) : nullptr;
+      if (!a) {
+        why = r.request ? "not an announce request" : r.error;
+      } else {
+        std::string answer = control_announce(a->route);
+        if (answer.find("\"ok\":true") == std::string::npos) why = answer;
+      }
+    }
+    if (why.empty()) {
+      ++restored;
+      continue;
+    }
+    ++refused;
+    if (refused <= 10)
+      log(LogLevel::kWarn, "injected-restore-refused", {{"file", path}, {"line", line}}, why.substr(0, 200));
+  }
+  log(LogLevel::kInfo, "injected-restored", {{"file", path}, {"routes", restored}, {"refused", refused}},
+      "routes injected before the restart are back");
+}
+
+void Server::injected_changed() {
+  if (config_.control.injected_routes_file.empty() || restoring_) return;
+  if (!ev_is_active(&injected_save_)) {
+    ev_timer_set(&injected_save_, kInjectedSaveDelay, 0);
+    ev_timer_start(loop_, &injected_save_);
+  }
+}
+
+void Server::save_injected() {
+  ev_timer_stop(loop_, &injected_save_);
+  const std::string& path = config_.control.injected_routes_file;
+  if (path.empty()) return;
+  const std::string tmp = path + ".new";
+  std::string err;
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const auto& [prefix, route] : injected_) out << control::announce_request(route) << '\n';
+    out.flush();
+    if (!out) err = "cannot write " + tmp;
+  }
+  if (err.empty() && std::rename(tmp.c_str(), path.c_str()) != 0)
+    err = "cannot rename " + tmp + ": " + std::strerror(errno);
+  if (!err.empty())
+    log_limited("", LogLevel::kError, "injected-save-failed", {{"file", path}}, err);
 }
 
 Peer* Server::find_peer(const SocketAddress& remote) {

@@ -125,6 +125,13 @@ class Server {
   std::string control_peer(const control::PeerCommand& c);
   std::string control_announce(const OriginateConfig& route);
   std::string control_withdraw(const net::Prefix& prefix);
+  // control.injected_routes_file: the injected routes read back at start
+  // (each line an announce request; a bad line is logged by file and line
+  // and skipped), and written again (a new file renamed over the old)
+  // kInjectedSaveDelay after a change, and at shutdown.
+  void restore_injected();
+  void injected_changed();
+  void save_injected();
 
   Config config_;
   ServerOptions options_;
@@ -155,6 +162,8 @@ class Server {
   // ("injected"), kept across reloads, gone with a restart.
   std::optional<uint16_t> injected_slot_;
   std::map<net::Prefix, OriginateConfig> injected_;
+  ev_timer injected_save_{};  // a change waits to be written
+  bool restoring_ = false;    // restore_injected() is putting the file's routes back
   std::unique_ptr<ControlServer> control_;
   ev_signal sigterm_{}, sigint_{}, sighup_{};
   ev_timer watchdog_{};

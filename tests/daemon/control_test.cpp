@@ -140,5 +140,29 @@ TEST(ControlAnswer, Shapes) {
   EXPECT_EQ(r["routes"][0]["origin"], "injected");
 }
 
+// The lines of control.injected_routes_file read back as what was injected.
+TEST(ControlAnswer, AnnounceRequestRoundTrips) {
+  OriginateConfig full;
+  full.prefix = *net::Prefix::parse("2001:db8:1::/48");
+  full.next_hop = *net::IpAddress::parse("2001:db8::1");
+  full.origin = codec::Origin::kIncomplete;
+  full.communities = {0xFFFFFF01, (65000u << 16) | 7};
+  full.large_communities = {{65000, 1, 2}};
+  full.med = 0;
+  full.local_pref = 300;
+  OriginateConfig bare;
+  bare.prefix = *net::Prefix::parse("192.0.2.0/24");
+  OriginateConfig egp = bare;
+  egp.origin = codec::Origin::kEgp;
+  for (const OriginateConfig& o : {full, bare, egp}) {
+    const std::string line = announce_request(o);
+    ParseResult p = parse_request(line);
+    ASSERT_TRUE(p.request) << line << ": " << p.error;
+    const auto* a = std::get_if<Announce>(&*p.request);
+    ASSERT_NE(a, nullptr) << line;
+    EXPECT_EQ(a->route, o) << line;
+  }
+}
+
 }  // namespace
 }  // namespace petrel::daemon::control

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import stat
 import subprocess
@@ -332,3 +333,37 @@ def test_control_channel(lab):
         print(f"command to UPDATE at BIRD, {name}: {len(got)} commands, median {ms[0]:.2f} ms, "
               f"p99 {ms[1]:.2f} ms, max {ms[2]:.2f} ms")
     print(f"{FLIPS} announce/withdraw pairs in {elapsed:.2f} s")
+
+
+def test_injected_routes_survive_a_restart(lab):
+    """control.injected_routes_file: what was injected comes back after a
+    restart; bad lines in the file are logged by line number and skipped."""
+    me, bn = lab.node("petrel"), lab.node("bird")
+    sock, kept = me.path("ctl.sock"), me.path("injected.jsonl")
+    bird = L.Bird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, families=V4)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, families=V4,
+                                     export_policy="all")],
+                      PETREL_ASN, extra_toml=control_toml(sock, 10) + f'injected_routes_file = "{kept}"\n').start()
+    bird.wait_established(30)
+    assert ctl(petrel, sock, "route", "announce", "192.0.2.0/24", "communities", "65000:7", "med", "30").returncode == 0
+    assert ctl(petrel, sock, "route", "announce", "198.51.100.0/24").returncode == 0
+    assert ctl(petrel, sock, "route", "announce", "203.0.113.0/24", "origin", "egp").returncode == 0
+    assert ctl(petrel, sock, "route", "withdraw", "198.51.100.0/24").returncode == 0
+    before = json.loads(ctl(petrel, sock, "route", "list").stdout)
+    assert [r["prefix"] for r in before] == ["192.0.2.0/24", "203.0.113.0/24"], before
+    L.wait_until(lambda: os.path.exists(kept) and len(open(kept).read().splitlines()) == 2, 5,
+                 "the file holds the two routes")
+
+    petrel.stop(signal.SIGINT)
+    with open(kept, "a") as f:
+        f.write("not json\n" + '{"command":"withdraw","prefix":"192.0.2.0/24"}\n' + "x" * 20000 + "\n")
+    petrel.start()
+    bird.wait_established(30)
+    after = json.loads(ctl(petrel, sock, "route", "list").stdout)
+    assert after == before, (before, after)
+    ev = petrel.wait_events("injected-restored")[-1]
+    assert ev["routes"] == "2" and ev["refused"] == "3", ev
+    assert [e["line"] for e in petrel.events("injected-restore-refused")] == ["3", "4", "5"]
+    L.wait_until(lambda: bird_has(bird, "192.0.2.0/24") and bird_has(bird, "203.0.113.0/24"), 10,
+                 "BIRD has the restored routes")
+    assert "BGP.med: 30" in bird.birdc("show", "route", "all", "192.0.2.0/24")

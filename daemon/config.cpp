@@ -389,6 +389,24 @@ void parse_graceful(Checker& ck, const toml::table& t, std::string_view p, Grace
     out.long_lived_stale_time = static_cast<uint32_t>(*v);
 }
 
+// A user or group name at table.key: POSIX portable names (what adduser
+// takes by default); an error naming `what` otherwise.
+std::optional<std::string> account_name(Checker& ck, const toml::table& t, std::string_view table, const char* key,
+                                        std::string_view what) {
+  auto s = ck.string(t, table, key, what);
+  if (!s) return std::nullopt;
+  const bool ok = !s->empty() && s->size() <= 32 && s->front() != '-' &&
+                  std::all_of(s->begin(), s->end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                           c == '-' || c == '.';
+                  });
+  if (ok) return std::string(*s);
+  ck.error(*t.get(key), fmt::format("{}.{}", table, key),
+           fmt::format("expected {} (letters, digits, \"_\", \"-\", \".\"; at most 32), got {}", what,
+                       in_quotes(*s)));
+  return std::nullopt;
+}
+
 void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   out.listen = {*net::IpAddress::parse("0.0.0.0"), *net::IpAddress::parse("::")};
   const toml::table* t = ck.table(root, "", "router");
@@ -402,7 +420,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   ck.only_keys(*t, p, {"asn", "router_id", "listen", "port", "rfc8212", "cluster_id", "withdraw_threads",
                           "expected_ipv4_prefixes", "expected_ipv6_prefixes", "graceful_restart",
                           "graceful_restart_time", "stale_routes_time", "long_lived_stale_time",
-                          "selection_deferral_time"});
+                          "selection_deferral_time", "user"});
 
   if (!t->get("asn")) ck.missing(*t, p, "asn", "this router's AS number");
   if (auto v = ck.asn(*t, p, "asn")) out.asn = *v;
@@ -459,6 +477,7 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   parse_graceful(ck, *t, p, out.graceful);
   if (auto v = ck.integer(*t, p, "selection_deferral_time", 1, kMaxSelectionDeferralTime, "1..3600 seconds"))
     out.selection_deferral_time = static_cast<uint32_t>(*v);
+  if (auto s = account_name(ck, *t, p, "user", "a user name")) out.user = *s;
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {
@@ -501,19 +520,7 @@ void parse_control(Checker& ck, const toml::table& root, ControlConfig& out) {
     else
       out.socket = *s;
   }
-  if (auto s = ck.string(*t, "control", "group", "a group name")) {
-    const bool ok = !s->empty() && s->size() <= 32 && s->front() != '-' &&
-                    std::all_of(s->begin(), s->end(), [](char c) {
-                      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                             c == '-' || c == '.';
-                    });
-    if (!ok)
-      ck.error(*t->get("group"), "control.group",
-               fmt::format("expected a group name (letters, digits, \"_\", \"-\", \".\"; at most 32), got {}",
-                           in_quotes(*s)));
-    else
-      out.group = *s;
-  }
+  if (auto s = account_name(ck, *t, "control", "group", "a group name")) out.group = *s;
   if (auto v = ck.integer(*t, "control", "max_connections", 1, 256, "a connection count 1..256"))
     out.max_connections = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "control", "max_injected_routes", 0, 10'000'000, "a route count 0..10000000"))

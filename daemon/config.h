@@ -71,6 +71,10 @@ struct RouterConfig {
   // after a start that found routes of ours in the kernel, kernel changes
   // wait for every graceful restart peer's End-of-RIB, at most this long.
   uint32_t selection_deferral_time = 360;
+  // The user petrel run becomes once its ports are bound (keeping
+  // CAP_NET_ADMIN and CAP_NET_BIND_SERVICE); "root": stay root; "": none
+  // (refused when started as root with every capability).
+  std::string user;
 
   friend bool operator==(const RouterConfig&, const RouterConfig&) = default;
 };

@@ -169,6 +169,7 @@ std::string dump(const Config& c) {
   graceful(c.router.graceful, GracefulConfig{});
   if (c.router.selection_deferral_time != RouterConfig{}.selection_deferral_time)
     line("selection_deferral_time", std::to_string(c.router.selection_deferral_time));
+  if (!c.router.user.empty()) line("user", toml_string(c.router.user));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
@@ -403,6 +404,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.expected_ipv6_prefixes",
           running.router.expected_ipv6_prefixes == next.router.expected_ipv6_prefixes);
   section("router.graceful_restart", running.router.graceful == next.router.graceful);
+  section("router.user", running.router.user == next.router.user);
   section("router.selection_deferral_time",
           running.router.selection_deferral_time == next.router.selection_deferral_time);
   section("http", running.http == next.http);

@@ -15,6 +15,7 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "daemon/privileges.h"
 #include "daemon/server.h"
 
 namespace petrel::daemon {
@@ -80,10 +81,25 @@ int run_main(int argc, char** argv) {
     return kExitUsage;
   }
   log_configure(format, level);
+  if (std::string why = refuse_full_root(cfg->router.user); !why.empty()) {
+    log(LogLevel::kError, "refused-root", {}, why);
+    return kExitFailure;
+  }
   HttpServer http;  // bound first: a bad [http] listen fails before any session starts
   if (!http.bind(*cfg)) return kExitFailure;
   ServerOptions options;
   options.config_path = cl.config_path;  // SIGHUP reads it again
+  options.after_bind = [user = cfg->router.user] {
+    std::string err;
+    if (!drop_privileges(user, err)) {
+      log(LogLevel::kError, "privileges-failed", {{"user", user}}, err);
+      return false;
+    }
+    if (!user.empty() && user != "root")
+      log(LogLevel::kInfo, "privileges-dropped", {{"user", user}},
+          "running as this user with CAP_NET_ADMIN and CAP_NET_BIND_SERVICE only");
+    return true;
+  };
   Server server(std::move(cfg).value(), std::move(options));
   if (!server.start()) return kExitFailure;
   if (!http.start(server)) return kExitFailure;

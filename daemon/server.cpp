@@ -199,6 +199,7 @@ bool Server::start() {
       log(LogLevel::kInfo, "control-listening", {{"socket", config_.control.socket}});
     }
   }
+  if (options_.after_bind && !options_.after_bind()) return false;
   ::signal(SIGPIPE, SIG_IGN);
   ev_signal_init(&sigterm_, &Server::on_signal, SIGTERM);
   sigterm_.data = this;

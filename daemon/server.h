@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +38,10 @@ struct ServerOptions {
   unsigned workers = 0;  // 0: one per core
   std::string shutdown_message = "petrel is shutting down";
   std::string config_path;  // read again on SIGHUP; empty: no reload
+  // Runs once the listeners and the control socket are open, before any
+  // thread starts (the privilege drop, daemon/privileges.h); false (it
+  // logged why) stops the start.
+  std::function<bool()> after_bind;
 };
 
 class Server {

@@ -101,6 +101,7 @@ asn = 65001
 router_id = "198.18.0.1"
 listen = ["198.18.0.1"]
 port = 179
+user = "root"   # a router would use a user of its own: docs/security.md
 [http]
 listen = "127.0.0.1:8179"
 [[peer]]

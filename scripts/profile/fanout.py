@@ -99,7 +99,7 @@ class Petrel(Daemon):
         q = json.dumps
         v4 = self.node.v4
         lines = ["[router]", f"asn = {DUT_AS}", f"router_id = {q(v4)}", f"listen = {q([v4])}", "port = 179",
-                 f"expected_ipv4_prefixes = {PREFIXES}", "[http]", f"listen = {q(v4 + ':8179')}"]
+                 f"expected_ipv4_prefixes = {PREFIXES}", 'user = "root"', "[http]", f"listen = {q(v4 + ':8179')}"]
         for name, addr, asn in members():
             lines += ["", "[[peer]]", f"name = {q(name)}", f"address = {q(addr)}", f"asn = {asn}",
                       "passive = true", "hold_time = 180", 'families = ["ipv4-unicast"]',

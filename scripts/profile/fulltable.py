@@ -130,7 +130,7 @@ class Petrel(Daemon):
         q = json.dumps
         lines = ["[router]", f"asn = {DUT_AS}", f"router_id = {q(self.node.v4)}",
                  f"listen = {q([self.node.v4])}", "port = 179",
-                 f"expected_ipv4_prefixes = {EXPECTED}",
+                 f"expected_ipv4_prefixes = {EXPECTED}", 'user = "root"',
                  "[http]", f"listen = {q(self.node.v4 + ':8179')}"]
         peers = [(f"feed{i + 1}", a, FEEDER_AS + i, "all", "none") for i, a in enumerate(feeders())]
         peers.append(("observer", OBSERVER, OBSERVER_AS, "none", "all"))

@@ -91,7 +91,7 @@ def petrel_config(node: L.Node, bird: L.Node) -> str:
     q = json.dumps
     return "\n".join([
         "[router]", f"asn = {PETREL_AS}", f"router_id = {q(node.v4)}", f"listen = {q([node.v4])}",
-        "port = 179", f"expected_ipv4_prefixes = {PREFIXES}", "selection_deferral_time = 300",
+        "port = 179", f"expected_ipv4_prefixes = {PREFIXES}", "selection_deferral_time = 300", 'user = "root"',
         "[http]", f"listen = {q(node.v4 + ':8179')}",
         "", "[[peer]]", 'name = "bird"', f"address = {q(bird.v4)}", f"asn = {BIRD_AS}",
         "hold_time = 90", "connect_retry = 1", 'families = ["ipv4-unicast"]', f"local_address = {q(node.v4)}",

@@ -1016,6 +1016,8 @@ class Petrel(Peer):
             f"router_id = {q(self.node.v4)}",
             f"listen = {q(self.listen)}",
             "port = 179",
+            # the lab runs Petrel as root (test_privileges.py drops to a user)
+            *(['user = "root"'] if "user =" not in self.router_toml else []),
             *([self.router_toml] if self.router_toml else []),
             "[http]",
             f"listen = {q(f'127.0.0.1:{self.http_port}')}",

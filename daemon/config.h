@@ -317,11 +317,13 @@ struct Policy {
 Policy import_policy(const Config& config, const PeerConfig& peer);
 Policy export_policy(const Config& config, const PeerConfig& peer);
 
-// What a configuration reload changes (docs/export.md, "Reload"). Peers
-// are matched by address and interface. What applies live: [[filter]]
-// definitions through the policies that name them, each peer's import,
-// export and allow_own_as, router.rfc8212, [[originate]]. Everything else
-// is listed by key: it takes effect at the next restart.
+// What a configuration reload changes (docs/export.md, "Reload";
+// docs/operations.md, "Reloads"). Peers are matched by address and
+// interface. What applies live: [[filter]] definitions through the
+// policies that name them, each peer's import, export and allow_own_as,
+// router.rfc8212, [[originate]], and the sections [kernel], [rpki],
+// [http] and [log] (Server::apply_sections). Everything else is listed
+// by key: it takes effect at the next restart.
 struct PeerReload {
   size_t running = 0;  // index in the running configuration's peers
   size_t next = 0;     // index in the new one
@@ -334,8 +336,9 @@ struct ReloadPlan {
   std::vector<std::string> restart_keys;  // [router] and other sections, peers added or removed
   std::vector<OriginateConfig> withdraw;  // [[originate]] entries gone or changed (old form)
   std::vector<OriginateConfig> announce;  // new or changed (new form)
+  std::vector<std::string> sections;      // "kernel", "rpki", "http", "log": changed, applied live
   [[nodiscard]] bool empty() const {
-    return peers.empty() && restart_keys.empty() && withdraw.empty() && announce.empty();
+    return peers.empty() && restart_keys.empty() && withdraw.empty() && announce.empty() && sections.empty();
   }
 };
 ReloadPlan plan_reload(const Config& running, const Config& next);

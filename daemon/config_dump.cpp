@@ -390,11 +390,14 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.graceful_restart", running.router.graceful == next.router.graceful);
   section("router.selection_deferral_time",
           running.router.selection_deferral_time == next.router.selection_deferral_time);
-  section("http", running.http == next.http);
+  auto live = [&](const char* key, bool same) {
+    if (!same) plan.sections.emplace_back(key);
+  };
+  live("http", running.http == next.http);
   section("control", running.control == next.control);
-  section("log", running.log == next.log);
-  section("kernel", running.kernel == next.kernel);
-  section("rpki", running.rpki == next.rpki);
+  live("log", running.log == next.log);
+  live("kernel", running.kernel == next.kernel);
+  live("rpki", running.rpki == next.rpki);
   for (size_t i = 0; i < next.peers.size(); ++i) {
     const PeerConfig& b = next.peers[i];
     auto at = same_peer(running, b);
@@ -431,6 +434,10 @@ Config applied_config(const Config& running, const Config& next) {
   c.filters = next.filters;
   c.router.rfc8212 = next.router.rfc8212;
   c.originate = next.originate;
+  c.http = next.http;
+  c.log = next.log;
+  c.kernel = next.kernel;
+  c.rpki = next.rpki;
   // Every matched peer takes the new names (a renamed filter resolves to
   // the same policy but must be found under its new name).
   for (PeerConfig& p : c.peers) {

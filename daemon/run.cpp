@@ -84,6 +84,9 @@ int run_main(int argc, char** argv) {
   if (!http.bind(*cfg)) return kExitFailure;
   ServerOptions options;
   options.config_path = cl.config_path;  // SIGHUP reads it again
+  options.reload_http = [&http](const Config& next) { return http.rebind(next); };
+  if (has_format) options.log_format = format;
+  if (has_level) options.log_level = level;
   Server server(std::move(cfg).value(), std::move(options));
   if (!server.start()) return kExitFailure;
   if (!http.start(server)) return kExitFailure;

@@ -27,10 +27,11 @@ constexpr double kAcceptRestSeconds = 0.5;
 constexpr size_t kMaxInjectedRoutes = 100'000;
 constexpr auto kPeerCommandWait = std::chrono::seconds(5);
 
-// RPKI validation in the table when caches are configured.
+// RPKI validation in the table: always its validator, which answers
+// "unchecked" while no cache is configured (a reload may add one).
 table::TableOptions table_options(const Config& c, const table::Validator& v) {
   table::TableOptions o;
-  if (!c.rpki.caches.empty()) o.validator = &v;
+  o.validator = &v;
   o.reject_invalid = c.rpki.reject_invalid;
   o.sweep_threads = c.router.withdraw_threads;  // 0: the table's default
   o.expected_ipv4_prefixes = c.router.expected_ipv4_prefixes;
@@ -70,7 +71,7 @@ Server::Server(Config config, ServerOptions options)
     : config_(std::move(config)),
       options_(std::move(options)),
       loop_(ev_default_loop(EVFLAG_AUTO)),
-      validator_(vrps_, config_.router.asn),
+      validator_(vrps_, config_.router.asn, !config_.rpki.caches.empty()),
       table_(table_options(config_, validator_)),
       running_(config_) {
   unsigned n = options_.workers ? options_.workers : std::max(1u, std::thread::hardware_concurrency());
@@ -84,6 +85,7 @@ Server::Server(Config config, ServerOptions options)
 }
 
 Server::~Server() {
+  ev_timer_stop(loop_, &kernel_timer_);
   control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
@@ -205,13 +207,7 @@ bool Server::start() {
   ev_timer_start(loop_, &watchdog_);
 
   if (!config_.rpki.caches.empty()) {
-    rpki_ = std::make_unique<RpkiService>(config_.rpki, loop_, vrps_, [this](const VrpDelta& d) {
-      DeltaCover cover(d);
-      auto t0 = std::chrono::steady_clock::now();
-      uint64_t n = table_.revalidate([&](const net::Prefix& p) { return cover.covers(p); });
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-      log(LogLevel::kInfo, "rpki-revalidated", {{"routes_changed", n}, {"ms", static_cast<int64_t>(ms.count())}});
-    });
+    rpki_ = make_rpki(config_.rpki);
     rpki_->start();
   }
   originate(config_.originate, {});
@@ -384,6 +380,7 @@ bool Server::reload(std::vector<std::string>* errors) {
     log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
         "these changes take effect when petrel restarts");
   originate(plan.announce, plan.withdraw);
+  apply_sections(*next, plan);
   running_ = std::move(applied);
   log(LogLevel::kInfo, "reloaded",
       {{"file", options_.config_path}, {"peer_policies_changed", policies},

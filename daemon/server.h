@@ -7,7 +7,8 @@
 // Administrative Shutdown with the configured RFC 9003 message and end
 // with status 0; a fatal error in a core component does the same and ends
 // with status 1. SIGHUP reloads the configuration file: what can change
-// live is applied, the rest is logged as needing a restart (reload()).
+// live is applied, the rest is logged as needing a restart (reload();
+// the sections [kernel], [rpki], [http], [log]: server_sections.cpp).
 #pragma once
 
 #include <ev.h>
@@ -61,9 +62,10 @@ class Server {
   // Reads the configuration file again (main loop; SIGHUP). An invalid
   // file changes nothing and its errors are logged. Otherwise the policies
   // of peers (import, export, the [[filter]]s they name, allow_own_as,
-  // router.rfc8212) and [[originate]] change live, and every other change
-  // is logged by key as taking effect at the next restart
-  // (docs/export.md, "Reload"). False when the file was not valid.
+  // router.rfc8212), [[originate]], [kernel], [rpki], [http] and [log]
+  // change live (apply_sections), and every other change is logged by key
+  // as taking effect at the next restart (docs/export.md, "Reload";
+  // docs/operations.md, "Reloads"). False when the file was not valid.
   // errors: the file's errors when it was not valid (the control socket
   // answers with them).
   bool reload(std::vector<std::string>* errors = nullptr);

@@ -15,7 +15,7 @@ route` records every addition and removal in the kernel's order.
   kernel; the cache removed: RPKI is off again (no marks), the routes back.
 - [http] moved to another port: the new one answers, the old one refuses;
   new limits on the same port (the socket handed on); an address that
-  cannot be bound keeps the running server and logs why.
+  cannot be bound keeps the running server and logs why; off, then on.
 - [log] level debug and format text in the file: the level changes, and
   --log-format json on the command line wins (the log stays JSON).
 
@@ -330,6 +330,13 @@ def test_sections_change_live_without_a_session_reset(lab):
     assert "192.0.2.1:8181" in ev["msg"] and "stays as it was" in ev["msg"], ev
     assert petrel.api_peer("bird") is not None  # the running server answers on
     assert refused(me, HTTP_PORT)
+    # off, and on again
+    petrel.http_listen = ""
+    reload(petrel)
+    assert refused(me, HTTP_PORT2)
+    petrel.http_listen = f"127.0.0.1:{HTTP_PORT2}"
+    reload(petrel)
+    assert petrel.api_peer("bird") is not None
 
     # ---- [log]: the level from the file; the command line's --log-format
     # json wins over the file's text

@@ -522,7 +522,7 @@ void HttpServer::stop_daemon(MHD_Daemon* d) {
 
 std::string HttpServer::rebind(const Config& config) {
   const HttpConfig& next = config.http;
-  if (server_ == nullptr) return "the HTTP server has not started";
+  if (server_ == nullptr || !ctx_) return "the HTTP server has not started";
   if (!next.listen) {
     stop_daemon(daemon_);
     daemon_ = nullptr;

@@ -388,8 +388,8 @@ void KernelSyncer::run() {
       else d.plan().want(w.prefix, fib::Want{{gateways[w.gateway]}, false});
     }
     queued_ = wishes.size() - applied;
-    if (applied == wishes.size()) first_read_ = true;
     if (applied == wishes.size()) {
+      first_read_ = true;  // (a reload's syncer: the whole table is in the plan)
       // A full table's backlog (24 octets a wish) is not kept once drained.
       if (wishes.capacity() > 4 * kWishesPerRound) std::vector<Wish>().swap(wishes);
       wishes.clear();

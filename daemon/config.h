@@ -330,8 +330,9 @@ Policy export_policy(const Config& config, const PeerConfig& peer);
 // session with them (Cease / Other Configuration Change), and policies
 // (import, export, allow_own_as, the [[filter]]s they name,
 // router.rfc8212), description, shutdown_message and max_prefixes apply
-// to the running session. [[originate]] applies live too. Other sections'
-// keys that cannot change live are listed: they take effect at the next
+// to the running session. [[originate]] and the sections [kernel], [rpki],
+// [http] and [log] (Server::apply_sections) apply live too. Other keys
+// that cannot change live are listed: they take effect at the next
 // restart.
 struct PeerReload {
   size_t running = 0;  // index in the running configuration's peers
@@ -348,9 +349,10 @@ struct ReloadPlan {
   std::vector<std::string> restart_keys;  // [router] and other sections' keys that wait for a restart
   std::vector<OriginateConfig> withdraw;  // [[originate]] entries gone or changed (old form)
   std::vector<OriginateConfig> announce;  // new or changed (new form)
+  std::vector<std::string> sections;      // "kernel", "rpki", "http", "log": changed, applied live
   [[nodiscard]] bool empty() const {
     return peers.empty() && added.empty() && removed.empty() && restart_keys.empty() && withdraw.empty() &&
-           announce.empty();
+           announce.empty() && sections.empty();
   }
 };
 ReloadPlan plan_reload(const Config& running, const Config& next);

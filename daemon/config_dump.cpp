@@ -407,13 +407,16 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("router.user", running.router.user == next.router.user);
   section("router.selection_deferral_time",
           running.router.selection_deferral_time == next.router.selection_deferral_time);
-  section("http", running.http == next.http);
+  auto live = [&](const char* key, bool same) {
+    if (!same) plan.sections.emplace_back(key);
+  };
+  live("http", running.http == next.http);
   ControlConfig control = running.control;  // max_injected_routes applies live
   control.max_injected_routes = next.control.max_injected_routes;
   section("control", control == next.control);
-  section("log", running.log == next.log);
-  section("kernel", running.kernel == next.kernel);
-  section("rpki", running.rpki == next.rpki);
+  live("log", running.log == next.log);
+  live("kernel", running.kernel == next.kernel);
+  live("rpki", running.rpki == next.rpki);
   for (size_t i = 0; i < next.peers.size(); ++i) {
     const PeerConfig& b = next.peers[i];
     auto at = same_peer(running, b);
@@ -454,6 +457,10 @@ Config applied_config(const Config& running, const Config& next) {
   c.originate = next.originate;
   c.peers = next.peers;  // every peer key applies live (plan_reload)
   c.control.max_injected_routes = next.control.max_injected_routes;
+  c.http = next.http;
+  c.log = next.log;
+  c.kernel = next.kernel;
+  c.rpki = next.rpki;
   return c;
 }
 

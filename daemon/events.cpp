@@ -190,6 +190,10 @@ void EventHub::stop() {
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   woken_by_table_.reset();
+  close_clients();
+}
+
+void EventHub::close_clients() {
   std::lock_guard lock(mu_);
   for (auto& c : clients_) c->close();
   clients_.clear();

@@ -89,6 +89,9 @@ class EventHub {
   void start(const table::Table& table);
   // Stops the thread and closes every client (their streams end).
   void stop();
+  // Closes every client (their streams end), and goes on: the HTTP
+  // server moved (HttpServer::rebind), and its old connections end.
+  void close_clients();
 
   // nullptr when kMaxClients streams are open already. The client gets
   // the best-route changes made after this call.

@@ -115,8 +115,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
 // The status page's kernel and RPKI sections, when those parts are on.
 void add_sections(const Server& server, api::Snapshot& s) {
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
-  if (const KernelSyncer* k = server.kernel()) {
-    KernelStatus st = k->status();
+  if (std::optional<KernelStatus> k = server.kernel_status()) {
+    const KernelStatus& st = *k;
     if (st.enabled) {
       api::Snapshot::Section sec{"Kernel routes", std::string(kKernelPath), {}};
       sec.rows = {{"running", yes_no(st.running)},
@@ -387,15 +387,15 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     else if (std::string_view(url) == kRpkiPath)
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
-      r = kernel_response(method, ctx->server->kernel());
+      r = kernel_response(method, ctx->server->kernel_status());
     else {
       api::Snapshot snap = snapshot(*ctx);
       // Only the page shows them (RPKI's route counts may walk the table).
       if (std::string_view(url) == "/") add_sections(*ctx->server, snap);
       r = api::respond(method, url, snap);
     }
-    if (std::string_view(url) == "/metrics" && r.status == 200 && ctx->server->kernel())
-      r.body += kernel_metrics(ctx->server->kernel()->status());
+    if (std::string_view(url) == "/metrics" && r.status == 200)
+      if (std::optional<KernelStatus> k = ctx->server->kernel_status()) r.body += kernel_metrics(*k);
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
@@ -430,65 +430,155 @@ HttpServer::HttpServer() = default;
 
 HttpServer::~HttpServer() { stop(); }
 
+namespace {
+
+// The listening socket of `listen`, or -1 with why in err.
+int open_http_listener(const Endpoint& listen, std::string& err) {
+  int fd = open_listener(SocketAddress{listen.address, listen.port, {}, 0}, kBacklog, err, BindMode::kExact);
+  if (fd >= 0) return fd;
+  if (err.find("Address already in use") != std::string::npos) err += " (is another petrel running?)";
+  if (err.find("Cannot assign requested address") != std::string::npos) err += " (the address is not on this host)";
+  return -1;
+}
+
+}  // namespace
+
 bool HttpServer::bind(const Config& config) {
-  ctx_.asn = config.router.asn;
-  ctx_.router_id = config.router.router_id.to_string();
-  ctx_.started_ms = steady_ms();
+  ctx_ = std::make_unique<Context>();
+  ctx_->asn = config.router.asn;
+  ctx_->router_id = config.router.router_id.to_string();
+  ctx_->started_ms = steady_ms();
   limits_ = config.http;
-  ctx_.idle_timeout = config.http.idle_timeout;
+  ctx_->idle_timeout = config.http.idle_timeout;
   if (!config.http.listen) {
     log(LogLevel::kInfo, "http-disabled", {}, "[http] listen is empty");
     return true;
   }
   where_ = config.http.listen->to_string();
   std::string err;
-  fd_ = open_listener(SocketAddress{config.http.listen->address, config.http.listen->port, {}, 0}, kBacklog, err,
-                      BindMode::kExact);
+  fd_ = open_http_listener(*config.http.listen, err);
   if (fd_ < 0) {
-    std::string hint;
-    if (err.find("Address already in use") != std::string::npos) hint = " (is another petrel running?)";
-    if (err.find("Cannot assign requested address") != std::string::npos)
-      hint = " (the address is not on this host)";
-    log(LogLevel::kError, "http-listen-failed", {{"address", where_}}, err + hint);
+    log(LogLevel::kError, "http-listen-failed", {{"address", where_}}, err);
     return false;
   }
   if (auto local = local_endpoint(fd_)) port_ = local->port;
   return true;
 }
 
-bool HttpServer::start(const Server& server) {
-  if (fd_ < 0) return true;  // disabled
-  ctx_.server = &server;
-  events_ = std::make_unique<EventHub>();
-  events_->start(server.table());
-  ctx_.events = events_.get();
-  listings_ = std::make_unique<api::PrefixListings>(
-      [&server](std::string_view peer) { return collect_prefixes(server.table(), peer); });
-  ctx_.listings = listings_.get();
+MHD_Daemon* HttpServer::start_daemon(int fd, const HttpConfig& limits, Context& ctx) {
   // A thread per connection: an event stream's reader waits for events.
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx_,
-                             MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,  // first, or MHD logs to stderr
-                             MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd_),
-                             // [http]: the API is for operators and scrapers, not
-                             // crowds; one client address cannot take every
-                             // connection, and a silent one is dropped.
-                             MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits_.max_connections),
-                             MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                             static_cast<unsigned>(limits_.max_connections_per_address),
-                             MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits_.idle_timeout),
-                             MHD_OPTION_END);
+  // MHD_USE_ITC: MHD_quiesce_daemon() can hand the socket on (rebind()).
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+  return MHD_start_daemon(flags, 0, nullptr, nullptr, &answer, &ctx,
+                          MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, nullptr,  // first, or MHD logs to stderr
+                          MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd),
+                          // [http]: the API is for operators and scrapers, not
+                          // crowds; one client address cannot take every
+                          // connection, and a silent one is dropped.
+                          MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections),
+                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(limits.max_connections_per_address),
+                          MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(limits.idle_timeout), MHD_OPTION_END);
+}
+
+void HttpServer::log_listening() const {
+  log(LogLevel::kInfo, "http-listening",
+      {{"address", where_}, {"port", port_}, {"max_connections", limits_.max_connections},
+       {"max_connections_per_address", limits_.max_connections_per_address},
+       {"idle_timeout", limits_.idle_timeout}});
+}
+
+bool HttpServer::start(const Server& server) {
+  server_ = &server;
+  if (fd_ < 0) return true;  // disabled
+  start_events();
+  daemon_ = start_daemon(fd_, limits_, *ctx_);
   if (daemon_ == nullptr) {
     log(LogLevel::kError, "http-start-failed", {{"address", where_}}, "libmicrohttpd could not start");
     events_->stop();  // now: it follows the server's table, which goes before this object
     return false;
   }
   fd_ = -1;  // libmicrohttpd owns and closes it now
-  log(LogLevel::kInfo, "http-listening",
-      {{"address", where_}, {"port", port_}, {"max_connections", limits_.max_connections},
-       {"max_connections_per_address", limits_.max_connections_per_address},
-       {"idle_timeout", limits_.idle_timeout}});
+  log_listening();
   return true;
+}
+
+void HttpServer::start_events() {
+  ctx_->server = server_;
+  if (!events_) {
+    events_ = std::make_unique<EventHub>();
+    events_->start(server_->table());
+    const Server* server = server_;
+    listings_ = std::make_unique<api::PrefixListings>(
+        [server](std::string_view peer) { return collect_prefixes(server->table(), peer); });
+  }
+  ctx_->events = events_.get();
+  ctx_->listings = listings_.get();
+}
+
+void HttpServer::stop_daemon(MHD_Daemon* d) {
+  if (d == nullptr) return;
+  // Its event streams end first (their threads wait for events), then
+  // libmicrohttpd joins its threads.
+  if (events_) events_->close_clients();
+  MHD_stop_daemon(d);
+}
+
+std::string HttpServer::rebind(const Config& config) {
+  const HttpConfig& next = config.http;
+  if (server_ == nullptr || !ctx_) return "the HTTP server has not started";
+  if (!next.listen) {
+    stop_daemon(daemon_);
+    daemon_ = nullptr;
+    limits_ = next;
+    log(LogLevel::kInfo, "http-disabled", {}, "[http] listen is empty");
+    return {};
+  }
+  const std::string where = next.listen->to_string();
+  // The new socket first: when it cannot be had, the old one serves on.
+  // The same address (new limits): the running daemon hands its socket
+  // on (MHD_quiesce_daemon), so no connection is refused meanwhile.
+  const bool same = daemon_ != nullptr && limits_.listen == next.listen;
+  int fd = -1;
+  if (same) {
+    fd = MHD_quiesce_daemon(daemon_);
+    if (fd == MHD_INVALID_SOCKET) return where + ": libmicrohttpd did not hand its socket on";
+  } else {
+    std::string err;
+    fd = open_http_listener(*next.listen, err);
+    if (fd < 0) return where + ": " + err;
+  }
+  start_events();  // when HTTP was off until now
+  // Each daemon its own context: the old one's threads read theirs until
+  // it stops.
+  auto ctx = std::make_unique<Context>(*ctx_);
+  ctx->idle_timeout = next.idle_timeout;
+  MHD_Daemon* d = start_daemon(fd, next, *ctx);
+  std::string failed;
+  HttpConfig limits = next;
+  if (d == nullptr && same) {
+    // The quiesced daemon accepts no more: one with the old limits takes
+    // the socket back.
+    failed = where + ": libmicrohttpd could not start with the new limits; the old ones stay";
+    limits = limits_;
+    ctx = std::make_unique<Context>(*ctx_);
+    d = start_daemon(fd, limits, *ctx);
+  }
+  if (d == nullptr) {
+    ::close(fd);
+    if (!same) return where + ": libmicrohttpd could not start";
+    stop_daemon(daemon_);
+    daemon_ = nullptr;
+    return failed + "; it did not start again either: HTTP is off until the next reload or restart";
+  }
+  stop_daemon(daemon_);  // closes the old socket (not a quiesced one: it is d's now)
+  daemon_ = d;
+  ctx_ = std::move(ctx);
+  limits_ = limits;
+  where_ = where;
+  port_ = 0;
+  if (auto local = local_endpoint(fd)) port_ = local->port;
+  log_listening();
+  return failed;
 }
 
 void HttpServer::stop() {

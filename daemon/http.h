@@ -15,6 +15,11 @@
 //   http.start(server);
 //   ... server.run() ...
 //   http.stop();                              // before the Server goes
+//
+// A reload may move or change [http] (rebind(), Server's reload_http
+// hook): the new address is bound first and the old one serves on when it
+// cannot be; otherwise the new daemon answers and the old one closes (its
+// event streams end: clients connect again).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +55,10 @@ class HttpServer {
   bool start(const Server& server);
   // Stops the thread and closes the socket. Idempotent.
   void stop();
+  // [http] of `config` from now on (main loop, after start()): listen
+  // moved, added, removed, or its limits changed. Empty when done; else
+  // why not, and the daemon as it was answers on.
+  std::string rebind(const Config& config);
 
   // The bound port (useful when the configuration asked for port 0); 0
   // when disabled.
@@ -69,8 +78,19 @@ class HttpServer {
   };
 
  private:
-  Context ctx_;
-  HttpConfig limits_;  // [http]: connection bounds
+  // A libmicrohttpd daemon answering on fd with these limits, its
+  // requests reading ctx; nullptr when it does not start.
+  static MHD_Daemon* start_daemon(int fd, const HttpConfig& limits, Context& ctx);
+  // Ends the daemon's event streams, then the daemon (its socket closed
+  // unless quiesced).
+  void stop_daemon(MHD_Daemon* d);
+  // The event hub and route listings (once), and the context's pointers.
+  void start_events();
+  void log_listening() const;
+
+  std::unique_ptr<Context> ctx_;  // the running daemon's
+  const Server* server_ = nullptr;  // from start()
+  HttpConfig limits_;  // [http]: listen and connection bounds
   int fd_ = -1;
   uint16_t port_ = 0;
   std::string where_;

@@ -177,18 +177,29 @@ KernelSyncer::~KernelSyncer() {
 void KernelSyncer::start(KernelRestart restart) {
   if (thread_.joinable()) return;
   if (wake_fd_ < 0) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  open_driver(restart);
-  thread_ = std::thread([this] { run(); });
+  reload_ = restart.reload;
+  if (reload_ == KernelRestart::Reload::kNo) open_driver(restart);
+  // A reload's dump (seconds for a full table) is the thread's: the main
+  // loop goes on meanwhile.
+  thread_ = std::thread([this, restart] {
+    if (reload_ != KernelRestart::Reload::kNo) open_driver(restart);
+    run();
+    finished_.store(true, std::memory_order_release);
+  });
   // Named, for top -H and perf record -t (up to 15 characters).
   (void)pthread_setname_np(thread_.native_handle(), "petrel-kernel");
 }
 
 void KernelSyncer::stop(Stop how) {
+  request_stop(how);
+  if (thread_.joinable()) thread_.join();
+}
+
+void KernelSyncer::request_stop(Stop how) {
   if (how == Stop::kKeep) keep_ = true;
-  own_restart().stop_waking();
+  if (began_restart_) own_restart().stop_waking();
   stop_ = true;
   wake();
-  if (thread_.joinable()) thread_.join();
 }
 
 void KernelSyncer::wake() const {
@@ -217,6 +228,7 @@ void KernelSyncer::publish(const fib::Driver& d, bool running) {
   // backlog still waits in the syncer's list.
   s.queued = queued_;
   s.counts.pending += queued_;
+  s.caught_up = first_read_ && s.counts.pending == 0;
   s.removals_allowed = removals_;
   if (d.plan().deferred(net::IpFamily::V4)) s.deferred.emplace_back("ipv4-unicast");
   if (d.plan().deferred(net::IpFamily::V6)) s.deferred.emplace_back("ipv6-unicast");
@@ -238,6 +250,7 @@ void KernelSyncer::open_driver(KernelRestart restart) {
   fib::DriverOptions o;
   o.plan.table = config_.table;
   o.plan.metric = config_.metric;
+  o.plan.found_objects_foreign = restart.reload == KernelRestart::Reload::kBeside;
   o.nexthop_objects = config_.nexthop_objects;
   auto opened = fib::Driver::open(o);
   if (!opened) {
@@ -256,6 +269,14 @@ void KernelSyncer::open_driver(KernelRestart restart) {
     return;
   }
   driver_ = std::move(*opened);
+  if (restart.reload != KernelRestart::Reload::kNo) {
+    log(LogLevel::kInfo, "kernel-started",
+        {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
+         {"nexthop_objects", d.nexthop_objects()},
+         {"reload", restart.reload == KernelRestart::Reload::kBeside ? "beside" : "in-place"}},
+        "started by a reload: the table is complete, nothing is deferred");
+    return;
+  }
   // Petrel's own restart (RFC 4724 section 4.1): a family whose routes of
   // ours survived the last process is deferred; the R and F bits follow.
   codec::FamilySet kept;
@@ -269,6 +290,7 @@ void KernelSyncer::open_driver(KernelRestart restart) {
     if (p.enabled && p.graceful.enabled) waited.push_back({p.name, p.families});
   own_restart().begin(fsm::RestartDeferral(std::move(waited), kept, OwnRestart::now() + restart.deferral_seconds),
                       [this] { wake(); });
+  began_restart_ = true;
   if (found4 && kept.has(codec::kIpv4Unicast)) d.plan().defer(net::IpFamily::V4);
   if (found6 && kept.has(codec::kIpv6Unicast)) d.plan().defer(net::IpFamily::V6);
   restarting_ = !kept.empty();
@@ -388,6 +410,7 @@ void KernelSyncer::run() {
     }
     queued_ = wishes.size() - applied;
     if (applied == wishes.size()) {
+      first_read_ = true;  // (a reload's syncer: the whole table is in the plan)
       // A full table's backlog (24 octets a wish) is not kept once drained.
       if (wishes.capacity() > 4 * kWishesPerRound) std::vector<Wish>().swap(wishes);
       wishes.clear();
@@ -414,7 +437,10 @@ void KernelSyncer::run() {
     read_ns_ += ns_since(read_start);
 
     auto now = Clock::now();
-    if (!removals_) settle_restart(d, now - t0 >= kStaleGrace, applied == wishes.size() ? settled : std::array<bool, 2>{});
+    // A reload's syncer: the table is complete once its first read is in
+    // the plan (KernelRestart::reload).
+    const bool grace_over = reload_ != KernelRestart::Reload::kNo ? first_read_ : now - t0 >= kStaleGrace;
+    if (!removals_) settle_restart(d, grace_over, applied == wishes.size() ? settled : std::array<bool, 2>{});
     if (now - last_retry >= kRetryRefused) {
       last_retry = now;
       d.plan().retry_refused();

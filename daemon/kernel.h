@@ -58,6 +58,10 @@ struct KernelStatus {
   bool removals_allowed = false;  // stale routes of an earlier run go
   std::vector<std::string> deferred;  // families whose changes wait (Petrel's own restart)
   std::string last_error;         // the driver's last error, or the last refusal
+  // Every change read from the table since start is in the kernel:
+  // the first read of the table is in the plan and nothing is pending
+  // (the syncer a reload started may now replace the one before it).
+  bool caught_up = false;
   fib::PlanCounts counts;
   fib::DriverStats stats;
   uint64_t table_resyncs = 0;     // journal overruns (the table read again)
@@ -73,6 +77,19 @@ struct KernelStatus {
 struct KernelRestart {
   bool graceful = false;            // [router] graceful_restart
   uint32_t deferral_seconds = 360;  // [router] selection_deferral_time
+  // Started by a reload (daemon/server_sections.cpp), not at start-up:
+  // the table is complete and its sessions will not send End-of-RIB
+  // again, so nothing is deferred and Petrel's own restart is not
+  // touched; the kernel dump runs on the syncer's thread (start() does
+  // not block); routes of ours found in the kernel that the table does
+  // not want go as soon as the first read of the table is in the plan.
+  // kInPlace: no other syncer runs (the one before stopped keeping its
+  // routes, which are found and taken over, nexthop objects too).
+  // kBeside: the syncer before runs on, in another table or with another
+  // metric, until this one has caught up: the nexthop objects found are
+  // its, never used nor deleted by this one (fib::PlanOptions).
+  enum class Reload : uint8_t { kNo, kInPlace, kBeside };
+  Reload reload = Reload::kNo;
 };
 
 class KernelSyncer {
@@ -94,6 +111,11 @@ class KernelSyncer {
   // first; kKeep: they stay (a restart follows, docs/graceful-restart.md).
   enum class Stop : uint8_t { kRemove, kKeep };
   void stop(Stop how = Stop::kRemove);
+  // stop() without the wait: the thread removes (or keeps) the routes and
+  // ends on its own; finished() says when (then stop() returns at once).
+  void request_stop(Stop how = Stop::kRemove);
+  [[nodiscard]] bool finished() const { return finished_.load(std::memory_order_acquire); }
+  [[nodiscard]] const KernelConfig& config() const { return config_; }
   [[nodiscard]] KernelStatus status() const;
   // The configured peers changed (a reload): link-local next hops are
   // worked out again from these. Any thread.
@@ -136,9 +158,13 @@ class KernelSyncer {
   std::unique_ptr<fib::Driver> driver_;  // from start(); the thread's
   std::vector<PeerConfig> peers_;        // the configured peers (restart deferral)
   bool restarting_ = false;              // some family deferred at start
+  KernelRestart::Reload reload_ = KernelRestart::Reload::kNo;
+  bool began_restart_ = false;           // own_restart() calls our wake
+  bool first_read_ = false;              // the thread's: the first read of the table is in the plan
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> keep_{false};
+  std::atomic<bool> finished_{false};  // the thread's last step is done (or it never ran)
   int wake_fd_ = -1;  // an eventfd, from start(); -1: none (the thread then polls every kIdleWaitMs)
   mutable std::mutex mu_;
   KernelStatus status_;

@@ -105,7 +105,7 @@ std::string kernel_metrics(const KernelStatus& s) {
   return out;
 }
 
-api::Response kernel_response(std::string_view method, const KernelSyncer* kernel) {
+api::Response kernel_response(std::string_view method, const std::optional<KernelStatus>& status) {
   api::Response r;
   if (method != "GET" && method != "HEAD") {
     r.status = 405;
@@ -113,7 +113,7 @@ api::Response kernel_response(std::string_view method, const KernelSyncer* kerne
     r.body = api::error_json(fmt::format("method {} is not allowed; use GET", method));
     return r;
   }
-  r.body = kernel_json(kernel ? kernel->status() : KernelStatus{});
+  r.body = kernel_json(status.value_or(KernelStatus{}));
   return r;
 }
 

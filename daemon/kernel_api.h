@@ -16,8 +16,8 @@ inline constexpr std::string_view kKernelPath = "/api/kernel";
 std::string kernel_json(const KernelStatus& s);
 // The petrel_kernel_* metric families (docs/metrics.md).
 std::string kernel_metrics(const KernelStatus& s);
-// GET /api/kernel: the syncer's status (kernel: null when [kernel] is off:
-// then "enabled" is false).
-api::Response kernel_response(std::string_view method, const KernelSyncer* kernel);
+// GET /api/kernel: the syncer's status (nullopt when [kernel] is off: then
+// "enabled" is false).
+api::Response kernel_response(std::string_view method, const std::optional<KernelStatus>& status);
 
 }  // namespace petrel::daemon

@@ -86,6 +86,11 @@ void log_configure(LogFormat format, LogLevel level, int fd) {
   g_fd = fd;
 }
 
+void log_reconfigure(LogFormat format, LogLevel level) {
+  g_format = format;
+  g_level = level;
+}
+
 bool log_enabled(LogLevel level) { return level >= g_level.load(std::memory_order_relaxed); }
 
 bool parse_log_level(std::string_view s, LogLevel& out) {

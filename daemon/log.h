@@ -31,6 +31,9 @@ struct LogField {
 };
 
 void log_configure(LogFormat format, LogLevel level, int fd = 2);
+// The format and level from now on, the output as it was (a reload's
+// [log]); lines being written meanwhile are whole in either form.
+void log_reconfigure(LogFormat format, LogLevel level);
 bool log_enabled(LogLevel level);
 // Parses "debug", "info", "warn", "error" / "text", "json".
 bool parse_log_level(std::string_view s, LogLevel& out);

@@ -43,6 +43,14 @@ int64_t unix_ms() {
 // meet in one thread's cache.
 std::atomic<uint64_t> g_versions{0};
 
+// The caches in the order they are tried: by preference, then file order.
+std::vector<RpkiCacheConfig> by_preference(const RpkiConfig& config) {
+  std::vector<RpkiCacheConfig> sorted = config.caches;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const RpkiCacheConfig& a, const RpkiCacheConfig& b) { return a.preference < b.preference; });
+  return sorted;
+}
+
 }  // namespace
 
 // ---- VrpStore
@@ -138,10 +146,15 @@ std::optional<uint32_t> RpkiValidator::origin_of(const table::Attrs& a) const {
 }
 
 table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
+  if (!enabled()) return table::Validation::kUnchecked;
   return state_of(store_.local().table.validate(p, origin_of(a)));
 }
 
 void RpkiValidator::validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const {
+  if (!enabled()) {
+    std::fill(out.begin(), out.end(), table::Validation::kUnchecked);
+    return;
+  }
   thread_local std::vector<rpki::RouteOrigin> in;
   thread_local std::vector<rpki::Validity> got;
   in.resize(routes.size());
@@ -214,26 +227,68 @@ struct RpkiService::Cache {
 RpkiService::RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStore& store,
                          std::function<void(const VrpDelta&)> changed)
     : config_(config), loop_(loop), store_(store), changed_(std::move(changed)) {
-  std::vector<RpkiCacheConfig> sorted = config_.caches;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const RpkiCacheConfig& a, const RpkiCacheConfig& b) { return a.preference < b.preference; });
+  std::vector<RpkiCacheConfig> sorted = by_preference(config_);
+  uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (size_t i = 0; i < sorted.size(); ++i) caches_.push_back(make_cache(i, sorted[i], seed + i));
+  update_status();
+}
+
+std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const RpkiCacheConfig& config,
+                                                            uint64_t seed) {
+  rpki::ClientConfig cc;
+  cc.max_vrps = config_.max_vrps;
+  cc.answer_timeout = std::chrono::seconds(config_.answer_timeout);
+  auto c = std::make_unique<Cache>(this, index, config, cc, seed);
+  ev_init(&c->io, &RpkiService::on_io);
+  c->io.data = c.get();
+  ev_init(&c->deadline, &RpkiService::on_deadline);
+  c->deadline.data = c.get();
+  ev_init(&c->redial, &RpkiService::on_dial);
+  c->redial.data = c.get();
+  ev_init(&c->answer, &RpkiService::on_silent);
+  c->answer.data = c.get();
+  return c;
+}
+
+void RpkiService::reconfigure(const RpkiConfig& config) {
+  const bool bounds = config.max_vrps != config_.max_vrps || config.answer_timeout != config_.answer_timeout;
+  const Cache* source = published_ >= 0 ? caches_[static_cast<size_t>(published_)].get() : nullptr;
+  std::vector<std::unique_ptr<Cache>> old = std::move(caches_);
+  caches_.clear();
+  config_ = config;
+  std::vector<RpkiCacheConfig> sorted = by_preference(config_);
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    rpki::ClientConfig cc;
-    cc.max_vrps = config_.max_vrps;
-    cc.answer_timeout = std::chrono::seconds(config_.answer_timeout);
-    auto c = std::make_unique<Cache>(this, i, sorted[i], cc, seed + i);
-    ev_init(&c->io, &RpkiService::on_io);
-    c->io.data = c.get();
-    ev_init(&c->deadline, &RpkiService::on_deadline);
-    c->deadline.data = c.get();
-    ev_init(&c->redial, &RpkiService::on_dial);
-    c->redial.data = c.get();
-    ev_init(&c->answer, &RpkiService::on_silent);
-    c->answer.data = c.get();
-    caches_.push_back(std::move(c));
+    const RpkiCacheConfig& want = sorted[i];
+    auto it = std::find_if(old.begin(), old.end(), [&](const std::unique_ptr<Cache>& c) {
+      return !bounds && c->config.address == want.address && c->config.port == want.port &&
+             c->config.interface == want.interface;
+    });
+    if (it == old.end()) {
+      caches_.push_back(make_cache(i, want, seed + i));
+      log(LogLevel::kInfo, "rpki-cache", {{"cache", caches_.back()->name}, {"preference", want.preference}},
+          "added by a reload");
+      continue;
+    }
+    (*it)->index = i;
+    (*it)->config = want;
+    caches_.push_back(std::move(*it));
+    old.erase(it);
   }
-  update_status();
+  published_ = -1;
+  for (size_t i = 0; i < caches_.size(); ++i)
+    if (caches_[i].get() == source) published_ = static_cast<int>(i);
+  // The data in force came from a cache gone: whatever comes next (the
+  // next cache's data, or none) is published, even none.
+  if (source != nullptr && published_ < 0) published_data_ = UINT64_MAX;
+  for (auto& c : old) {
+    log(LogLevel::kInfo, "rpki-cache-removed", {{"cache", c->name}, {"active", c.get() == source}},
+        c.get() == source ? "removed by a reload: its data is no longer used" : "removed by a reload");
+    halt(*c);
+  }
+  old.clear();
+  if (running_) reconsider();
+  else update_status();
 }
 
 RpkiService::~RpkiService() { stop(); }
@@ -249,13 +304,15 @@ void RpkiService::start() {
 void RpkiService::stop() {
   if (!running_) return;
   running_ = false;
-  for (auto& c : caches_) {
-    close(*c);
-    ev_timer_stop(loop_, &c->deadline);
-    ev_timer_stop(loop_, &c->redial);
-    ev_timer_stop(loop_, &c->answer);
-  }
+  for (auto& c : caches_) halt(*c);
   update_status();
+}
+
+void RpkiService::halt(Cache& c) {
+  close(c);
+  ev_timer_stop(loop_, &c.deadline);
+  ev_timer_stop(loop_, &c.redial);
+  ev_timer_stop(loop_, &c.answer);
 }
 
 std::vector<RpkiCacheStatus> RpkiService::status() const {

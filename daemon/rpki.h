@@ -104,9 +104,16 @@ class VrpStore {
 // RFC 6811 for the table: the origin AS is the last AS of the AS_PATH's
 // final AS_SEQUENCE; a path ending in an AS_SET has none and validates
 // as NONE (invalid where a VRP covers it); an empty AS_PATH is our own AS.
+//
+// The table always has it: switched off (no [[rpki.cache]] configured) it
+// answers kUnchecked for every route, as a table without a validator
+// would; a reload switches it on or off, then revalidates every route.
 class RpkiValidator : public table::Validator {
  public:
-  RpkiValidator(const VrpStore& store, uint32_t local_as) : store_(store), local_as_(local_as) {}
+  RpkiValidator(const VrpStore& store, uint32_t local_as, bool enabled = true)
+      : store_(store), local_as_(local_as), enabled_(enabled) {}
+  void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+  [[nodiscard]] bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   [[nodiscard]] table::Validation validate(const net::Prefix& p, const table::Attrs& a) const override;
   // One VrpTable::validate_batch call for the routes (their lookups overlap).
   void validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const override;
@@ -116,6 +123,7 @@ class RpkiValidator : public table::Validator {
 
   const VrpStore& store_;
   uint32_t local_as_;
+  std::atomic<bool> enabled_;
 };
 
 // Whether a route to `p` lies under a VRP prefix that `delta` changed: the
@@ -163,6 +171,14 @@ class RpkiService {
 
   void start();
   void stop();
+  // The caches of `config` from now on (a reload, main loop). A cache
+  // kept (the same address, port and interface) keeps its connection,
+  // session and data, and takes its new preference; a new one is dialled
+  // when its preference says; a removed one is closed, and when the data
+  // in force came from it, the next cache's data is published, or none
+  // (every route not found). A change of max_vrps or answer_timeout starts
+  // every cache again (the data in force stays until one has new data).
+  void reconfigure(const RpkiConfig& config);
   // A copy for the HTTP thread.
   [[nodiscard]] std::vector<RpkiCacheStatus> status() const;
 
@@ -175,6 +191,9 @@ class RpkiService {
   static void on_dial(struct ev_loop*, ev_timer* w, int);
   static void on_silent(struct ev_loop*, ev_timer* w, int);
 
+  std::unique_ptr<Cache> make_cache(size_t index, const RpkiCacheConfig& config, uint64_t seed);
+  // Closes the connection and stops every timer of c.
+  void halt(Cache& c);
   void dial(Cache& c);
   void connected(Cache& c);
   void readable(Cache& c);

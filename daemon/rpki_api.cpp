@@ -158,11 +158,12 @@ api::Response rpki_response(std::string_view method, const RpkiView& v) {
 
 RpkiView rpki_view(const Server& s) {
   RpkiView v;
-  v.enabled = s.rpki() != nullptr;
+  std::optional<std::vector<RpkiCacheStatus>> caches = s.rpki_status();
+  v.enabled = caches.has_value();
   if (!v.enabled) return v;
   v.reject_invalid = s.rpki_reject_invalid();
   v.vrps = s.vrps().current();
-  v.caches = s.rpki()->status();
+  v.caches = std::move(*caches);
   static std::mutex mu;
   static std::chrono::steady_clock::time_point at;
   static TableValidationCounts counts;

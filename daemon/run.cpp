@@ -100,6 +100,9 @@ int run_main(int argc, char** argv) {
           "running as this user with CAP_NET_ADMIN and CAP_NET_BIND_SERVICE only");
     return true;
   };
+  options.reload_http = [&http](const Config& next) { return http.rebind(next); };
+  if (has_format) options.log_format = format;
+  if (has_level) options.log_level = level;
   Server server(std::move(cfg).value(), std::move(options));
   if (!server.start()) return kExitFailure;
   if (!http.start(server)) return kExitFailure;

@@ -30,10 +30,11 @@ constexpr auto kPeerCommandWait = std::chrono::seconds(5);
 // health checker flipping routes does not rewrite it for each command.
 constexpr double kInjectedSaveDelay = 0.2;
 
-// RPKI validation in the table when caches are configured.
+// RPKI validation in the table: always its validator, which answers
+// "unchecked" while no cache is configured (a reload may add one).
 table::TableOptions table_options(const Config& c, const table::Validator& v) {
   table::TableOptions o;
-  if (!c.rpki.caches.empty()) o.validator = &v;
+  o.validator = &v;
   o.reject_invalid = c.rpki.reject_invalid;
   o.sweep_threads = c.router.withdraw_threads;  // 0: the table's default
   o.expected_ipv4_prefixes = c.router.expected_ipv4_prefixes;
@@ -73,7 +74,7 @@ Server::Server(Config config, ServerOptions options)
     : config_(std::move(config)),
       options_(std::move(options)),
       loop_(ev_default_loop(EVFLAG_AUTO)),
-      validator_(vrps_, config_.router.asn),
+      validator_(vrps_, config_.router.asn, !config_.rpki.caches.empty()),
       table_(table_options(config_, validator_)),
       running_(config_) {
   // One worker per peer up to max_workers(); a reload adding peers adds
@@ -97,6 +98,7 @@ std::vector<std::shared_ptr<Peer>> Server::peers() const {
 }
 
 Server::~Server() {
+  ev_timer_stop(loop_, &kernel_timer_);
   control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
@@ -219,13 +221,7 @@ bool Server::start() {
   ev_timer_start(loop_, &watchdog_);
 
   if (!config_.rpki.caches.empty()) {
-    rpki_ = std::make_unique<RpkiService>(config_.rpki, loop_, vrps_, [this](const VrpDelta& d) {
-      DeltaCover cover(d);
-      auto t0 = std::chrono::steady_clock::now();
-      uint64_t n = table_.revalidate([&](const net::Prefix& p) { return cover.covers(p); });
-      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-      log(LogLevel::kInfo, "rpki-revalidated", {{"routes_changed", n}, {"ms", static_cast<int64_t>(ms.count())}});
-    });
+    rpki_ = make_rpki(config_.rpki);
     rpki_->start();
   }
   originate(config_.originate, {});
@@ -392,6 +388,7 @@ bool Server::reload(std::vector<std::string>* errors) {
     log(LogLevel::kWarn, "reload-needs-restart", {{"keys", joined(plan.restart_keys)}},
         "these changes take effect when petrel restarts");
   originate(plan.announce, plan.withdraw);
+  apply_sections(*next, plan);
   running_ = std::move(applied);
   size_t policies = 0, reset = 0, updated = 0;
   for (const PeerReload& r : plan.peers) {
@@ -457,8 +454,10 @@ void Server::reload_peers(const ReloadPlan& plan, const Config& applied) {
     std::lock_guard<std::mutex> lock(peers_mu_);
     peers_ = std::move(now);
   }
-  if (kernel_ && (!plan.added.empty() || !plan.removed.empty() || !plan.peers.empty()))
-    kernel_->set_peers(applied.peers);
+  if (!plan.added.empty() || !plan.removed.empty() || !plan.peers.empty()) {
+    if (kernel_) kernel_->set_peers(applied.peers);
+    if (kernel_next_) kernel_next_->set_peers(applied.peers);
+  }
 }
 
 std::shared_ptr<Peer> Server::make_peer(const PeerConfig& pc, const Config& applied) {

@@ -7,7 +7,8 @@
 // Administrative Shutdown with the configured RFC 9003 message and end
 // with status 0; a fatal error in a core component does the same and ends
 // with status 1. SIGHUP reloads the configuration file: what can change
-// live is applied, the rest is logged as needing a restart (reload()).
+// live is applied, the rest is logged as needing a restart (reload();
+// the sections [kernel], [rpki], [http], [log]: server_sections.cpp).
 #pragma once
 
 #include <ev.h>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +44,13 @@ struct ServerOptions {
   // thread starts (the privilege drop, daemon/privileges.h); false (it
   // logged why) stops the start.
   std::function<bool()> after_bind;
+  // [http] changed on reload: the HTTP server (run.cpp's) takes the new
+  // configuration and returns why it could not, empty when it did (then
+  // the old listener stays). Unset: [http] needs a restart.
+  std::function<std::string(const Config&)> reload_http;
+  // --log-format, --log-level: they win over [log], on reload too.
+  std::optional<LogFormat> log_format;
+  std::optional<LogLevel> log_level;
 };
 
 class Server {
@@ -55,14 +64,24 @@ class Server {
   // Runs the main loop until a signal or a fatal error; the exit status.
   int run();
   // Reads the configuration file again (main loop; SIGHUP). An invalid
-  // file changes nothing and its errors are logged. Otherwise the policies
-  // of peers (import, export, the [[filter]]s they name, allow_own_as,
-  // router.rfc8212) and [[originate]] change live, and every other change
-  // is logged by key as taking effect at the next restart
-  // (docs/export.md, "Reload"). False when the file was not valid.
+  // file changes nothing and its errors are logged. Otherwise peers
+  // (added, removed, reset or updated: reload_peers), their policies
+  // (import, export, the [[filter]]s they name, allow_own_as,
+  // router.rfc8212), [[originate]], [kernel], [rpki], [http] and [log]
+  // change live (apply_sections), and every other change is logged by key
+  // as taking effect at the next restart (docs/export.md, "Reload";
+  // docs/operations.md, "Reloads"). False when the file was not valid.
   // errors: the file's errors when it was not valid (the control socket
   // answers with them).
   bool reload(std::vector<std::string>* errors = nullptr);
+
+ private:
+  // The sections of `next` that change live, each as its part allows:
+  // [kernel], [rpki], [http], [log] (daemon/server_sections.cpp,
+  // docs/operations.md "Reloads"); what cannot goes to plan.restart_keys.
+  void apply_sections(const Config& next, ReloadPlan& plan);
+
+ public:
   // One request from the control socket (main loop); its answer line.
   std::string control(const control::ControlRequest& request);
 
@@ -72,9 +91,20 @@ class Server {
   [[nodiscard]] const table::Table& table() const { return table_; }
   [[nodiscard]] const table::ExportGroups& export_groups() const { return export_groups_; }
   [[nodiscard]] const VrpStore& vrps() const { return vrps_; }
-  [[nodiscard]] const RpkiService* rpki() const { return rpki_.get(); }
-  [[nodiscard]] bool rpki_reject_invalid() const { return config_.rpki.reject_invalid; }
-  [[nodiscard]] const KernelSyncer* kernel() const { return kernel_.get(); }
+  // For the HTTP threads (a reload replaces these parts on the main loop):
+  // the RPKI caches' status (nullopt: RPKI is off, no [[rpki.cache]]) and
+  // the kernel syncer's (nullopt: [kernel] is off).
+  [[nodiscard]] std::optional<std::vector<RpkiCacheStatus>> rpki_status() const {
+    std::lock_guard lock(sections_mu_);
+    if (!rpki_) return std::nullopt;
+    return rpki_->status();
+  }
+  [[nodiscard]] bool rpki_reject_invalid() const { return table_.reject_invalid(); }
+  [[nodiscard]] std::optional<KernelStatus> kernel_status() const {
+    std::lock_guard lock(sections_mu_);
+    if (!kernel_) return std::nullopt;
+    return kernel_->status();
+  }
 
  private:
   struct Listener {
@@ -127,6 +157,18 @@ class Server {
   // free slot.
   bool apply_local(std::optional<uint16_t>& slot, const char* name, const std::vector<OriginateConfig>& announce,
                    const std::vector<OriginateConfig>& withdraw);
+  // ---- sections changed live (daemon/server_sections.cpp)
+  // The RTR caches of c, whose new data revalidates the table's routes.
+  std::unique_ptr<RpkiService> make_rpki(const RpkiConfig& c);
+  void apply_rpki(const RpkiConfig& next);
+  // Asks the validator again about the routes to covered() prefixes.
+  void revalidate(const std::function<bool(const net::Prefix&)>& covered, std::string_view why);
+  // [kernel]: the change under way, one step at a time (a timer on the
+  // main loop while one is).
+  void apply_kernel(const KernelConfig& next);
+  void kernel_step();
+  static void on_kernel_step(struct ev_loop*, ev_timer* w, int);
+  [[nodiscard]] KernelConfig kernel_in_effect() const;
   std::string control_peer(const control::PeerCommand& c);
   std::string control_announce(const OriginateConfig& route);
   std::string control_withdraw(const net::Prefix& prefix);
@@ -149,6 +191,20 @@ class Server {
   table::ExportGroups export_groups_{table_, out_sets_};  // the peers' update groups (before the peers)
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
+  // Reloads (server_sections.cpp): the syncer started beside kernel_ until
+  // it caught up; those stopping (removing their routes) until their
+  // threads end; a [kernel] change waiting to start; the step timer.
+  std::unique_ptr<KernelSyncer> kernel_next_;
+  std::vector<std::unique_ptr<KernelSyncer>> kernel_retired_;
+  std::optional<KernelConfig> kernel_target_;
+  ev_timer kernel_timer_{};
+  double kernel_next_since_ = 0;  // ev_now() when kernel_next_ started
+  bool kernel_wait_logged_ = false;
+  // [http] as in effect when a reload could not apply it (nullopt: running_'s).
+  std::optional<HttpConfig> http_in_effect_;
+  // kernel_ and rpki_ are replaced on the main loop and read by the HTTP
+  // threads (kernel_status(), rpki_status()) under this lock.
+  mutable std::mutex sections_mu_;
   // The peers, in the running configuration's order. The main thread
   // changes it (under peers_mu_) and reads it without the lock; others
   // read peers().

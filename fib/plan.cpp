@@ -226,6 +226,11 @@ void Plan::kernel_has(const NexthopObject& o) {
     nh_taken_.insert(o.id);  // another's: never used, never asked about
     return;
   }
+  if (o_.found_objects_foreign) {  // the other plan's (PlanOptions)
+    nh_taken_.insert(o.id);
+    nh_next_ = (o.id - o_.first_nhid + o_.nhid_count / 2) % o_.nhid_count;
+    return;
+  }
   NhRecord& rec = nh_[o.id];
   if (rec.state != NhState::kPresent) ++nh_present_;
   rec.state = NhState::kPresent;

@@ -69,6 +69,12 @@ struct PlanOptions {
   bool nexthop_objects = false;   // routes refer to nexthop objects of ours
   uint32_t first_nhid = 0x50e70000u;  // our range of nexthop object ids
   uint32_t nhid_count = 1u << 24;
+  // Another plan's driver keeps its routes (another table or metric) and
+  // nexthop objects in the kernel while this one starts (a reload that
+  // moves Petrel's routes, daemon/kernel.h): objects found at start-up are
+  // that one's, never referred to nor deleted by this plan, and new ids
+  // are taken half the range away from the last of them.
+  bool found_objects_foreign = false;
 };
 
 // A gateway Petrel learnt a route through; via_ifindex: the interface it

@@ -32,6 +32,7 @@ BestId best_id(const Entry<K>& e) {
 
 Table::Table(TableOptions o)
     : options_(o),
+      reject_invalid_(o.reject_invalid),
       interner_(64, o.hash_key ? *o.hash_key : HashKey::process()),
       path_salt_(interner_.key().k0 * 0x9E3779B97F4A7C15ull ^ interner_.key().k1),
       peers_(std::make_unique<PeerSlot[]>(kMaxPeers)) {
@@ -391,6 +392,23 @@ Entry<K>* entry_type(PrefixMap<K>& /*m*/) {
 }
 }  // namespace
 
+template <typename F>
+void Table::sweep_maps(F&& fn) {
+  for (auto& sp : shards_) {
+    Shard& s = *sp;
+    std::unique_lock lock(s.mu);
+    const uint64_t end_before = s.journal.end();
+    for (size_t fi = 0; fi < kFamilies; ++fi) {
+      const auto f = static_cast<FamilyIndex>(fi);
+      s.on_map(f, [&](auto& m) { fn(s, f, m); });
+    }
+    // Shard by shard: followers read one while the next is worked on.
+    const bool appended = s.journal.end() != end_before;
+    lock.unlock();
+    if (appended) wake_followers();
+  }
+}
+
 uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
   if (!options_.validator) return 0;
   uint64_t changed = 0;
@@ -400,59 +418,67 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
   thread_local std::vector<Validator::Query> queries;
   thread_local std::vector<uint32_t> owner;  // each query's prefix, an index in prefixes
   thread_local std::vector<Validation> states;
-  for (auto& sp : shards_) {
-    Shard& s = *sp;
-    std::unique_lock lock(s.mu);
-    const uint64_t end_before = s.journal.end();
-    for (size_t fi = 0; fi < kFamilies; ++fi) {
-      const auto f = static_cast<FamilyIndex>(fi);
-      s.on_map(f, [&](auto& m) {
-        using E = std::remove_pointer_t<decltype(entry_type(m))>;
-        std::vector<E*> entries;  // the covered ones, stable while the lock is held
-        prefixes.clear();
-        queries.clear();
-        owner.clear();
-        m.for_each([&](E& e) {
-          const net::Prefix p = e.key.prefix();
-          if (!covered(p)) return;
-          for (const Route& r : e.routes()) {
-            queries.push_back({nullptr, r.attrs});
-            owner.push_back(static_cast<uint32_t>(prefixes.size()));
-          }
-          prefixes.push_back(p);
-          entries.push_back(&e);
-        });
-        for (size_t i = 0; i < queries.size(); ++i) queries[i].prefix = &prefixes[owner[i]];
-        states.resize(queries.size());
-        options_.validator->validate_batch(queries, states);
-        size_t qi = 0;
-        for (size_t i = 0; i < entries.size(); ++i) {
-          E& e = *entries[i];
-          const net::Prefix& p = prefixes[i];
-          BestId before = best_id(e);
-          bool any = false;
-          for (Route& r : e.routes()) {
-            const uint16_t old = r.flags;
-            set_validation(r, p, states[qi++]);
-            if (r.flags != old) {
-              any = true;
-              ++changed;
-            }
-          }
-          if (!any) continue;
-          if (options_.reject_invalid) choose_best(e);
-          const BestId after = best_id(e);
-          if (after != before) count_best(slot_of(before), slot_of(after), f);
-          s.journal.append(Change{p, f, after != before});
+  sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
+    using E = std::remove_pointer_t<decltype(entry_type(m))>;
+    std::vector<E*> entries;  // the covered ones, stable while the lock is held
+    prefixes.clear();
+    queries.clear();
+    owner.clear();
+    m.for_each([&](E& e) {
+      const net::Prefix p = e.key.prefix();
+      if (!covered(p)) return;
+      for (const Route& r : e.routes()) {
+        queries.push_back({nullptr, r.attrs});
+        owner.push_back(static_cast<uint32_t>(prefixes.size()));
+      }
+      prefixes.push_back(p);
+      entries.push_back(&e);
+    });
+    for (size_t i = 0; i < queries.size(); ++i) queries[i].prefix = &prefixes[owner[i]];
+    states.resize(queries.size());
+    options_.validator->validate_batch(queries, states);
+    size_t qi = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      E& e = *entries[i];
+      const net::Prefix& p = prefixes[i];
+      BestId before = best_id(e);
+      bool any = false;
+      for (Route& r : e.routes()) {
+        const uint16_t old = r.flags;
+        set_validation(r, p, states[qi++]);
+        if (r.flags != old) {
+          any = true;
+          ++changed;
         }
-      });
+      }
+      if (!any) continue;
+      if (reject_invalid()) choose_best(e);
+      const BestId after = best_id(e);
+      if (after != before) count_best(slot_of(before), slot_of(after), f);
+      s.journal.append(Change{p, f, after != before});
     }
-    // Shard by shard, as a sweep: followers read one while the next is
-    // revalidated.
-    const bool appended = s.journal.end() != end_before;
-    lock.unlock();
-    if (appended) wake_followers();
-  }
+  });
+  return changed;
+}
+
+uint64_t Table::set_reject_invalid(bool on) {
+  if (reject_invalid_.exchange(on) == on) return 0;
+  uint64_t changed = 0;
+  sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
+    using E = std::remove_pointer_t<decltype(entry_type(m))>;
+    m.for_each([&](E& e) {
+      auto r = e.routes();
+      if (std::none_of(r.begin(), r.end(), [](const Route& x) { return validation_of(x) == Validation::kInvalid; }))
+        return;
+      const BestId before = best_id(e);
+      choose_best(e);
+      const BestId after = best_id(e);
+      if (after == before) return;
+      ++changed;
+      count_best(slot_of(before), slot_of(after), f);
+      s.journal.append(Change{e.key.prefix(), f, true});
+    });
+  });
   return changed;
 }
 

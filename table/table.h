@@ -355,6 +355,11 @@ class Table {
   // chosen again when reject_invalid). Returns the routes whose state
   // changed.
   uint64_t revalidate(const std::function<bool(const net::Prefix&)>& covered);
+  // TableOptions::reject_invalid changed (a reload): best path is chosen
+  // again for every prefix with an RPKI-invalid route, shard by shard,
+  // and each prefix whose best changed is journalled. Returns how many.
+  uint64_t set_reject_invalid(bool on);
+  [[nodiscard]] bool reject_invalid() const { return reject_invalid_.load(std::memory_order_relaxed); }
 
   // ---- reads
   [[nodiscard]] size_t shard_count() const { return shards_.size(); }
@@ -431,7 +436,7 @@ class Table {
   // not an RPKI-invalid one under reject_invalid. (Next-hop eligibility is
   // not in a RouteView yet: nothing sets it before the kernel part does.)
   [[nodiscard]] bool eligible(const RouteView& v) const {
-    return !(options_.reject_invalid && v.validation == Validation::kInvalid);
+    return !(reject_invalid() && v.validation == Validation::kInvalid);
   }
 
  private:
@@ -508,11 +513,15 @@ class Table {
   // reaches_med_step for two routes, from their ranks when both are known.
   [[nodiscard]] bool reaches_med_step_of(const Route& x, const Route& best) const;
   [[nodiscard]] bool eligible(const Route& r) const {
-    return !(r.flags & Route::kIneligible) && !(options_.reject_invalid && validation_of(r) == Validation::kInvalid);
+    return !(r.flags & Route::kIneligible) && !(reject_invalid() && validation_of(r) == Validation::kInvalid);
   }
   [[nodiscard]] Candidate candidate(const Route& r) const {
     return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
   }
+  // fn(shard, family, map) for every map, each shard under its lock; the
+  // followers are woken after a shard whose journal grew (table.cpp only).
+  template <typename F>
+  void sweep_maps(F&& fn);
   // `known`: the state validate_ops found, else the validator is asked.
   void set_validation(Route& r, const net::Prefix& p, Validation known = Validation::kUnchecked) const;
   void validate_ops(std::span<Op> ops) const;
@@ -565,6 +574,9 @@ class Table {
   }
 
   TableOptions options_;
+  // options_.reject_invalid as it is now (set_reject_invalid), read without
+  // a lock by readers of any shard.
+  std::atomic<bool> reject_invalid_;
   mutable Interner interner_;
   uint64_t path_salt_;  // ManyRoutes' index key, from the hash key
   std::vector<std::unique_ptr<Shard>> shards_;

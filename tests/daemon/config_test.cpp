@@ -363,6 +363,33 @@ TEST(Reload, ExpectedPrefixesNeedARestart) {
   EXPECT_EQ(applied_config(c, n).router.expected_ipv4_prefixes, 0u);
 }
 
+// [kernel], [rpki], [http] and [log] change live (Server::apply_sections):
+// listed as sections, not as restart keys, and in the applied configuration.
+TEST(Reload, SectionsChangeLive) {
+  const std::string kA = "import = \"all\"\nexport = \"all\"\n";
+  Config c = parsed(reload_config(kA, "[kernel]\nenabled = true\n"));
+  Config n = parsed(reload_config(kA,
+                                  "[kernel]\nenabled = true\ntable = 200\nmetric = 50\nmultipath = true\n"
+                                  "[http]\nlisten = \"127.0.0.1:8180\"\nmax_connections = 8\n"
+                                  "[log]\nlevel = \"debug\"\nformat = \"json\"\n"
+                                  "[rpki]\nreject_invalid = true\n[[rpki.cache]]\naddress = \"127.0.0.1\"\nport = 3323\n"));
+  ReloadPlan p = plan_reload(c, n);
+  EXPECT_TRUE(p.restart_keys.empty()) << p.restart_keys.front();
+  EXPECT_EQ(p.sections, (std::vector<std::string>{"http", "log", "kernel", "rpki"}));
+  EXPECT_FALSE(p.empty());
+  Config applied = applied_config(c, n);
+  EXPECT_EQ(applied.kernel, n.kernel);
+  EXPECT_EQ(applied.rpki, n.rpki);
+  EXPECT_EQ(applied.http, n.http);
+  EXPECT_EQ(applied.log, n.log);
+  // [control] is still a restart.
+  Config ctl = parsed(reload_config(kA, "[kernel]\nenabled = true\n[control]\nsocket = \"/tmp/x.sock\"\n"));
+  p = plan_reload(c, ctl);
+  EXPECT_EQ(p.restart_keys, (std::vector<std::string>{"control"}));
+  EXPECT_TRUE(p.sections.empty());
+  EXPECT_EQ(applied_config(c, ctl).control, c.control);
+}
+
 TEST(Reload, OriginateAnnouncesNewAndChangedAndWithdrawsGone) {
   const std::string kA = "import = \"all\"\nexport = \"all\"\n";
   Config c = parsed(reload_config(kA, "[[originate]]\nprefix = \"192.0.2.0/24\"\n"

@@ -605,6 +605,49 @@ TEST(Plan, NexthopObjectsOfAnEarlierRunAreReusedOrRemoved) {
   EXPECT_EQ(plan.counts().nexthop_objects, 1u);
 }
 
+// A reload moving Petrel's routes to another metric (daemon/kernel.h,
+// KernelRestart::Reload::kBeside): the new plan runs beside the old one,
+// whose route and nexthop object it finds. It never refers to nor deletes
+// that object (the old plan deletes it with its routes), takes its ids
+// half the range away, and removing all of its own leaves the other's.
+TEST(Plan, ObjectsFoundBesideAnotherPlanAreLeftAlone) {
+  Interfaces ifs = three_links();
+  PlanOptions o = kOpts;
+  o.metric = 50;
+  o.nexthop_objects = true;
+  o.found_objects_foreign = true;
+  Plan plan(o);
+  ModelKernel k;
+  const uint32_t theirs = kOpts.first_nhid + 3;
+  k.objects[theirs] = object(theirs, RTPROT_BGP, "10.0.1.2", 1);
+  Route r = ours("192.0.2.0/24", "10.0.1.2", 1);  // the other plan's: metric 32
+  r.nhid = theirs;
+  k.add(r);
+  for (const auto& [id, nh] : k.objects) plan.kernel_has(nh);
+  plan.kernel_has(r);  // not ours (another metric): ignored
+  EXPECT_EQ(plan.counts().nexthop_objects, 0u);
+  EXPECT_EQ(plan.counts().installed, 0u);
+  plan.want(prefix("192.0.2.0/24"), via({"10.0.1.2"}));
+  plan.allow_removals();
+  std::vector<Request> out;
+  plan.next(ifs, 100, out);
+  ASSERT_EQ(out.size(), 2u);  // an object of its own, then the route
+  ASSERT_TRUE(out[0].object.has_value());
+  EXPECT_EQ(out[0].object->id, kOpts.first_nhid + 3 + kOpts.nhid_count / 2);
+  EXPECT_EQ(out[1].route.nhid, out[0].object->id);
+  EXPECT_EQ(out[1].route.metric, 50u);
+  for (const Request& q : out) plan.answer(q.seq, k.apply(to_message(q)));
+  EXPECT_EQ(k.routes.size(), 2u);  // the same prefix at both metrics
+  EXPECT_EQ(plan.counts().installed, 1u);
+  // All of this plan's go; the other's route and object stay.
+  plan.unwant_all();
+  pump(plan, ifs, k);
+  EXPECT_EQ(k.routes.size(), 1u);
+  EXPECT_EQ(k.routes.begin()->second.metric, 32u);
+  EXPECT_EQ(k.objects.size(), 1u);
+  EXPECT_TRUE(k.objects.count(theirs));
+}
+
 TEST(Plan, RestartDeferralHoldsRequestsThenTouchesOnlyWhatDiffers) {
   // RFC 4724 section 4.1: while IPv4 is deferred nothing of it goes out,
   // whatever is wished meanwhile; at release each prefix is worked out once

@@ -177,6 +177,50 @@ TEST(Validation, RejectInvalidTakesInvalidOutOfBestPath) {
   EXPECT_EQ(marks(t, kV4, "203.0.113.0/24").best_slot, -1);  // not covered: unchanged
 }
 
+// reject_invalid changed on a running table (a reload): best path is
+// chosen again where a route is invalid, and only those prefixes whose
+// best changed are journalled; setting it to what it is does nothing.
+TEST(Validation, RejectInvalidChangedLive) {
+  RuleValidator v;
+  v.rules[{P("192.0.2.0/24"), 64666}] = Validation::kInvalid;
+  v.rules[{P("203.0.113.0/24"), 64666}] = Validation::kInvalid;
+  Table t(with_validator(&v));
+  uint16_t a = *t.add_peer(peer_info(1));
+  uint16_t b = *t.add_peer(peer_info(2));
+  auto shorter = attrs({65001, 64666});        // preferred by AS path length, but invalid
+  auto longer = attrs({65002, 65003, 64500});  // not found
+  NlriPrefix n[] = {N("192.0.2.0/24")}, lone[] = {N("203.0.113.0/24")}, fine[] = {N("198.51.100.0/24")};
+  t.apply(a, kV4, &shorter, n, {});
+  t.apply(b, kV4, &longer, n, {});
+  t.apply(a, kV4, &shorter, lone, {});
+  t.apply(b, kV4, &longer, fine, {});
+  EXPECT_FALSE(t.reject_invalid());
+  EXPECT_EQ(marks(t, kV4, "192.0.2.0/24").best_slot, a);
+  EXPECT_EQ(marks(t, kV4, "203.0.113.0/24").best_slot, a);
+  Follower fo = t.follow();
+  (void)journalled(t, fo);
+
+  EXPECT_EQ(t.set_reject_invalid(true), 2u);
+  EXPECT_TRUE(t.reject_invalid());
+  EXPECT_EQ(marks(t, kV4, "192.0.2.0/24").best_slot, b);
+  EXPECT_EQ(marks(t, kV4, "203.0.113.0/24").best_slot, -1);
+  EXPECT_EQ(marks(t, kV4, "198.51.100.0/24").best_slot, b);
+  EXPECT_EQ(journalled(t, fo), (std::set<std::pair<net::Prefix, bool>>{{P("192.0.2.0/24"), true},
+                                                                        {P("203.0.113.0/24"), true}}));
+  EXPECT_EQ(t.set_reject_invalid(true), 0u);
+  EXPECT_TRUE(journalled(t, fo).empty());
+  // Routes arriving now follow the new setting.
+  NlriPrefix later[] = {N("192.0.2.0/25")};
+  v.rules[{P("192.0.2.0/25"), 64666}] = Validation::kInvalid;
+  t.apply(a, kV4, &shorter, later, {});
+  EXPECT_EQ(marks(t, kV4, "192.0.2.0/25").best_slot, -1);
+
+  EXPECT_EQ(t.set_reject_invalid(false), 3u);
+  EXPECT_EQ(marks(t, kV4, "192.0.2.0/24").best_slot, a);
+  EXPECT_EQ(marks(t, kV4, "203.0.113.0/24").best_slot, a);
+  EXPECT_EQ(marks(t, kV4, "192.0.2.0/25").best_slot, a);
+}
+
 TEST(Validation, FlagsKeepOtherBits) {
   RuleValidator v;
   v.rules[{P("192.0.2.0/24"), 64500}] = Validation::kInvalid;

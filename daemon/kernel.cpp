@@ -28,6 +28,9 @@ using Clock = std::chrono::steady_clock;
 // without a route); then those still not wanted are removed.
 constexpr auto kStaleGrace = std::chrono::seconds(30);
 constexpr auto kRetryRefused = std::chrono::seconds(10);
+// Petrel restarting: the UPDATEs of a released family wait for its kernel
+// changes (RFC 4724 section 4.1), at most this long.
+constexpr auto kForwardingWait = std::chrono::seconds(10);
 constexpr auto kPublish = std::chrono::milliseconds(250);
 // Each round reads everything the journals have for us: a read bounded
 // per shard falls behind a feed faster than the bound per round (rounds
@@ -197,7 +200,12 @@ void KernelSyncer::stop(Stop how) {
 
 void KernelSyncer::request_stop(Stop how) {
   if (how == Stop::kKeep) keep_ = true;
-  if (began_restart_) own_restart().stop_waking();
+  if (began_restart_) {
+    own_restart().stop_waking();
+    // No session waits for a kernel this syncer no longer updates.
+    own_restart().kernel_updated(codec::kIpv4Unicast);
+    own_restart().kernel_updated(codec::kIpv6Unicast);
+  }
   stop_ = true;
   wake();
 }
@@ -291,8 +299,14 @@ void KernelSyncer::open_driver(KernelRestart restart) {
   own_restart().begin(fsm::RestartDeferral(std::move(waited), kept, OwnRestart::now() + restart.deferral_seconds),
                       [this] { wake(); });
   began_restart_ = true;
-  if (found4 && kept.has(codec::kIpv4Unicast)) d.plan().defer(net::IpFamily::V4);
-  if (found6 && kept.has(codec::kIpv6Unicast)) d.plan().defer(net::IpFamily::V6);
+  if (found4 && kept.has(codec::kIpv4Unicast)) {
+    d.plan().defer(net::IpFamily::V4);
+    own_restart().kernel_deferred(codec::kIpv4Unicast);
+  }
+  if (found6 && kept.has(codec::kIpv6Unicast)) {
+    d.plan().defer(net::IpFamily::V6);
+    own_restart().kernel_deferred(codec::kIpv6Unicast);
+  }
   restarting_ = !kept.empty();
   log(LogLevel::kInfo, "kernel-started",
       {{"table", config_.table}, {"metric", config_.metric}, {"routes_found", d.plan().counts().installed},
@@ -454,6 +468,7 @@ void KernelSyncer::run() {
     // Bounded so a full table's installation still reads the journals
     // between rounds (they would overrun and resynchronise otherwise).
     if (auto r = d.sync(n > kBacklogRead ? kSyncBehind : kSyncPerRound); !r) last_error_ = r.error().text();
+    report_updated(d.plan().idle());
     if (last_error_.empty() && d.plan().last_error() != 0)
       last_error_ = std::string("route refused: ") + std::strerror(-d.plan().last_error());
     if (!last_error_.empty() && last_error_ != reported) {
@@ -499,6 +514,24 @@ void KernelSyncer::run() {
   publish(d, false);
 }
 
+void KernelSyncer::report_updated(bool idle) {
+  for (size_t i = 0; i < 2; ++i) {
+    if (!updating_[i]) continue;
+    const bool late = Clock::now() - *updating_[i] >= kForwardingWait;
+    if (!idle && !late) continue;
+    const codec::Family family = i == 0 ? codec::kIpv4Unicast : codec::kIpv6Unicast;
+    own_restart().kernel_updated(family);
+    char buf[32];
+    log(late && !idle ? LogLevel::kWarn : LogLevel::kInfo, "graceful-restart-forwarding-updated",
+        {{"family", std::string(codec::family_name(family, buf))},
+         {"ms", static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         Clock::now() - *updating_[i]).count())}},
+        late && !idle ? "the kernel is still busy: the UPDATEs go anyway"
+                      : "the kernel has the new routes: the UPDATEs go now (RFC 4724 section 4.1)");
+    updating_[i].reset();
+  }
+}
+
 void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled) {
   if (!restarting_) {
     // Not a graceful restart: routes of an earlier run wait kStaleGrace.
@@ -521,6 +554,7 @@ void KernelSyncer::settle_restart(fib::Driver& d, bool grace_over, std::array<bo
     char buf[32];
     const uint64_t found = d.plan().found(f);
     d.plan().release(f);
+    updating_[i] = Clock::now();
     std::string waiting;
     for (const std::string& p : own_restart().waiting_for(family)) waiting += (waiting.empty() ? "" : ",") + p;
     log(LogLevel::kInfo, "graceful-restart-selection",

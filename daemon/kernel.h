@@ -26,6 +26,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <cstdint>
 #include <mutex>
@@ -131,6 +132,10 @@ class KernelSyncer {
   // (`settled`, by family: IPv4, IPv6), or, after a start that was no
   // graceful restart, allows removals once grace_over.
   void settle_restart(fib::Driver& d, bool grace_over, std::array<bool, 2> settled);
+  // A family released by settle_restart whose kernel changes are all
+  // done (idle: the plan has nothing waiting), or that has waited
+  // kForwardingWait: its sessions' UPDATEs may go (OwnRestart::kernel_updated).
+  void report_updated(bool idle);
   // Ends the thread's wait (from a table writer's thread, or stop()).
   void wake() const;
   void publish(const fib::Driver& d, bool running);
@@ -158,6 +163,9 @@ class KernelSyncer {
   std::unique_ptr<fib::Driver> driver_;  // from start(); the thread's
   std::vector<PeerConfig> peers_;        // the configured peers (restart deferral)
   bool restarting_ = false;              // some family deferred at start
+  // Released families (IPv4, IPv6) whose kernel changes are still going in,
+  // since when.
+  std::array<std::optional<std::chrono::steady_clock::time_point>, 2> updating_{};
   KernelRestart::Reload reload_ = KernelRestart::Reload::kNo;
   bool began_restart_ = false;           // own_restart() calls our wake
   bool first_read_ = false;              // the thread's: the first read of the table is in the plan

@@ -778,9 +778,10 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       reported_ = {};
       held_until_ = 0;
       held_down_.store(false, std::memory_order_relaxed);
-      if (own_restart().restarting()) {
+      if (own_restart().exports_wait()) {
         // RFC 4724 section 4.1: Petrel restarting sends its routes (and
-        // its End-of-RIB) once its route selection is no longer deferred.
+        // its End-of-RIB) once its route selection is no longer deferred
+        // and the kernel has the result.
         ev_timer_set(&selection_timer_, kSelectionPoll, kSelectionPoll);
         ev_timer_start(worker_.loop(), &selection_timer_);
         log(LogLevel::kInfo, "graceful-restart-export-deferred", {{"peer", peer_.name}},
@@ -1054,7 +1055,7 @@ void Peer::start_export(Connection& c) {
 
 void Peer::on_selection_timer(struct ev_loop* loop, ev_timer* w, int) {
   auto* p = static_cast<Peer*>(w->data);
-  if (own_restart().restarting()) return;
+  if (own_restart().exports_wait()) return;
   ev_timer_stop(loop, w);
   Connection* c = p->established();
   if (!c || p->exporter_) return;

@@ -26,6 +26,21 @@ bool OwnRestart::restarting() const {
   return d_.restarting(now());
 }
 
+void OwnRestart::kernel_deferred(codec::Family f) {
+  std::lock_guard lock(mu_);
+  kernel_waiting_.add(f);
+}
+
+void OwnRestart::kernel_updated(codec::Family f) {
+  std::lock_guard lock(mu_);
+  kernel_waiting_.remove(f);
+}
+
+bool OwnRestart::exports_wait() const {
+  std::lock_guard lock(mu_);
+  return d_.restarting(now()) || !kernel_waiting_.empty();
+}
+
 bool OwnRestart::forwarding_kept(codec::Family f) const {
   std::lock_guard lock(mu_);
   return d_.forwarding_kept(f);

@@ -22,6 +22,15 @@ class OwnRestart {
   void begin(fsm::RestartDeferral d, std::function<void()> on_change);
   void stop_waking();  // on_change is not called again
   [[nodiscard]] bool restarting() const;
+  // RFC 4724 section 4.1: the forwarding state is updated before routes
+  // are advertised. The kernel syncer says which families it deferred
+  // (kernel_deferred) and when the changes of each reached the kernel
+  // after their release (kernel_updated); sessions send their UPDATEs
+  // once exports_wait() is false: not restarting, and every deferred
+  // family updated.
+  void kernel_deferred(codec::Family f);
+  void kernel_updated(codec::Family f);
+  [[nodiscard]] bool exports_wait() const;
   [[nodiscard]] bool forwarding_kept(codec::Family f) const;
   void session_up(const std::string& peer, const std::optional<codec::GracefulRestart>& theirs);
   void end_of_rib(const std::string& peer, codec::Family f);
@@ -35,6 +44,7 @@ class OwnRestart {
   void changed();
   mutable std::mutex mu_;
   fsm::RestartDeferral d_;
+  codec::FamilySet kernel_waiting_;  // deferred by the kernel syncer, not updated yet
   std::function<void()> on_change_;
 };
 

@@ -133,7 +133,10 @@ def test_petrel_restarts_with_its_kernel_routes_kept(lab, how, mode):
         assert {e["reason"] for e in sel} == {"end-of-rib"}, sel
         # Petrel's UPDATEs waited for the selection (RFC 4724 section 4.1)
         assert petrel.events("graceful-restart-export-deferred", peer="bird"), petrel.log_text()[-2000:]
-        petrel.wait_events("graceful-restart-export", 1, 5, peer="bird")
+        export = petrel.wait_events("graceful-restart-export", 1, 5, peer="bird")
+        # ... and the kernel's update: forwarding first (section 4.1)
+        updated = petrel.wait_events("graceful-restart-forwarding-updated", 2, 5)
+        assert max(e["ts"] for e in updated) <= export[0]["ts"], (updated, export)
         L.wait_until(lambda: bird_has_own(bird), 10, "BIRD has Petrel's route after the restart")
         time.sleep(1)   # anything late would show in the monitor
     finally:

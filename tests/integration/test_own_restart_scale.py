@@ -131,6 +131,10 @@ def test_petrel_killed_with_100k_kernel_routes(lab):
         L.wait_until(lambda: sorted(kernel_prefixes(me)) == want, 30, "the kernel holds BIRD's new table",
                      interval=0.5)
         reconciled = time.monotonic() - t0
+        # RFC 4724 section 4.1: the UPDATEs went after the kernel had the changes
+        updated = petrel.wait_events("graceful-restart-forwarding-updated", 1, 10)
+        export = petrel.wait_events("graceful-restart-export", 1, 10, peer="bird")
+        assert updated[0]["ts"] <= export[0]["ts"], (updated, export)
         L.wait_until(lambda: bird_has_own(bird), 10, "BIRD has Petrel's route after the restart")
         time.sleep(1)   # anything late would show in the monitor and the counts
     finally:

@@ -17,6 +17,7 @@
 #include "daemon/log.h"
 #include "daemon/privileges.h"
 #include "daemon/server.h"
+#include "daemon/service.h"
 
 namespace petrel::daemon {
 
@@ -106,6 +107,7 @@ int run_main(int argc, char** argv) {
   Server server(std::move(cfg).value(), std::move(options));
   if (!server.start()) return kExitFailure;
   if (!http.start(server)) return kExitFailure;
+  service::ready("running");
   int rc = server.run();
   http.stop();
   return rc;

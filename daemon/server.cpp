@@ -13,6 +13,8 @@
 #include <limits>
 #include <thread>
 
+#include "daemon/service.h"
+
 namespace petrel::daemon {
 
 namespace {
@@ -216,6 +218,11 @@ bool Server::start() {
   ev_async_init(&shutdown_done_, [](struct ev_loop* loop, ev_async*, int) { ev_break(loop, EVBREAK_ALL); });
   ev_async_start(loop_, &shutdown_done_);
   // Watches the workers: one that died of an error is fatal for the daemon.
+  if (auto interval = service::watchdog_interval()) {
+    // systemd's WatchdogSec: the main loop says it is alive twice a period.
+    ev_timer_init(&service_alive_, [](struct ev_loop*, ev_timer*, int) { service::alive(); }, 0, *interval / 2);
+    ev_timer_start(loop_, &service_alive_);
+  }
   ev_timer_init(&watchdog_, &Server::on_watchdog, 1.0, 1.0);
   watchdog_.data = this;
   ev_timer_start(loop_, &watchdog_);
@@ -285,6 +292,7 @@ void Server::on_watchdog(struct ev_loop*, ev_timer* w, int) {
 void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how) {
   if (shutting_down_) return;
   shutting_down_ = true;
+  service::stopping();
   exit_code_ = exit_code;
   log(exit_code == 0 ? LogLevel::kInfo : LogLevel::kError, "shutting-down",
       {{"reason", std::string(why)}, {"graceful_restart", how == Peer::Stop::kRestart}});
@@ -364,6 +372,13 @@ bool Server::reload(std::vector<std::string>* errors) {
     if (errors) errors->push_back(shutting_down_ ? "petrel is shutting down" : "petrel runs without a configuration file");
     return false;
   }
+  service::reloading();
+  const bool ok = reload_file(errors);
+  service::ready(ok ? "running; configuration reloaded" : "running; the last reload failed, nothing changed");
+  return ok;
+}
+
+bool Server::reload_file(std::vector<std::string>* errors) {
   auto next = load_config(options_.config_path);
   if (!next) {
     for (const ConfigError& e : next.error()) {

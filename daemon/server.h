@@ -133,6 +133,8 @@ class Server {
   bool admit_ttl(Peer& peer, int fd, const SocketAddress& remote);
   void begin_shutdown(int exit_code, std::string_view why, Peer::Stop how = Peer::Stop::kWithdraw);
   Peer* find_peer(const SocketAddress& remote);
+  // reload() between systemd's RELOADING=1 and READY=1.
+  bool reload_file(std::vector<std::string>* errors);
   // A reload's peer changes (reload()): peers added start, peers removed
   // close with Cease / Peer De-configured, peers whose session keys
   // changed get a new session, the others take their new policies and
@@ -228,6 +230,7 @@ class Server {
   std::unique_ptr<ControlServer> control_;
   ev_signal sigterm_{}, sigint_{}, sighup_{};
   ev_timer watchdog_{};
+  ev_timer service_alive_{};  // systemd's watchdog keep-alive (WatchdogSec)
   ev_async shutdown_done_{};
   std::atomic<size_t> peers_closed_{0};
   std::atomic<uint64_t> refused_{0};

@@ -8,7 +8,7 @@ PACKAGES=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev llvm
   # libraries
   libmnl-dev libev-dev libtomlplusplus-dev libjemalloc-dev libfmt-dev
-  nlohmann-json3-dev libmicrohttpd-dev zlib1g-dev libcap-dev
+  nlohmann-json3-dev libmicrohttpd-dev zlib1g-dev libcap-dev libsystemd-dev
   # tests
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo

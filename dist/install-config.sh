@@ -8,4 +8,4 @@ if [ -e "$target" ]; then
   exit 0
 fi
 mkdir -p "$(dirname "$target")"
-install -m 0640 "$MESON_SOURCE_ROOT/$1" "$target"
+install -m 0644 "$MESON_SOURCE_ROOT/$1" "$target"

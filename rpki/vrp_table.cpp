@@ -406,7 +406,7 @@ struct Lane {
   // family's lookups start by waiting for memory.
   void add(const internal::FamilyIndex<Key>& f, Key k, uint32_t origin, uint8_t length, uint32_t place) {
     ln[n] = f.lines.empty() ? nullptr : f.line_of(k);
-    if (n < kLineAhead) {
+    if (n < kLineAhead && ln[n]) {  // (no line: nothing to fetch, and no pointer arithmetic on null)
       const auto* l = reinterpret_cast<const char*>(ln[n]);
       __builtin_prefetch(l);
       if constexpr (sizeof(Line) > 64) __builtin_prefetch(l + 64);

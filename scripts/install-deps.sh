@@ -14,6 +14,7 @@ PACKAGES=(
   # tools used by tests, the lab and the demo
   iproute2 python3 xxd jq
   scdoc man-db  # the man pages (dist/meson.build; systemd-analyze verify opens them)
+  debhelper dpkg-dev lintian  # the Debian package (scripts/check-package.sh)
   iputils-ping  # test_kernel_routing.py pings across two Petrel routers
   # promtool, which checks /metrics (tests/daemon/api_test.cpp)
   prometheus

@@ -1,10 +1,13 @@
 // Text and JSON-lines logging for the daemon.
 #include "daemon/log.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iterator>
 
@@ -15,6 +18,7 @@ namespace {
 std::atomic<LogFormat> g_format{LogFormat::kText};
 std::atomic<LogLevel> g_level{LogLevel::kInfo};
 std::atomic<int> g_fd{2};
+std::atomic<bool> g_journal{false};  // g_fd is systemd's journal stream
 std::atomic<LogSubscriber> g_subscriber{nullptr};
 
 std::string_view level_name(LogLevel l) {
@@ -84,6 +88,7 @@ void log_configure(LogFormat format, LogLevel level, int fd) {
   g_format = format;
   g_level = level;
   g_fd = fd;
+  g_journal = is_journal_stream(fd);
 }
 
 void log_reconfigure(LogFormat format, LogLevel level) {
@@ -110,8 +115,16 @@ bool parse_log_format(std::string_view s, LogFormat& out) {
   return true;
 }
 
+bool is_journal_stream(int fd) {
+  const char* env = std::getenv("JOURNAL_STREAM");
+  unsigned long long dev = 0, ino = 0;
+  if (!env || std::sscanf(env, "%llu:%llu", &dev, &ino) != 2) return false;
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, std::string_view event,
-                            std::initializer_list<LogField> fields, std::string_view message) {
+                            std::initializer_list<LogField> fields, std::string_view message, bool journal) {
   std::string out;
   out.reserve(128);
   if (format == LogFormat::kJson) {
@@ -134,8 +147,12 @@ std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, s
     out += "}\n";
     return out;
   }
-  timestamp(out, unix_ms);
-  out.push_back(' ');
+  if (journal) {
+    out += level == LogLevel::kDebug ? "<7>" : level == LogLevel::kInfo ? "<6>" : level == LogLevel::kWarn ? "<4>" : "<3>";
+  } else {
+    timestamp(out, unix_ms);
+    out.push_back(' ');
+  }
   out += level_name(level);
   out.push_back(' ');
   out += event;
@@ -161,7 +178,7 @@ void log(LogLevel level, std::string_view event, std::initializer_list<LogField>
   if (!log_enabled(level)) return;
   auto now = std::chrono::system_clock::now();
   int64_t ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::string line = format_log_line(g_format.load(), ms, level, event, fields, message);
+  std::string line = format_log_line(g_format.load(), ms, level, event, fields, message, g_journal.load());
   // One write per line; a short write (a full pipe) is retried a bounded
   // number of times, then the rest is dropped rather than blocking forever.
   const char* p = line.data();

@@ -50,8 +50,15 @@ using LogSubscriber = void (*)(LogLevel level, std::string_view event, std::init
 void log_subscribe(LogSubscriber fn);
 
 // Formats one line without writing it (tests and the event stream).
+// journal: a text line for systemd's journal: a "<N>" syslog priority
+// first (sd-daemon(3): debug 7, info 6, warn 4, error 3) and no time
+// stamp (the journal keeps its own); JSON lines are the same either way.
 std::string format_log_line(LogFormat format, int64_t unix_ms, LogLevel level, std::string_view event,
-                            std::initializer_list<LogField> fields, std::string_view message);
+                            std::initializer_list<LogField> fields, std::string_view message,
+                            bool journal = false);
+// Whether fd is the stream systemd's journal reads ($JOURNAL_STREAM names
+// its device and inode): log_configure then writes journal lines.
+bool is_journal_stream(int fd);
 
 // Allows at most `burst` events, refilled at `per_second`; counts what it
 // suppressed so the next allowed line can say how many were dropped.

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -100,6 +103,35 @@ TEST(LogLimited, LinesBelowTheLevelUseNoTokens) {
   for (int i = 0; i < 100; ++i) log_limited(l, 5.0, "p", LogLevel::kDebug, "fsm-ignored", {{"peer", "p"}});
   EXPECT_TRUE(w.lines().empty());
   EXPECT_EQ(l.keys(), 0u);
+}
+
+// Under systemd (docs/operations.md): a syslog priority first, no time
+// stamp; JSON lines unchanged; the journal's stream known by
+// $JOURNAL_STREAM's device and inode.
+TEST(LogJournal, PriorityPrefixAndStreamDetection) {
+  const int64_t t = 1'700'000'000'123;
+  EXPECT_EQ(format_log_line(LogFormat::kText, t, LogLevel::kWarn, "x", {{"a", "1"}}, "m", true), "<4>warn x a=1: m\n");
+  EXPECT_EQ(format_log_line(LogFormat::kText, t, LogLevel::kInfo, "x", {}, "", true), "<6>info x\n");
+  EXPECT_EQ(format_log_line(LogFormat::kText, t, LogLevel::kError, "x", {}, "", true).substr(0, 3), "<3>");
+  EXPECT_EQ(format_log_line(LogFormat::kText, t, LogLevel::kDebug, "x", {}, "", true).substr(0, 3), "<7>");
+  EXPECT_EQ(format_log_line(LogFormat::kText, t, LogLevel::kInfo, "x", {}, "", false).substr(0, 24),
+            "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(format_log_line(LogFormat::kJson, t, LogLevel::kInfo, "x", {}, "", true),
+            format_log_line(LogFormat::kJson, t, LogLevel::kInfo, "x", {}, "", false));
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fds[1], &st), 0);
+  unsetenv("JOURNAL_STREAM");
+  EXPECT_FALSE(is_journal_stream(fds[1]));
+  const std::string mine = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  setenv("JOURNAL_STREAM", mine.c_str(), 1);
+  EXPECT_TRUE(is_journal_stream(fds[1]));
+  setenv("JOURNAL_STREAM", "1:2", 1);
+  EXPECT_FALSE(is_journal_stream(fds[1]));
+  unsetenv("JOURNAL_STREAM");
+  close(fds[0]);
+  close(fds[1]);
 }
 
 }  // namespace

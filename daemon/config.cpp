@@ -136,6 +136,8 @@ std::optional<std::string> parse_scoped_address(std::string_view text, ScopedAdd
   return std::nullopt;
 }
 
+}  // namespace
+
 std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out) {
   std::string_view host, port_text;
   if (!text.empty() && text[0] == '[') {
@@ -171,6 +173,8 @@ std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out) 
   out.port = static_cast<uint16_t>(port);
   return std::nullopt;
 }
+
+namespace {
 
 // Collects errors while walking the document.
 class Checker {

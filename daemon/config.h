@@ -83,6 +83,9 @@ struct Endpoint {
   [[nodiscard]] std::string to_string() const;  // the form it is written in
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
+// Parses "ADDRESS:PORT" ("[IPv6]:PORT"), port 1..65535, as http.listen
+// and `petrel show --http` take it: nothing, or what is wrong.
+std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out);
 
 // [http]
 struct HttpConfig {

@@ -1252,6 +1252,25 @@ std::vector<std::string> secret_file_warnings(const Config& config) {
   return out;
 }
 
+std::vector<std::string> rfc8212_warnings(const Config& config) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < config.peers.size(); ++i) {
+    const PeerConfig& p = config.peers[i];
+    const bool no_in = import_policy(config, p).rfc8212, no_out = export_policy(config, p).rfc8212;
+    if (!no_in && !no_out) continue;
+    const bool both = no_in && no_out;
+    out.push_back(fmt::format(
+        "peer[{}] {} ({}, AS {}): an external peer without {}: under RFC 8212 (router.rfc8212) Petrel {}; add {} "
+        "(or a [[filter]]'s name) to its [[peer]]",
+        i, in_quotes(p.name), p.address_text(), p.asn, both ? "import or export" : no_in ? "import" : "export",
+        both    ? "accepts no route from it and announces none to it"
+        : no_in ? "accepts no route from it"
+                : "announces no route to it",
+        both ? "import = \"all\" and export = \"all\"" : no_in ? "import = \"all\"" : "export = \"all\""));
+  }
+  return out;
+}
+
 Result<Config, ConfigErrors> load_config(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))

@@ -298,6 +298,10 @@ Result<Config, ConfigErrors> load_config(const std::string& path);
 // each, "peer[0].password_file: FILE is readable by ...". `petrel check`
 // prints them and `petrel run` logs them.
 std::vector<std::string> secret_file_warnings(const Config& config);
+// External peers without import or export, which RFC 8212 (router.rfc8212)
+// leaves without routes that way: one line each, "peer[0] "x" (...): ...
+// add import = "all" ...". `petrel check` prints them.
+std::vector<std::string> rfc8212_warnings(const Config& config);
 
 // The effective configuration as canonical TOML: fixed key order, every
 // default written out, addresses in canonical form. Parsing the dump gives

@@ -34,6 +34,7 @@ int check_main(int argc, char** argv) {
     return kExitFailure;
   }
   for (const std::string& w : secret_file_warnings(*cfg)) fmt::print(stderr, "warning: {}\n", w);
+  for (const std::string& w : rfc8212_warnings(*cfg)) fmt::print(stderr, "warning: {}: {}\n", cl.config_path, w);
   size_t n = cfg->peers.size();
   std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
   if (cl.has("--dump")) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 namespace petrel::daemon {
 
@@ -33,6 +34,10 @@ int parse_command_line(int argc, char** argv, std::string_view usage,
       return kExitOk;
     } else if (std::find(allowed_flags.begin(), allowed_flags.end(), arg) != allowed_flags.end()) {
       out.flags.push_back(*std::find(allowed_flags.begin(), allowed_flags.end(), arg));
+    } else if (!arg.starts_with('-')) {
+      // `petrel check petrel.toml`: the file goes after -c.
+      return usage_error(fmt::format("unexpected argument \"{}\" (a configuration file is named with -c: "
+                                     "petrel {} -c {})", arg, command, arg));
     } else {
       return usage_error(fmt::format("unexpected argument \"{}\"", arg));
     }
@@ -42,6 +47,17 @@ int parse_command_line(int argc, char** argv, std::string_view usage,
 
 void print_config_errors(const ConfigErrors& errors) {
   for (const ConfigError& e : errors) fmt::print(stderr, "{}\n", e.to_string());
+  // A new user's first run: no file where the default path points.
+  std::error_code ec;
+  if (errors.size() != 1 || errors[0].line != 0 || std::filesystem::exists(errors[0].file, ec)) return;
+  if (errors[0].file == kDefaultConfigPath)
+    fmt::print(stderr,
+               "there is no configuration at the default path {}: name yours with -c FILE (`petrel check -c "
+               "petrel.toml`, `petrel run -c petrel.toml`); docs/examples/minimal.toml is one to start from\n",
+               kDefaultConfigPath);
+  else
+    fmt::print(stderr, "there is no file {}: check the path given with -c (relative paths start in the current "
+               "folder)\n", errors[0].file);
 }
 
 }  // namespace petrel::daemon

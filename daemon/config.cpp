@@ -136,6 +136,8 @@ std::optional<std::string> parse_scoped_address(std::string_view text, ScopedAdd
   return std::nullopt;
 }
 
+}  // namespace
+
 std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out) {
   std::string_view host, port_text;
   if (!text.empty() && text[0] == '[') {
@@ -171,6 +173,8 @@ std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out) 
   out.port = static_cast<uint16_t>(port);
   return std::nullopt;
 }
+
+namespace {
 
 // Collects errors while walking the document.
 class Checker {
@@ -1251,6 +1255,25 @@ std::vector<std::string> secret_file_warnings(const Config& config) {
   for (size_t i = 0; i < config.peers.size(); ++i) {
     check(i, "password_file", config.peers[i].password_file);
     if (config.peers[i].tcp_ao) check(i, "tcp_ao.password_file", config.peers[i].tcp_ao->password_file);
+  }
+  return out;
+}
+
+std::vector<std::string> rfc8212_warnings(const Config& config) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < config.peers.size(); ++i) {
+    const PeerConfig& p = config.peers[i];
+    const bool no_in = import_policy(config, p).rfc8212, no_out = export_policy(config, p).rfc8212;
+    if (!no_in && !no_out) continue;
+    const bool both = no_in && no_out;
+    out.push_back(fmt::format(
+        "peer[{}] {} ({}, AS {}): an external peer without {}: under RFC 8212 (router.rfc8212) Petrel {}; add {} "
+        "(or a [[filter]]'s name) to its [[peer]]",
+        i, in_quotes(p.name), p.address_text(), p.asn, both ? "import or export" : no_in ? "import" : "export",
+        both    ? "accepts no route from it and announces none to it"
+        : no_in ? "accepts no route from it"
+                : "announces no route to it",
+        both ? "import = \"all\" and export = \"all\"" : no_in ? "import = \"all\"" : "export = \"all\""));
   }
   return out;
 }

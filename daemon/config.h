@@ -87,6 +87,9 @@ struct Endpoint {
   [[nodiscard]] std::string to_string() const;  // the form it is written in
   friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
+// Parses "ADDRESS:PORT" ("[IPv6]:PORT"), port 1..65535, as http.listen
+// and `petrel show --http` take it: nothing, or what is wrong.
+std::optional<std::string> parse_endpoint(std::string_view text, Endpoint& out);
 
 // [http]
 struct HttpConfig {
@@ -299,6 +302,10 @@ Result<Config, ConfigErrors> load_config(const std::string& path);
 // each, "peer[0].password_file: FILE is readable by ...". `petrel check`
 // prints them and `petrel run` logs them.
 std::vector<std::string> secret_file_warnings(const Config& config);
+// External peers without import or export, which RFC 8212 (router.rfc8212)
+// leaves without routes that way: one line each, "peer[0] "x" (...): ...
+// add import = "all" ...". `petrel check` prints them.
+std::vector<std::string> rfc8212_warnings(const Config& config);
 
 // The effective configuration as canonical TOML: fixed key order, every
 // default written out, addresses in canonical form. Parsing the dump gives

@@ -28,9 +28,10 @@ constexpr std::string_view kUsage =
     "  route ...               announce or withdraw an injected route\n"
     "  help [COMMAND]          this text, or a command's\n"
     "\n"
-    "options:\n"
+    "options (before or after the command):\n"
     "  --version               print the version\n"
     "  -c, --config FILE       configuration file (default /etc/petrel/petrel.toml)\n"
+    "  -s, --socket PATH       the control socket (reload, peer, route)\n"
     "\n"
     "`petrel COMMAND --help` describes a command.\n";
 
@@ -74,15 +75,35 @@ int main(int argc, char** argv) {
     fmt::print("petrel {}\n", PETREL_VERSION);
     return kExitOk;
   }
-  // `petrel -s SOCKET reload`: the control commands take their socket
-  // before the command too.
-  if ((cmd == "-s" || cmd == "--socket") && argc >= 4) {
-    std::vector<char*> args{argv[3], argv[1], argv[2]};
-    for (int i = 4; i < argc; ++i) args.push_back(argv[i]);
-    args.push_back(nullptr);
-    return ctl_main(static_cast<int>(args.size() - 1), args.data());
+  // Global options before the command (`petrel -c FILE check`, `petrel -s
+  // SOCKET reload`) go to the command as its own, right after its name.
+  std::vector<char*> global;
+  int at = 1;
+  while (at < argc) {
+    std::string_view a = argv[at];
+    if (a.starts_with("--config=")) {
+      global.push_back(argv[at++]);
+    } else if (a == "-c" || a == "--config" || a == "-s" || a == "--socket") {
+      if (at + 1 >= argc) {
+        fmt::print(stderr, "petrel: {} needs a value\n{}", a, kUsage);
+        return kExitUsage;
+      }
+      global.push_back(argv[at++]);
+      global.push_back(argv[at++]);
+    } else {
+      break;
+    }
   }
+  if (at >= argc) {
+    fmt::print(stderr, "petrel: no command given\n{}", kUsage);
+    return kExitUsage;
+  }
+  cmd = argv[at];
   // Each subcommand sees its own name as argv[0].
-  int rc = dispatch(cmd, argc - 1, argv + 1);
+  std::vector<char*> args{argv[at]};
+  args.insert(args.end(), global.begin(), global.end());
+  args.insert(args.end(), argv + at + 1, argv + argc);
+  args.push_back(nullptr);
+  int rc = dispatch(cmd, static_cast<int>(args.size() - 1), args.data());
   return rc >= 0 ? rc : unknown_command(cmd);
 }

@@ -38,7 +38,9 @@ namespace petrel::daemon {
 
 struct ServerOptions {
   unsigned workers = 0;  // 0: one per core
-  std::string shutdown_message = "petrel is shutting down";
+  // RFC 9003 text when a peer's shutdown_message is "": none, so the Cease
+  // carries no data (some peers, ExaBGP 4.2, cannot decode the text).
+  std::string shutdown_message;
   std::string config_path;  // read again on SIGHUP; empty: no reload
   // Runs once the listeners and the control socket are open, before any
   // thread starts (the privilege drop, daemon/privileges.h); false (it

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "daemon/cli.h"
+#include "daemon/config.h"
 
 namespace petrel::daemon {
 
@@ -35,7 +36,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kUsage =
-    "usage: petrel show [--http HOST:PORT] [--json] WHAT\n"
+    "usage: petrel show [--http ADDRESS:PORT] [--json] WHAT\n"
     "\n"
     "WHAT:\n"
     "  status               the router, its memory and its sessions\n"
@@ -45,7 +46,8 @@ constexpr std::string_view kUsage =
     "  routes [--peer P]    every route in the table (from peer P)\n"
     "\n"
     "options:\n"
-    "  --http HOST:PORT     the daemon's [http] listen address (default 127.0.0.1:8179)\n"
+    "  --http ADDRESS:PORT  the daemon's [http] listen address (default 127.0.0.1:8179,\n"
+    "                       [::1]:8179 for IPv6)\n"
     "  --json               the API's JSON as it comes, for scripts\n";
 
 constexpr int kConnectTimeoutMs = 3000;
@@ -57,22 +59,6 @@ struct HttpResult {
   unsigned status = 0;
   std::string body;
 };
-
-// host:port, with [v6]:port for an IPv6 address.
-bool split_host_port(std::string_view text, std::string& host, std::string& port) {
-  if (text.starts_with('[')) {
-    auto close = text.find("]:");
-    if (close == std::string_view::npos) return false;
-    host = std::string(text.substr(1, close - 1));
-    port = std::string(text.substr(close + 2));
-  } else {
-    auto colon = text.rfind(':');
-    if (colon == std::string_view::npos) return false;
-    host = std::string(text.substr(0, colon));
-    port = std::string(text.substr(colon + 1));
-  }
-  return !host.empty() && !port.empty();
-}
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -125,12 +111,12 @@ int connect_to(const std::string& host, const std::string& port, std::string& er
 
 // GET path; nullopt (with err) when there is no answer.
 std::optional<HttpResult> http_get(std::string_view where, std::string_view path, std::string& err) {
-  std::string host, port;
-  if (!split_host_port(where, host, port)) {
-    err = fmt::format("--http wants HOST:PORT, not \"{}\"", where);
+  Endpoint to;
+  if (auto bad = parse_endpoint(where, to)) {  // show_main checked it
+    err = *bad;
     return std::nullopt;
   }
-  int fd = connect_to(host, port, err);
+  int fd = connect_to(to.address.to_string(), std::to_string(to.port), err);
   if (fd < 0) return std::nullopt;
   const int64_t deadline = now_ms() + kReadTimeoutMs;
   std::string req = fmt::format("GET {} HTTP/1.0\r\nHost: {}\r\nConnection: close\r\n\r\n", path, where);
@@ -339,7 +325,7 @@ std::optional<json> get_json(const Options& o, const std::string& path) {
   if (!r) {
     fmt::print(stderr,
                "petrel show: cannot reach the daemon's HTTP API at {}: {}\n"
-               "(is `petrel run` running, with [http] listen at that address? --http HOST:PORT names another)\n",
+               "(is `petrel run` running, with [http] listen at that address? --http ADDRESS:PORT names another)\n",
                o.http, err);
     return std::nullopt;
   }
@@ -469,6 +455,12 @@ int show_main(int argc, char** argv) {
   }
   if (o.words.empty()) {
     fmt::print(stderr, "petrel show: what to show?\n{}", kUsage);
+    return kExitUsage;
+  }
+  // A usage error, not an unreachable daemon: 127.0.0.1:99999 must not
+  // become some other port, nor "nonsense" a failed name lookup.
+  if (Endpoint e; auto bad = parse_endpoint(o.http, e)) {
+    fmt::print(stderr, "petrel show: --http: {}\n{}", *bad, kUsage);
     return kExitUsage;
   }
   try {

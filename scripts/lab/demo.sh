@@ -114,6 +114,7 @@ families = ["ipv4-unicast", "ipv6-unicast"]
 local_address = "198.18.0.1"
 import = "all"      # RFC 8212: an external peer needs an explicit policy
 export = "all"
+shutdown_message = "petrel demo stops"   # RFC 9003 text; "" sends a Cease without text
 [[originate]]
 prefix = "192.0.2.0/24"
 [[originate]]

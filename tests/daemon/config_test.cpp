@@ -201,6 +201,29 @@ TEST(Config, UnreadableFileIsAnError) {
   EXPECT_EQ(cfg.error()[0].to_string(), "/nonexistent/petrel.toml: cannot read: No such file or directory");
 }
 
+TEST(Config, Rfc8212WarnsOfExternalPeersWithoutAPolicy) {
+  auto cfg = parse_config(
+      "[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n"
+      "[[peer]]\nname = \"bare\"\naddress = \"198.51.100.2\"\nasn = 65002\n"
+      "[[peer]]\nname = \"half\"\naddress = \"198.51.100.3\"\nasn = 65003\nimport = \"all\"\n"
+      "[[peer]]\nname = \"both\"\naddress = \"198.51.100.4\"\nasn = 65004\nimport = \"none\"\nexport = \"all\"\n"
+      "[[peer]]\nname = \"internal\"\naddress = \"198.51.100.5\"\nasn = 65001\n",
+      "t.toml");
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  auto w = rfc8212_warnings(*cfg);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0],
+            "peer[0] \"bare\" (198.51.100.2, AS 65002): an external peer without import or export: under RFC 8212 "
+            "(router.rfc8212) Petrel accepts no route from it and announces none to it; add import = \"all\" and "
+            "export = \"all\" (or a [[filter]]'s name) to its [[peer]]");
+  EXPECT_EQ(w[1],
+            "peer[1] \"half\" (198.51.100.3, AS 65003): an external peer without export: under RFC 8212 "
+            "(router.rfc8212) Petrel announces no route to it; add export = \"all\" (or a [[filter]]'s name) to its "
+            "[[peer]]");
+  cfg->router.rfc8212 = false;  // the operator chose the old behaviour
+  EXPECT_TRUE(rfc8212_warnings(*cfg).empty());
+}
+
 TEST(Config, ErrorText) {
   ConfigError e{"f.toml", 3, 7, "peer[0].asn", "expected an AS number"};
   EXPECT_EQ(e.to_string(), "f.toml:3:7: peer[0].asn: expected an AS number");

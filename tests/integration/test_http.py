@@ -261,6 +261,20 @@ def test_http_live(lab, tmp_path):
     assert [p["name"] for p in peers["peers"]] == ["bird", "speaker"], peers
     assert "sessions: 2 established of 2 configured" in show("status")
     assert "established" in show("peer", "bird")
+    # refused routes show (an external peer without import refuses all,
+    # RFC 8212): here one with Petrel's own AS in its path (a loop)
+    looped = S.attribute(S.ORIGIN, b"\x00") + S.as_path([SPEAKER_ASN, PETREL_ASN]) + \
+        S.attribute(S.NEXT_HOP, ipaddress.IPv4Address(spk_node.v4).packed)
+    sp.send(S.update(attrs=looped, nlri=S.encode_prefix("203.0.113.0/24")))
+    L.wait_until(lambda: get_json(me, "/api/peers/speaker")["update_prefixes"]["ipv4-unicast"]["refused"] == 1,
+                 10, "the looped route counted refused")
+    out = show("peers")
+    head = out.splitlines()[0]
+    assert head.split()[5:7] == ["ROUTES", "REFUSED"], out
+    spk_line = next(line for line in out.splitlines() if line.startswith("speaker "))
+    assert spk_line[head.index("REFUSED"):].split()[0] == "ipv4-unicast:1", out
+    refused = [line for line in show("peer", "speaker").splitlines() if line.startswith("refused by import")]
+    assert len(refused) == 1 and "ipv4-unicast:1" in refused[0].split(), refused
     out = show("route", contested)
     assert out.splitlines()[1].split()[:3] == [contested, "*", "bird"], out
     assert len(out.splitlines()) == 2, out   # the speaker's route to it went with its session

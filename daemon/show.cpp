@@ -263,21 +263,27 @@ void print_status(const json& j) {
   }
 }
 
-std::string routes_of(const json& peer) {
+// One of update_prefixes' counts per family: "ipv4-unicast:3 ipv6-unicast:2".
+std::string per_family(const json& peer, std::string_view count) {
   std::string out;
   if (!peer.contains("update_prefixes") || !peer["update_prefixes"].is_object()) return "-";
   for (const auto& [fam, v] : peer["update_prefixes"].items()) {
     if (!out.empty()) out += ' ';
-    out += fmt::format("{}:{}", fam, at(v, "received"));
+    out += fmt::format("{}:{}", fam, at(v, count));
   }
   return out.empty() ? "-" : out;
 }
 
+std::string routes_of(const json& peer) { return per_family(peer, "received"); }
+// Refused by import policy: an external peer without `import` refuses
+// everything (RFC 8212), which is why a session can be up with 0 routes.
+std::string refused_of(const json& peer) { return per_family(peer, "refused"); }
+
 void print_peers(const json& j) {
-  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "LAST ERROR"});
+  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "REFUSED", "LAST ERROR"});
   for (const auto& p : j.value("peers", json::array()))
     t.add({at(p, "name"), at(p, "address"), at(p, "remote_asn"), at(p, "state"),
-           duration(p.value("uptime_seconds", json())), routes_of(p), at(p, "last_error")});
+           duration(p.value("uptime_seconds", json())), routes_of(p), refused_of(p), at(p, "last_error")});
   t.print();
 }
 
@@ -288,6 +294,7 @@ void print_peer(const json& p) {
     t.add({k, at(p, k)});
   t.add({"uptime", duration(p.value("uptime_seconds", json()))});
   t.add({"routes", routes_of(p)});
+  t.add({"refused by import", refused_of(p)});
   if (p.contains("messages") && p["messages"].is_object())
     for (const auto& [dir, counts] : p["messages"].items())
       if (counts.is_object())

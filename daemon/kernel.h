@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "daemon/config.h"
-#include "fib/driver.h"
+#include "fib/driver/driver.h"
 #include "table/table.h"
 
 namespace petrel::daemon {

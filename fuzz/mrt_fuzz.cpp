@@ -1,4 +1,4 @@
-// Fuzz target: the MRT reader (crates/mrt) and every record decoder, on
+// Fuzz target: the MRT reader (mrt) and every record decoder, on
 // records framed from the input. Checks that every span handed out lies
 // inside the input and that a RIB iterates exactly its entry count.
 // Seeds (fuzz/corpus/mrt/): the first records of each file in
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "crates/mrt/mrt.h"
+#include "mrt/mrt.h"
 #include "fuzz/fuzz.h"
 
 namespace {

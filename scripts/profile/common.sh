@@ -13,7 +13,7 @@ profile_build() {
     CC=gcc CXX=g++ meson setup "$BUILD" --buildtype=release -Db_ndebug=true \
       -Dcpp_args="-g1 -fno-omit-frame-pointer" >/dev/null
   fi
-  meson compile -C "$BUILD" daemon/petrel crates/bench/petrel-load fib/fib-sync >/dev/null
+  meson compile -C "$BUILD" daemon/petrel tools/bench/petrel-load tools/fib/fib-sync >/dev/null
 }
 
 # "what: date, CPU, cores, load" into $OUT/machine.txt and on the terminal.
@@ -25,7 +25,7 @@ machine_line() {
 
 # Runs scripts/profile/fulltable.py with the binaries of $BUILD.
 fulltable() {
-  PETREL=$BUILD/daemon/petrel LOAD=$BUILD/crates/bench/petrel-load FIBSYNC=$BUILD/fib/fib-sync \
+  PETREL=$BUILD/daemon/petrel LOAD=$BUILD/tools/bench/petrel-load FIBSYNC=$BUILD/tools/fib/fib-sync \
     PEERS=$PEERS PREFIXES=$PREFIXES KERNEL=$KERNEL HOLD_SECS=$HOLD_SECS OUT=$OUT \
     python3 scripts/profile/fulltable.py "$@"
 }

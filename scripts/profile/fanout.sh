@@ -25,8 +25,8 @@ DAEMONS=${DAEMONS:-petrel bird openbgpd}
 
 source scripts/profile/common.sh
 profile_build
-meson compile -C "$BUILD" crates/bench/petrel-fanout >/dev/null
+meson compile -C "$BUILD" tools/bench/petrel-fanout >/dev/null
 machine_line "fanout: $MEMBERS members, $PREFIXES prefixes, spread $SPREAD s, route_server_client ${PETREL_RS:-0}"
 # shellcheck disable=SC2086
-PETREL=$BUILD/daemon/petrel FANOUT=$BUILD/crates/bench/petrel-fanout MEMBERS=$MEMBERS PREFIXES=$PREFIXES \
+PETREL=$BUILD/daemon/petrel FANOUT=$BUILD/tools/bench/petrel-fanout MEMBERS=$MEMBERS PREFIXES=$PREFIXES \
   SPREAD=$SPREAD OUT=$OUT python3 scripts/profile/fanout.py compare $DAEMONS | tee "$OUT/fanout.txt"

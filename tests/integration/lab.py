@@ -947,14 +947,14 @@ def petrel_binary() -> str:
 
 
 def bench_binary(env: str, name: str) -> str:
-    """A tool of crates/bench (petrel-load, petrel-fanout): $env, else
+    """A tool of tools/bench (petrel-load, petrel-fanout): $env, else
     beside the petrel executable's build; the test is skipped when it is
     not built."""
     import pytest
 
     p = os.environ.get(env)
     if not p:
-        p = os.path.join(os.path.dirname(os.path.dirname(petrel_binary())), "crates", "bench", name)
+        p = os.path.join(os.path.dirname(os.path.dirname(petrel_binary())), "tools", "bench", name)
     if not os.path.exists(p):
         pytest.skip(f"{name} is not built ({p})")
     return p

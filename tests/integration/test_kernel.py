@@ -28,7 +28,7 @@ METRIC = 32
 
 
 def fib_sync_binary() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(L.petrel_binary())), "fib", "fib-sync")
+    return os.path.join(os.path.dirname(os.path.dirname(L.petrel_binary())), "tools", "fib", "fib-sync")
 
 
 class FibSync(str):

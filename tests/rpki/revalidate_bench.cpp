@@ -2,7 +2,7 @@
 // CPU of Table::revalidate over a full table with daemon::RpkiValidator
 // (one VrpTable::validate_batch call per shard and family map, the
 // covered routes of the map). The VRPs and routes are vrp_bench's
-// (rpki/bench/synth_vrps.h; distinct prefixes of `routes` drawn, each in
+// (tools/bench/synth_vrps.h; distinct prefixes of `routes` drawn, each in
 // an UPDATE of its own with its own origin), stored in a table of the
 // default shard count. Each round publishes the VRPs less one in ten,
 // revalidates every route, publishes them all again and revalidates
@@ -18,8 +18,8 @@
 
 #include "codec/attribute_set.h"
 #include "daemon/rpki.h"
-#include "rpki/bench/cpu_time.h"
-#include "rpki/bench/synth_vrps.h"
+#include "tools/bench/cpu_time.h"
+#include "tools/bench/synth_vrps.h"
 #include "table/table.h"
 #include "tests/rpki/table_testing.h"
 #include "tests/table/attrs_testing.h"

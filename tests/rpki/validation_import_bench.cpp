@@ -5,7 +5,7 @@
 // loops over it), with RpkiValidator itself (one VrpTable::validate_batch
 // call per shard and batch), and with a validator that asks no VRP table
 // ("no-vrp-table": the table's validation path alone). The VRPs and
-// routes are vrp_bench's (rpki/bench/synth_vrps.h), each in an UPDATE of
+// routes are vrp_bench's (tools/bench/synth_vrps.h), each in an UPDATE of
 // its own (so with its own origin: an UPDATE carries one AS_PATH), 256
 // UPDATEs per Batch as a socket read gathers them. The four run
 // alternately, `rounds` times; one JSON line per run, with the counts of
@@ -23,7 +23,7 @@
 
 #include "codec/attribute_set.h"
 #include "daemon/rpki.h"
-#include "rpki/bench/synth_vrps.h"
+#include "tools/bench/synth_vrps.h"
 #include "table/table.h"
 #include "tests/rpki/table_testing.h"
 #include "tests/table/attrs_testing.h"

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "rpki/bench/synth_vrps.h"
+#include "tools/bench/synth_vrps.h"
 
 namespace petrel::rpki {
 namespace {

@@ -3,7 +3,7 @@
 // from each record's key on, kept in cache lines found from the address.
 #include "rpki/vrp_table.h"
 
-#include "rpki/internal/radix_sort.h"
+#include "crates/sort/radix_sort.h"
 
 #include <algorithm>
 #include <bit>
@@ -83,7 +83,7 @@ bool radix_sort_v4(std::vector<Raw>& raw) {
   std::vector<uint64_t> tmp;
   for (size_t i = 0; i < raw.size(); ++i)
     a[i] = (uint64_t{raw[i].start} << 32) | (uint64_t{raw[i].len} << kIndexBits) | i;
-  radix_sort_by(a, tmp, kIndexBits, 64, [](uint64_t v) { return v; });
+  sort::radix_sort_by(a, tmp, kIndexBits, 64, [](uint64_t v) { return v; });
   std::vector<Raw> sorted(raw.size());
   for (size_t i = 0; i < a.size(); ++i) sorted[i] = raw[a[i] & ((uint64_t{1} << kIndexBits) - 1)];
   for (size_t i = 0; i < sorted.size();) {
@@ -459,7 +459,7 @@ struct SortedFamily {
   void run(const internal::FamilyIndex<Key>& f, Validity* out) {
     if (held.empty()) return;
     const auto line_bits = static_cast<unsigned>(std::bit_width(f.lines.empty() ? size_t{0} : f.lines.size() - 1));
-    internal::radix_sort_by(held, tmp, kLineShift, kLineShift + line_bits, [](const Held<Key>& h) { return h.w; });
+    sort::radix_sort_by(held, tmp, kLineShift, kLineShift + line_bits, [](const Held<Key>& h) { return h.w; });
     look_up(f, *this, held.size(), out);
   }
 };

@@ -21,7 +21,7 @@
 // else it goes up the chain only while the summary of the ASes above
 // holds the origin's bits (most Invalid routes never do). Two dependent
 // reads into the table for most routes. The arrays' whole 2 MiB pages
-// are advised for transparent huge pages (internal/huge_pages.h).
+// are advised for transparent huge pages (crates/alloc/huge_pages.h).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "crates/net/ip.h"
-#include "rpki/internal/huge_pages.h"
+#include "crates/alloc/huge_pages.h"
 #include "rpki/vrp.h"
 
 namespace petrel::rpki {
@@ -104,7 +104,7 @@ struct FamilyIndex {
   };
 
   template <typename T>
-  using Array = std::vector<T, HugePageAllocator<T>>;
+  using Array = std::vector<T, alloc::HugePageAllocator<T>>;
   // (1 << index_bits) buckets and then one of none records for the
   // addresses outside them; empty until build().
   Array<Line> lines;

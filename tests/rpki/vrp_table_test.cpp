@@ -589,14 +589,14 @@ RC_GTEST_PROP(VrpTable, AlignedPrefixesAgreeAtBucketEdges, ()) {
 }
 
 // A table large enough for its arrays to hold whole huge pages
-// (internal/huge_pages.h), the benchmark's VRPs and routes, against the
+// (crates/alloc/huge_pages.h), the benchmark's VRPs and routes, against the
 // plain definition for a sample of routes.
 TEST(VrpTable, LargeTableAgreesWithThePlainDefinition) {
   std::mt19937_64 rng(42);
   const auto vrps = bench::synth(200000, rng);
   const auto routes = bench::synth_routes(vrps, 300, rng);
   const auto table = VrpTable::build(vrps);
-  EXPECT_GE(table.memory_bytes(), 2 * internal::kHugePage);
+  EXPECT_GE(table.memory_bytes(), 2 * alloc::kHugePage);
   std::vector<RouteOrigin> in;
   for (const auto& r : routes) in.push_back({r.route, r.origin});
   const auto bad = first_disagreement(table, vrps, in);

@@ -1,8 +1,8 @@
-// The VRP table's radix sort: a stable LSD radix sort of values by bits
-// [from, to) of a 64-bit word each value carries (`word(v)`), the other
-// bits and the rest of the value riding along. The build sorts its IPv4
-// VRPs with it (the value is the word), validate_batch a large batch's
-// routes (the value is the route's lookup, the word its index line).
+// A stable LSD radix sort of values by bits [from, to) of a 64-bit word
+// each value carries (`word(v)`), the other bits and the rest of the value
+// riding along. The VRP table's build sorts its IPv4 VRPs with it (the
+// value is the word), rpki's validate_batch a large batch's routes (the
+// value is the route's lookup, the word its index line).
 // Passes of at most 11 bits, so that a pass's counts stay in the
 // first-level cache; a pass whose digit is the same in every value is
 // skipped. Pure: no I/O.
@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace petrel::rpki::internal {
+namespace petrel::sort {
 
 template <typename Array, typename Word>
 void radix_sort_by(Array& a, Array& tmp, unsigned from, unsigned to, Word word) {
@@ -41,4 +41,4 @@ void radix_sort_by(Array& a, Array& tmp, unsigned from, unsigned to, Word word) 
   }
 }
 
-}  // namespace petrel::rpki::internal
+}  // namespace petrel::sort

@@ -1,8 +1,8 @@
-// Tests of rpki/internal/radix_sort.h: radix_sort_by orders values by
+// Tests of crates/sort/radix_sort.h: radix_sort_by orders values by
 // the chosen bits of their word as std::stable_sort does (equal digits
 // keep their order; the other bits and the rest of the value ride
 // along), for any range of bits, one pass or several.
-#include "rpki/internal/radix_sort.h"
+#include "crates/sort/radix_sort.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace petrel::rpki::internal {
+namespace petrel::sort {
 namespace {
 
 struct Value {
@@ -54,4 +54,4 @@ TEST(RadixSort, ManyValuesOverSeveralPasses) {
 }
 
 }  // namespace
-}  // namespace petrel::rpki::internal
+}  // namespace petrel::sort

@@ -12,13 +12,14 @@
 
 #include "codec/capabilities.h"
 #include "codec/types.h"
+#include "crates/timing/timing.h"
 
 namespace petrel::fsm {
 
-// Time as the daemon hands it in: a monotonic clock in milliseconds. The
-// FSM only compares and adds; it never reads a clock.
-using Duration = std::chrono::milliseconds;
-using Time = std::chrono::time_point<std::chrono::steady_clock, Duration>;
+// Time as the daemon hands it in: a monotonic clock in milliseconds
+// (crates/timing). The FSM only compares and adds; it never reads a clock.
+using Duration = timing::Duration;
+using Time = timing::Time;
 
 // Capabilities the peer must advertise; a missing one ends the OPEN
 // exchange with OPEN Message Error / Unsupported Capability (RFC 5492

@@ -54,15 +54,17 @@
 #include <vector>
 
 #include "crates/bytes/bytes.h"
+#include "crates/timing/timing.h"
 #include "rpki/framer.h"
 #include "rpki/pdu.h"
 #include "rpki/vrp.h"
 
 namespace petrel::rpki {
 
-using Duration = std::chrono::milliseconds;
-// A monotonic time in milliseconds, as the daemon hands it in.
-using Time = std::chrono::time_point<std::chrono::steady_clock, Duration>;
+// A monotonic time in milliseconds, as the daemon hands it in
+// (crates/timing).
+using Duration = timing::Duration;
+using Time = timing::Time;
 
 // Real caches hand out about 800,000 VRPs (2025: some 600,000 IPv4 and
 // 200,000 IPv6, growing by about 100,000 a year). Five times that leaves

@@ -21,23 +21,13 @@
 #include "codec/attribute_set.h"
 #include "codec/attributes.h"
 #include "crates/bytes/bytes.h"
+#include "crates/cpu/prefetch.h"
 #include "crates/net/ip.h"
 
 namespace petrel::table {
 
 // Asks the CPU for the cache line at p (a hint: p need not be valid).
-// gcc 12 drops a __builtin_prefetch whose address it loaded from memory
-// inside an inlined callback (PrefixMap::sweep's look-ahead lost both of
-// its prefetches), so x86-64 and AArch64 get the instruction itself.
-inline void prefetch_line(const void* p) {
-#if defined(__x86_64__)
-  asm volatile("prefetcht0 (%0)" : : "r"(p));
-#elif defined(__aarch64__)
-  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
-#else
-  __builtin_prefetch(p);
-#endif
-}
+using cpu::prefetch_line;
 
 class Interner;
 

@@ -12,8 +12,6 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -22,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "crates/alloc/huge_pages.h"
 #include "crates/net/ip.h"
 #include "table/attrs.h"
 
@@ -387,7 +386,7 @@ class PrefixMap {
     uintptr_t base = prefetch_base_.load(std::memory_order_relaxed);
     size_t cap = prefetch_cap_.load(std::memory_order_relaxed);
     if (base == 0 || cap == 0) return;
-    __builtin_prefetch(reinterpret_cast<const void*>(base + scale(k.hash(), cap) * sizeof(Entry<K>)));
+    prefetch_line(reinterpret_cast<const void*>(base + scale(k.hash(), cap) * sizeof(Entry<K>)));
   }
 
   [[nodiscard]] size_t size() const { return size_; }
@@ -555,19 +554,19 @@ class PrefixMap {
   // full table's maps are megabytes read at random: with 4 KiB pages
   // nearly every access also misses the TLB (a two-level walk under a
   // hypervisor), so arrays of 2 MiB or more are aligned to 2 MiB and offered
-  // to the kernel for transparent huge pages (MADV_HUGEPAGE; nothing
-  // happens where THP is off).
+  // to the kernel for transparent huge pages (crates/alloc/huge_pages.h;
+  // nothing happens where THP is off).
   struct Free {
     void operator()(Entry<K>* p) const { std::free(p); }
   };
   using Slots = std::unique_ptr<Entry<K>[], Free>;
-  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kHugePage = alloc::kHugePage;
   static Slots allocate(size_t cap) {
     size_t bytes = cap * sizeof(Entry<K>);
     void* p = nullptr;
     if (bytes >= kHugePage) {
       if (posix_memalign(&p, kHugePage, bytes) != 0) p = nullptr;
-      if (p) ::madvise(p, bytes & ~(kHugePage - 1), MADV_HUGEPAGE);
+      if (p) alloc::advise_huge_pages(p, bytes);
     } else {
       p = std::malloc(bytes);
     }

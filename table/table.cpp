@@ -7,6 +7,7 @@
 
 #include "codec/communities.h"
 #include "codec/update.h"
+#include "crates/sort/radix_sort.h"
 #include "table/sweep_pool.h"
 
 namespace petrel::table {
@@ -757,22 +758,8 @@ void radix_sort(std::vector<uint32_t>& v) {
     hi = std::max(hi, x);
   }
   const unsigned bits = hi == lo ? 0 : 32 - static_cast<unsigned>(__builtin_clz(hi - lo));
-  constexpr unsigned kDigit = 11;
-  std::vector<uint32_t> tmp(v.size());
-  std::vector<uint32_t> count(size_t{1} << kDigit);
-  for (unsigned shift = 0; shift < bits; shift += kDigit) {
-    std::fill(count.begin(), count.end(), 0);
-    auto digit = [&](uint32_t x) { return ((x - lo) >> shift) & ((1u << kDigit) - 1); };
-    for (uint32_t x : v) ++count[digit(x)];
-    uint32_t sum = 0;
-    for (uint32_t& c : count) {
-      const uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
-    for (uint32_t x : v) tmp[count[digit(x)]++] = x;
-    v.swap(tmp);
-  }
+  std::vector<uint32_t> tmp;
+  sort::radix_sort_by(v, tmp, 0, bits, [lo](uint32_t x) { return uint64_t{x - lo}; });
 }
 }  // namespace
 

@@ -1,0 +1,24 @@
+// Asking the CPU for a cache line ahead of its use: the one prefetch helper
+// of the hash maps and tables that read memory at random (table/, rpki/).
+// A hint: p need not be valid, and nothing is read or faulted in. Pure: no
+// I/O.
+#pragma once
+
+namespace petrel::cpu {
+
+// Prefetches the cache line at p into every level (prefetcht0 / pldl1keep).
+// gcc 12 drops a __builtin_prefetch whose address it loaded from memory
+// inside an inlined callback (the table's PrefixMap::sweep look-ahead lost
+// both of its prefetches), so x86-64 and AArch64 get the instruction
+// itself.
+inline void prefetch_line(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 (%0)" : : "r"(p));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, [%0]" : : "r"(p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
+}  // namespace petrel::cpu

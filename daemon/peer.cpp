@@ -20,6 +20,7 @@
 #include "codec/notification.h"
 #include "codec/route_refresh.h"
 #include "codec/update.h"
+#include "crates/sendq/send_queue.h"
 #include "daemon/log.h"
 #include "daemon/restart.h"
 #include "daemon/worker.h"
@@ -132,8 +133,7 @@ struct Peer::Connection {
   ev_io wio{};
   ev_timer timer{};
   codec::Framer framer;
-  std::vector<std::byte> out;
-  size_t out_off = 0;
+  sendq::SendQueue out;  // bytes for the socket, not yet sent
   std::optional<fsm::Time> unsent_since;
   bool dead = false;
   std::string remote;
@@ -571,7 +571,6 @@ void Peer::shutdown(std::string message, std::function<void()> done, Stop how, u
       // Nothing more goes out (what is queued would be cut anyway): the
       // peer sees the connection close and keeps our routes, stale.
       c->out.clear();
-      c->out_off = 0;
       close_socket(*c);
       c->dead = true;
       log(LogLevel::kInfo, "graceful-restart-stop", {{"peer", peer_.name}},
@@ -1070,14 +1069,14 @@ void Peer::pump_export(Connection& c) {
     session_failed(c, "more than 64 MiB behind its update group: the peer does not read fast enough");
     return;
   }
-  size_t unsent = c.out.size() - c.out_off;
+  size_t unsent = c.out.unsent();
   if (unsent >= kExportBuffer) return;  // the peer is slow: the journal holds the changes
-  if (c.out_off == c.out.size()) release_sent(c);
-  const size_t before = c.out.size();
+  if (unsent == 0) release_sent(c);
+  const size_t before = c.out.stored();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
-  bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
-  if (c.out.size() == before) {
+  bool more = exporter_->pump(c.out.tail(), std::min(kExportSlice, kExportBuffer - unsent));
+  if (c.out.stored() == before) {
     note_oversized(oversized_before);
     if (more) again_soon();  // e.g. the initial table, read a shard a turn
     return;
@@ -1087,14 +1086,14 @@ void Peer::pump_export(Connection& c) {
   counters_.messages_out[static_cast<size_t>(codec::MessageType::kUpdate)].fetch_add(updates,
                                                                                       std::memory_order_relaxed);
   step(c, fsm::UpdateSent{});
-  if (c.out.size() - c.out_off > kMaxUnsent) {
+  if (c.out.unsent() > kMaxUnsent) {
     session_failed(c, "more than 64 MiB unsent: the peer does not read");
     return;
   }
   flush(c);
   // More to send and the socket took everything: go on from the loop (not
   // from here, so a fast peer cannot recurse) as soon as it comes round.
-  if (more && !c.dead && c.out.empty()) again_soon();
+  if (more && !c.dead && c.out.stored() == 0) again_soon();
 }
 
 void Peer::note_oversized(uint64_t before) {
@@ -1193,16 +1192,8 @@ void Peer::send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::Mess
     }
   }
   if (c.fd < 0 || c.dialing) return;  // nothing to write to (the FSM sends only on a connection)
-  if (c.out_off == c.out.size()) {
-    c.out.clear();
-    c.out_off = 0;
-  }
-  if (c.out.empty()) {
-    c.out = std::move(bytes);
-  } else {
-    c.out.insert(c.out.end(), bytes.begin(), bytes.end());
-  }
-  if (c.out.size() - c.out_off > kMaxUnsent) {
+  c.out.append(std::move(bytes));
+  if (c.out.unsent() > kMaxUnsent) {
     session_failed(c, "more than 64 MiB unsent: the peer does not read");
     return;
   }
@@ -1214,18 +1205,17 @@ void Peer::release_sent(Connection& c) {
   // it went out: hundreds of idle sessions each keeping a megabyte was
   // most of a route server's memory (docs/performance.md, "Update groups
   // end to end").
-  if (c.out.capacity() > kKeepOut) std::vector<std::byte>().swap(c.out);
-  else c.out.clear();
-  c.out_off = 0;
+  c.out.release(kKeepOut);
 }
 
 void Peer::flush(Connection& c) {
   if (c.fd < 0 || c.dialing) return;
   bool progress = false;
-  while (c.out_off < c.out.size()) {
-    ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+  while (c.out.unsent() > 0) {
+    const auto pending = c.out.pending();
+    ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
     if (n > 0) {
-      c.out_off += static_cast<size_t>(n);
+      c.out.consume(static_cast<size_t>(n));
       progress = true;
       continue;
     }
@@ -1235,7 +1225,7 @@ void Peer::flush(Connection& c) {
     step(c, fsm::TcpFailed{});
     return;
   }
-  if (c.out_off == c.out.size()) {
+  if (c.out.unsent() == 0) {
     release_sent(c);
     ev_io_stop(worker_.loop(), &c.wio);
     if (c.unsent_since) {
@@ -1250,10 +1240,7 @@ void Peer::flush(Connection& c) {
     }
     return;
   }
-  if (c.out_off > (1u << 20) && c.out_off * 2 > c.out.size()) {
-    c.out.erase(c.out.begin(), c.out.begin() + static_cast<std::ptrdiff_t>(c.out_off));
-    c.out_off = 0;
-  }
+  c.out.compact(1u << 20);
   ev_io_set(&c.wio, c.fd, EV_WRITE);
   ev_io_start(worker_.loop(), &c.wio);
   if (progress || !c.unsent_since) {
@@ -1269,10 +1256,11 @@ void Peer::close_socket(Connection& c) {
   if (c.fd < 0) return;
   if (!c.dialing) {
     // One last non-blocking attempt at what is queued (a NOTIFICATION).
-    while (c.out_off < c.out.size()) {
-      ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+    while (c.out.unsent() > 0) {
+      const auto pending = c.out.pending();
+      ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
       if (n <= 0) break;
-      c.out_off += static_cast<size_t>(n);
+      c.out.consume(static_cast<size_t>(n));
     }
     ++lingering_;
     Linger::start(worker_.loop(), c.fd, [this] { linger_finished(); });
@@ -1282,7 +1270,6 @@ void Peer::close_socket(Connection& c) {
   c.fd = -1;
   c.dialing = false;
   c.out.clear();
-  c.out_off = 0;
 }
 
 void Peer::arm_timer(Connection& c) {

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <variant>
 
+#include "crates/sendq/send_queue.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
 #include "daemon/sockets.h"
@@ -206,7 +207,7 @@ struct RpkiService::Cache {
   ev_timer answer{};    // kFirstAnswerSeconds after connecting
   bool failed = false;
   bool ever_synced = false;  // this connection reached End of Data
-  std::vector<std::byte> out;
+  sendq::SendQueue out;  // bytes for the socket, not yet sent
   uint64_t data_generation = 0;  // increases when the client's data changes
   int64_t last_update_unix_ms = 0;
   uint64_t updates = 0, connects = 0, failures = 0;
@@ -395,10 +396,12 @@ void RpkiService::readable(Cache& c) {
 }
 
 void RpkiService::flush(Cache& c) {
-  while (!c.out.empty()) {
-    ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+  while (c.out.unsent() > 0) {
+    const auto pending = c.out.pending();
+    ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
     if (n > 0) {
-      c.out.erase(c.out.begin(), c.out.begin() + n);
+      c.out.consume(static_cast<size_t>(n));
+      if (c.out.unsent() == 0) c.out.clear();
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -406,7 +409,7 @@ void RpkiService::flush(Cache& c) {
     fail(c, std::strerror(errno));
     return;
   }
-  int want = EV_READ | (c.out.empty() ? 0 : EV_WRITE);
+  int want = EV_READ | (c.out.unsent() == 0 ? 0 : EV_WRITE);
   if (c.io.events != want) {
     ev_io_stop(loop_, &c.io);
     ev_io_set(&c.io, c.fd, want);
@@ -477,7 +480,7 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
   bool fallback = false, resync = false, reconnect = false;
   for (auto& a : actions) {
     if (auto* s = std::get_if<rpki::SendBytes>(&a)) {
-      if (c.conn == Conn::kUp) c.out.insert(c.out.end(), s->bytes.begin(), s->bytes.end());
+      if (c.conn == Conn::kUp) c.out.append(std::span<const std::byte>(s->bytes));
     } else if (auto* cl = std::get_if<rpki::CloseConnection>(&a)) {
       if (cl->reason == rpki::CloseReason::kVersionFallback)
         fallback = true;
@@ -507,7 +510,7 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
       log(LogLevel::kWarn, "rpki-diagnostic", {{"cache", c.name}, {"code", static_cast<int>(d->code)}}, d->text);
     }
   }
-  if (c.conn == Conn::kUp && !c.out.empty()) flush(c);  // may fail the cache
+  if (c.conn == Conn::kUp && c.out.unsent() > 0) flush(c);  // may fail the cache
   if (failure && c.conn != Conn::kDown) {
     fail(c, *failure);  // after the Error Report went out
     return;

@@ -302,12 +302,20 @@ void print_peer(const json& p) {
   t.print();
 }
 
+// A route's next hop: the global address, then RFC 2545's link-local one
+// in brackets when the peer sent it ("2001:db8::2 (fe80::2)").
+std::string next_hop_of(const json& route) {
+  std::string global = at(route, "next_hop");
+  std::string link_local = at(route, "next_hop_link_local");
+  return link_local == "-" ? global : fmt::format("{} ({})", global, link_local);
+}
+
 // The routes of a page of /api/routes, one line each.
 void add_route_rows(TextTable& t, const json& page) {
   for (const auto& pre : page.value("prefixes", json::array())) {
     for (const auto& r : pre.value("routes", json::array())) {
       const json& a = r.contains("attributes") ? r["attributes"] : json();
-      t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), at(a, "next_hop"), as_path(a),
+      t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), next_hop_of(r), as_path(a),
              at(a, "origin"), at(a, "local_pref"), at(a, "med"), r.value("best", false) ? "" : at(r, "lost_by")});
     }
   }

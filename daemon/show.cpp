@@ -28,6 +28,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/text_table.h"
 
 namespace petrel::daemon {
 
@@ -49,6 +50,12 @@ constexpr std::string_view kUsage =
     "  --http ADDRESS:PORT  the daemon's [http] listen address (default 127.0.0.1:8179,\n"
     "                       [::1]:8179 for IPv6)\n"
     "  --json               the API's JSON as it comes, for scripts\n";
+
+// Peer names may be 64 characters and next hops with a link-local
+// address over 50: a longer cell than this ends its line, and the rest of
+// the row follows on the next (TextTable), so the table fits a terminal.
+constexpr size_t kNameWidth = 24;
+constexpr size_t kNextHopWidth = 40;
 
 constexpr int kConnectTimeoutMs = 3000;
 constexpr int kReadTimeoutMs = 30000;
@@ -185,32 +192,6 @@ std::string url_encode(std::string_view s) {
   return out;
 }
 
-// A table for people: columns as wide as their widest cell.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print() const {
-    std::vector<size_t> width;
-    for (const auto& r : rows_) {
-      width.resize(std::max(width.size(), r.size()));
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    }
-    for (const auto& r : rows_) {
-      std::string line;
-      for (size_t i = 0; i < r.size(); ++i) {
-        line += r[i];
-        if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
-      }
-      while (line.ends_with(' ')) line.pop_back();
-      fmt::print("{}\n", line);
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
-
 // A JSON value as text for a cell: strings bare, null as "-".
 std::string cell(const json& v) {
   if (v.is_null()) return "-";
@@ -257,7 +238,7 @@ void print_status(const json& j) {
     for (const char* k : {"allocated", "active", "metadata", "resident", "mapped", "retained"})
       if (m.contains(k) && m[k].is_number())
         t.add({k, fmt::format("{:.1f}", m[k].get<double>() / 1e6)});
-    t.print();
+    fmt::print("{}", t.text());
   } else {
     fmt::print("memory: not available (not built with jemalloc)\n");
   }
@@ -280,11 +261,11 @@ std::string routes_of(const json& peer) { return per_family(peer, "received"); }
 std::string refused_of(const json& peer) { return per_family(peer, "refused"); }
 
 void print_peers(const json& j) {
-  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "REFUSED", "LAST ERROR"});
+  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "REFUSED", "LAST ERROR"}, {kNameWidth});
   for (const auto& p : j.value("peers", json::array()))
     t.add({at(p, "name"), at(p, "address"), at(p, "remote_asn"), at(p, "state"),
            duration(p.value("uptime_seconds", json())), routes_of(p), refused_of(p), at(p, "last_error")});
-  t.print();
+  fmt::print("{}", t.text());
 }
 
 void print_peer(const json& p) {
@@ -299,7 +280,7 @@ void print_peer(const json& p) {
     for (const auto& [dir, counts] : p["messages"].items())
       if (counts.is_object())
         for (const auto& [type, n] : counts.items()) t.add({fmt::format("messages {} {}", dir, type), cell(n)});
-  t.print();
+  fmt::print("{}", t.text());
 }
 
 // A route's next hop: the global address, then RFC 2545's link-local one
@@ -322,7 +303,8 @@ void add_route_rows(TextTable& t, const json& page) {
 }
 
 TextTable route_table() {
-  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"});
+  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"},
+                   {0, 0, kNameWidth, kNextHopWidth});
 }
 
 struct Options {
@@ -408,7 +390,7 @@ int run(const Options& o) {
     if (o.json) {
       fmt::print("{}\n", json{{"prefixes", std::move(all)}}.dump());
     } else {
-      t.print();
+      fmt::print("{}", t.text());
     }
     return kExitOk;
   }
@@ -429,7 +411,7 @@ int run(const Options& o) {
     }
     TextTable t = route_table();
     add_route_rows(t, *j);
-    t.print();
+    fmt::print("{}", t.text());
   }
   return kExitOk;
 }

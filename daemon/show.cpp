@@ -49,6 +49,7 @@ constexpr std::string_view kUsage =
     "options:\n"
     "  --http ADDRESS:PORT  the daemon's [http] listen address (default 127.0.0.1:8179,\n"
     "                       [::1]:8179 for IPv6)\n"
+    "  -c, --config FILE    take the address from this file's [http] listen\n"
     "  --json               the API's JSON as it comes, for scripts\n";
 
 // Peer names may be 64 characters and next hops with a link-local
@@ -309,6 +310,8 @@ TextTable route_table() {
 
 struct Options {
   std::string http = "127.0.0.1:8179";
+  bool http_given = false;  // --http: it wins over -c
+  std::string config;       // -c FILE: its http.listen, unless --http
   bool json = false;
   std::string peer;
   std::vector<std::string> words;
@@ -322,7 +325,8 @@ std::optional<json> get_json(const Options& o, const std::string& path) {
   if (!r) {
     fmt::print(stderr,
                "petrel show: cannot reach the daemon's HTTP API at {}: {}\n"
-               "(is `petrel run` running, with [http] listen at that address? --http ADDRESS:PORT names another)\n",
+               "(is `petrel run` running, with [http] listen at that address? --http ADDRESS:PORT names another, "
+               "-c FILE takes it from the configuration)\n",
                o.http, err);
     return std::nullopt;
   }
@@ -437,10 +441,21 @@ int show_main(int argc, char** argv) {
       o.json = true;
     } else if (a == "--http") {
       if (!value(o.http)) return kExitUsage;
+      o.http_given = true;
     } else if (a == "--peer") {
       if (!value(o.peer)) return kExitUsage;
     } else if (a.starts_with("--http=")) {
       o.http = std::string(a.substr(7));
+      o.http_given = true;
+    } else if (a == "-c" || a == "--config") {
+      // The global option (`petrel -c FILE show peers`) comes here too.
+      if (!value(o.config)) return kExitUsage;
+    } else if (a.starts_with("--config=")) {
+      o.config = std::string(a.substr(9));
+    } else if (a == "-s" || a == "--socket") {
+      // The control socket's global option: nothing petrel show uses.
+      std::string ignored;
+      if (!value(ignored)) return kExitUsage;
     } else if (a.starts_with("--peer=")) {
       o.peer = std::string(a.substr(7));
     } else if (a.starts_with("-") && a.size() > 1) {
@@ -453,6 +468,21 @@ int show_main(int argc, char** argv) {
   if (o.words.empty()) {
     fmt::print(stderr, "petrel show: what to show?\n{}", kUsage);
     return kExitUsage;
+  }
+  if (!o.config.empty() && !o.http_given) {
+    auto cfg = load_config(o.config);
+    if (!cfg) {
+      print_config_errors(cfg.error());
+      fmt::print(stderr, "petrel show: cannot take the daemon's address from {} (--http ADDRESS:PORT names it)\n",
+                 o.config);
+      return kExitFailure;
+    }
+    if (!cfg->http.listen) {
+      fmt::print(stderr, "petrel show: {} runs no HTTP API ([http] listen = \"\"), which petrel show reads\n",
+                 o.config);
+      return kExitFailure;
+    }
+    o.http = cfg->http.listen->to_string();
   }
   // A usage error, not an unreachable daemon: 127.0.0.1:99999 must not
   // become some other port, nor "nonsense" a failed name lookup.

@@ -277,6 +277,9 @@ def test_http_live(lab, tmp_path):
     peers = json.loads(show("--json", "peers"))
     assert [p["name"] for p in peers["peers"]] == ["bird", "speaker"], peers
     assert "sessions: 2 established of 2 configured" in show("status")
+    # the address taken from the configuration, -c before the command
+    by_config = me.run([petrel.binary, "-c", petrel.conf, "show", "peers"]).stdout
+    assert [line.split()[0] for line in by_config.splitlines()] == ["NAME", "bird", "speaker"], by_config
     assert "established" in show("peer", "bird")
     # refused routes show (an external peer without import refuses all,
     # RFC 8212): here one with Petrel's own AS in its path (a loop)

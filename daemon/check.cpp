@@ -3,6 +3,8 @@
 #include "daemon/check.h"
 
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 
 #include <cstdio>
 #include <string>
@@ -20,6 +22,24 @@ constexpr std::string_view kUsage =
     "  Validates the configuration FILE (default /etc/petrel/petrel.toml).\n"
     "  --dump  print the effective configuration, defaults filled in, on stdout\n";
 
+// router.user and control.group that this machine does not know: `petrel
+// run` would stop at start (privileges-failed, or the control socket's
+// group), so say so now. A warning, not an error: the file may be checked
+// on another machine than the router.
+void warn_of_unknown_accounts(const Config& cfg, const std::string& path) {
+  const std::string& user = cfg.router.user;
+  if (!user.empty() && user != "root" && ::getpwnam(user.c_str()) == nullptr)
+    fmt::print(stderr,
+               "warning: {}: router.user: no user named \"{}\" on this machine: petrel run would stop at start "
+               "(create it, e.g. adduser --system --group {})\n",
+               path, user, user);
+  const std::string& group = cfg.control.group;
+  if (!group.empty() && ::getgrnam(group.c_str()) == nullptr)
+    fmt::print(stderr,
+               "warning: {}: control.group: no group named \"{}\" on this machine: petrel run would stop at start\n",
+               path, group);
+}
+
 }  // namespace
 
 int check_main(int argc, char** argv) {
@@ -35,6 +55,7 @@ int check_main(int argc, char** argv) {
   }
   for (const std::string& w : secret_file_warnings(*cfg)) fmt::print(stderr, "warning: {}\n", w);
   for (const std::string& w : rfc8212_warnings(*cfg)) fmt::print(stderr, "warning: {}: {}\n", cl.config_path, w);
+  warn_of_unknown_accounts(*cfg, cl.config_path);
   size_t n = cfg->peers.size();
   std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
   if (cl.has("--dump")) {

@@ -37,7 +37,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kUsage =
-    "usage: petrel show [--http ADDRESS:PORT] [--json] WHAT\n"
+    "usage: petrel show [--http ADDRESS:PORT | -c FILE] [--json] WHAT\n"
     "\n"
     "WHAT:\n"
     "  status               the router, its memory and its sessions\n"

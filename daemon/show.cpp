@@ -375,6 +375,12 @@ int run(const Options& o) {
     fmt::print(stderr, "petrel show: unknown \"{}\"\n{}", what, kUsage);
     return kExitUsage;
   }
+  // A misspelt --peer would list no route at all, as a peer without any
+  // does: ask for the peer first ("local" and "injected" are Petrel's own
+  // routes, not peers), so that the answer is "no peer named ...".
+  if (!o.peer.empty() && o.peer != "local" && o.peer != "injected" &&
+      !get_json(o, "/api/peers/" + url_encode(o.peer)))
+    return kExitFailure;
   auto j = get_json(o, path);
   if (!j) return kExitFailure;
   if (what == "routes") {

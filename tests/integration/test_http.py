@@ -303,6 +303,7 @@ def test_http_live(lab, tmp_path):
     routes = json.loads(show("routes", "--json"))
     assert len(routes["prefixes"]) == 6, routes   # BIRD's 5 and the speaker's new one
     assert "no peer named" in show("peer", "nobody", rc=1)
+    assert "no peer named \"nobody\"" in show("routes", "--peer", "nobody", rc=1)   # not an empty table
     err = show("--http", "127.0.0.1:1", "status", rc=1)
     assert "cannot reach the daemon's HTTP API at 127.0.0.1:1" in err, err
     assert show("bogus", rc=2)

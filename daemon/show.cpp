@@ -366,6 +366,13 @@ int run(const Options& o) {
     path = "/api/peers/" + url_encode(o.words[1]);
   } else if (what == "route") {
     if (!want_args(1)) return kExitUsage;
+    // A usage error (2) said in the command's words, not the API's 400.
+    const std::string& asked = o.words[1];
+    if (!net::IpAddress::parse(asked) && !net::Prefix::parse(asked)) {
+      fmt::print(stderr, "petrel show route: expected a prefix (192.0.2.0/24, 2001:db8::/32) or an address, got \"{}\"\n{}",
+                 asked, kUsage);
+      return kExitUsage;
+    }
     path = "/api/routes?match=longest&prefix=" + url_encode(o.words[1]);
   } else if (what == "routes") {
     if (!want_args(0)) return kExitUsage;

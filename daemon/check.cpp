@@ -20,7 +20,8 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: petrel check [-c FILE] [--dump]\n"
     "  Validates the configuration FILE (default /etc/petrel/petrel.toml).\n"
-    "  --dump  print the effective configuration, defaults filled in, on stdout\n";
+    "  --dump  print the effective configuration on stdout: every key, defaults filled in,\n"
+    "          unset ones as comments, secrets replaced by a placeholder\n";
 
 // router.user and control.group that this machine does not know: `petrel
 // run` would stop at start (privileges-failed, or the control socket's

@@ -256,6 +256,13 @@ std::string peer_json(const PeerSnapshot& p) {
   return out;
 }
 
+std::optional<codec::NextHop> route_next_hop(const codec::PathAttributes& a, std::string_view family) {
+  const bool ipv4 = family.starts_with("ipv4");
+  if (ipv4 && a.next_hop) return codec::NextHop{*a.next_hop, std::nullopt};
+  if (a.mp_next_hop) return *a.mp_next_hop;
+  return std::nullopt;
+}
+
 namespace {
 
 // Which of a prefix's routes a query shows.
@@ -268,8 +275,10 @@ struct RouteFilter {
   }
 };
 
-// A route's peer, path, whether it is the best and, if not, why.
-void write_route_head(json::Writer& w, const RouteSnapshot& r) {
+// A route's peer, path, whether it is the best and, if not, why, and its
+// next hop: `next_hop` the global address, `next_hop_link_local` RFC
+// 2545's second one (null unless the peer sent 32 octets).
+void write_route_head(json::Writer& w, const RouteSnapshot& r, std::string_view family) {
   w.member("peer", r.peer);
   w.member("peer_address", r.peer_address);
   w.member("path_id", r.path_id);
@@ -279,6 +288,19 @@ void write_route_head(json::Writer& w, const RouteSnapshot& r) {
     w.null();
   } else {
     w.string(r.lost_by);
+  }
+  const std::optional<codec::NextHop> nh = route_next_hop(r.attributes, family);
+  w.key_raw("next_hop");
+  if (nh) {
+    w.string(nh->global.to_string());
+  } else {
+    w.null();
+  }
+  w.key_raw("next_hop_link_local");
+  if (nh && nh->link_local) {
+    w.string(nh->link_local->to_string());
+  } else {
+    w.null();
   }
 }
 
@@ -290,7 +312,7 @@ void write_prefix_routes(json::Writer& w, const PrefixSnapshot& p, const RouteFi
   for (const auto& r : p.routes) {
     if (!filter.keeps(r)) continue;
     w.begin_object();
-    write_route_head(w, r);
+    write_route_head(w, r, p.family);
     w.key_raw("stale").boolean(r.stale);
     w.key_raw("rpki");
     if (r.rpki.empty())
@@ -349,7 +371,7 @@ std::string explain_json(const PrefixSnapshot& p) {
   for (const auto& r : p.routes) {
     const BestPathInputs& in = r.inputs;
     w.begin_object();
-    write_route_head(w, r);
+    write_route_head(w, r, p.family);
     w.member("local_pref", in.local_pref);
     w.member("as_path_length", in.as_path_length);
     w.member("origin", origin_text(in.origin));

@@ -177,6 +177,12 @@ struct PrefixSnapshot {
   std::vector<std::string> steps;
 };
 std::string prefix_routes_json(const PrefixSnapshot& p);
+// The next hop a route of `family` ("ipv4-unicast", ...) names, as the
+// kernel installer reads it: NEXT_HOP for an IPv4 prefix, else MP_REACH_NLRI's
+// (IPv6, and IPv4 over an IPv6 next hop, RFC 8950), with RFC 2545's
+// link-local second address when the peer sent one. Nothing when the
+// route has none (a route of our own [[originate]] without next_hop).
+std::optional<codec::NextHop> route_next_hop(const codec::PathAttributes& a, std::string_view family);
 // Every route, what best-path selection read of it, and step by step
 // which routes that step put out (each compared with the best alone).
 std::string explain_json(const PrefixSnapshot& p);

@@ -3,6 +3,8 @@
 #include "daemon/check.h"
 
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 
 #include <cstdio>
 #include <string>
@@ -18,7 +20,26 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: petrel check [-c FILE] [--dump]\n"
     "  Validates the configuration FILE (default /etc/petrel/petrel.toml).\n"
-    "  --dump  print the effective configuration, defaults filled in, on stdout\n";
+    "  --dump  print the effective configuration on stdout: every key, defaults filled in,\n"
+    "          unset ones as comments, secrets replaced by a placeholder\n";
+
+// router.user and control.group that this machine does not know: `petrel
+// run` would stop at start (privileges-failed, or the control socket's
+// group), so say so now. A warning, not an error: the file may be checked
+// on another machine than the router.
+void warn_of_unknown_accounts(const Config& cfg, const std::string& path) {
+  const std::string& user = cfg.router.user;
+  if (!user.empty() && user != "root" && ::getpwnam(user.c_str()) == nullptr)
+    fmt::print(stderr,
+               "warning: {}: router.user: no user named \"{}\" on this machine: petrel run would stop at start "
+               "(create it, e.g. adduser --system --group {})\n",
+               path, user, user);
+  const std::string& group = cfg.control.group;
+  if (!group.empty() && ::getgrnam(group.c_str()) == nullptr)
+    fmt::print(stderr,
+               "warning: {}: control.group: no group named \"{}\" on this machine: petrel run would stop at start\n",
+               path, group);
+}
 
 }  // namespace
 
@@ -35,6 +56,7 @@ int check_main(int argc, char** argv) {
   }
   for (const std::string& w : secret_file_warnings(*cfg)) fmt::print(stderr, "warning: {}\n", w);
   for (const std::string& w : rfc8212_warnings(*cfg)) fmt::print(stderr, "warning: {}: {}\n", cl.config_path, w);
+  warn_of_unknown_accounts(*cfg, cl.config_path);
   size_t n = cfg->peers.size();
   std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
   if (cl.has("--dump")) {

@@ -481,7 +481,9 @@ void parse_router(Checker& ck, const toml::table& root, RouterConfig& out) {
   parse_graceful(ck, *t, p, out.graceful);
   if (auto v = ck.integer(*t, p, "selection_deferral_time", 1, kMaxSelectionDeferralTime, "1..3600 seconds"))
     out.selection_deferral_time = static_cast<uint32_t>(*v);
-  if (auto s = account_name(ck, *t, p, "user", "a user name")) out.user = *s;
+  // "" is the default written out (petrel check --dump): no user.
+  if (const toml::node* n = t->get("user"); n && n->as_string() && n->as_string()->get().empty()) out.user.clear();
+  else if (auto s = account_name(ck, *t, p, "user", "a user name")) out.user = *s;
 }
 
 void parse_http(Checker& ck, const toml::table& root, HttpConfig& out) {

@@ -307,10 +307,17 @@ std::vector<std::string> secret_file_warnings(const Config& config);
 // add import = "all" ...". `petrel check` prints them.
 std::vector<std::string> rfc8212_warnings(const Config& config);
 
-// The effective configuration as canonical TOML: fixed key order, every
-// default written out, addresses in canonical form. Parsing the dump gives
-// the same Config back. Used by golden tests and `petrel check --dump`.
+// The effective configuration as canonical TOML: every key, in the order
+// of docs/configuration.md, defaults written out, a key that is not set
+// as a comment line ("# local_address not set: the kernel chooses"),
+// addresses in canonical form. Parsing the dump gives the same Config
+// back, but for secrets: an inline TCP MD5 or TCP-AO password is written
+// as kDumpSecretPlaceholder (a password_file as its path). Used by golden
+// tests and `petrel check --dump`.
 std::string dump(const Config& config);
+// What the dump writes in place of a secret: itself a valid password (1
+// to 80 octets), so that the dump loads and dumps the same again.
+inline constexpr std::string_view kDumpSecretPlaceholder = "(not shown)";
 
 // A peer's import or export policy as it applies (config_dump.cpp): the
 // filter it names, copied so that it outlives a reloaded Config, or none

@@ -3,8 +3,10 @@
 // no TOML parser: the policies a peer's import and export resolve to, and
 // what a reload changes (plan_reload, docs/export.md "Reload").
 //
-// The dump is TOML that parses back to the same Config: keys in the order
-// of docs/configuration.md, every default written out, addresses in their
+// The dump is TOML that parses back to the same Config (secrets aside:
+// they are replaced by a placeholder): every key in the order of
+// docs/configuration.md, each default written out, a key that is not set
+// (and has no value that says so) as a comment line, addresses in their
 // canonical form (RFC 5952 for IPv6), families in a fixed order.
 #include "daemon/config.h"
 
@@ -138,58 +140,52 @@ std::string_view add_path_mode_name(AddPathMode m) {
 std::string dump(const Config& c) {
   std::string o;
   auto line = [&o](std::string_view key, std::string_view value) { o += fmt::format("{} = {}\n", key, value); };
+  // A key with no value of its own (TOML has no null): a comment naming
+  // it, so that the dump still lists every key and still loads.
+  auto unset = [&o](std::string_view key, std::string_view meaning) {
+    o += fmt::format("# {} not set{}{}\n", key, meaning.empty() ? "" : ": ", meaning);
+  };
+  auto number = [](auto v) { return std::to_string(v); };
+  // A secret is never printed (docs/configuration.md, "The dump").
+  auto hidden = [&o](std::string_view key) {
+    o += fmt::format("# {}: a placeholder, not the secret (petrel check --dump never prints one)\n", key);
+  };
 
   o += "[router]\n";
-  line("asn", std::to_string(c.router.asn));
+  line("asn", number(c.router.asn));
   line("router_id", toml_string(c.router.router_id.to_string()));
-  std::string listen = "[";
-  for (const auto& a : c.router.listen) {
-    if (listen.size() > 1) listen += ", ";
-    listen += toml_string(a.to_string());
-  }
-  line("listen", listen + "]");
-  line("port", std::to_string(c.router.port));
+  line("listen", string_list(c.router.listen, [](const net::IpAddress& a) { return a.to_string(); }));
+  line("port", number(c.router.port));
   line("rfc8212", bool_text(c.router.rfc8212));
   if (c.router.cluster_id) line("cluster_id", toml_string(c.router.cluster_id->to_string()));
-  if (c.router.withdraw_threads) line("withdraw_threads", std::to_string(c.router.withdraw_threads));
-  if (c.router.expected_ipv4_prefixes)
-    line("expected_ipv4_prefixes", std::to_string(c.router.expected_ipv4_prefixes));
-  if (c.router.expected_ipv6_prefixes)
-    line("expected_ipv6_prefixes", std::to_string(c.router.expected_ipv6_prefixes));
-  // Graceful restart: [router]'s where not the default, a peer's where not
-  // [router]'s (which it inherits).
-  auto graceful = [&](const GracefulConfig& g, const GracefulConfig& base) {
-    if (g.enabled != base.enabled) line("graceful_restart", bool_text(g.enabled));
-    if (g.restart_time != base.restart_time) line("graceful_restart_time", std::to_string(g.restart_time));
-    if (g.stale_routes_time != base.stale_routes_time)
-      line("stale_routes_time", std::to_string(g.stale_routes_time));
-    if (g.long_lived_stale_time != base.long_lived_stale_time)
-      line("long_lived_stale_time", std::to_string(g.long_lived_stale_time));
+  else unset("cluster_id", fmt::format("the router id, {}", c.router.router_id.to_string()));
+  if (c.router.withdraw_threads) line("withdraw_threads", number(c.router.withdraw_threads));
+  else unset("withdraw_threads", "2, or 1 on a machine with one hardware thread");
+  line("expected_ipv4_prefixes", number(c.router.expected_ipv4_prefixes));
+  line("expected_ipv6_prefixes", number(c.router.expected_ipv6_prefixes));
+  auto graceful = [&](const GracefulConfig& g) {
+    line("graceful_restart", bool_text(g.enabled));
+    line("graceful_restart_time", number(g.restart_time));
+    line("stale_routes_time", number(g.stale_routes_time));
+    line("long_lived_stale_time", number(g.long_lived_stale_time));
   };
-  graceful(c.router.graceful, GracefulConfig{});
-  if (c.router.selection_deferral_time != RouterConfig{}.selection_deferral_time)
-    line("selection_deferral_time", std::to_string(c.router.selection_deferral_time));
-  if (!c.router.user.empty()) line("user", toml_string(c.router.user));
+  graceful(c.router.graceful);
+  line("selection_deferral_time", number(c.router.selection_deferral_time));
+  line("user", toml_string(c.router.user));
 
   o += "\n[http]\n";
   line("listen", toml_string(c.http.listen ? c.http.listen->to_string() : ""));
-  {  // the bounds only when not the defaults
-    const HttpConfig d;
-    if (c.http.max_connections != d.max_connections) line("max_connections", std::to_string(c.http.max_connections));
-    if (c.http.max_connections_per_address != d.max_connections_per_address)
-      line("max_connections_per_address", std::to_string(c.http.max_connections_per_address));
-    if (c.http.idle_timeout != d.idle_timeout) line("idle_timeout", std::to_string(c.http.idle_timeout));
-  }
+  line("max_connections", number(c.http.max_connections));
+  line("max_connections_per_address", number(c.http.max_connections_per_address));
+  line("idle_timeout", number(c.http.idle_timeout));
 
-  if (!(c.control == ControlConfig{})) {  // only when not the defaults
-    o += "\n[control]\n";
-    line("socket", toml_string(c.control.socket));
-    if (!c.control.group.empty()) line("group", toml_string(c.control.group));
-    line("max_connections", std::to_string(c.control.max_connections));
-    line("max_injected_routes", std::to_string(c.control.max_injected_routes));
-    if (!c.control.injected_routes_file.empty())
-      line("injected_routes_file", toml_string(c.control.injected_routes_file));
-  }
+  o += "\n[control]\n";
+  line("socket", toml_string(c.control.socket));
+  if (!c.control.group.empty()) line("group", toml_string(c.control.group));
+  else unset("group", "the daemon's own group");
+  line("max_connections", number(c.control.max_connections));
+  line("max_injected_routes", number(c.control.max_injected_routes));
+  line("injected_routes_file", toml_string(c.control.injected_routes_file));
 
   o += "\n[log]\n";
   line("format", toml_string(log_format_name(c.log.format)));
@@ -197,55 +193,58 @@ std::string dump(const Config& c) {
 
   o += "\n[kernel]\n";
   line("enabled", bool_text(c.kernel.enabled));
-  line("table", std::to_string(c.kernel.table));
-  line("metric", std::to_string(c.kernel.metric));
+  line("table", number(c.kernel.table));
+  line("metric", number(c.kernel.metric));
   line("multipath", bool_text(c.kernel.multipath));
-  if (!c.kernel.nexthop_objects) line("nexthop_objects", "false");  // only when not the default
+  line("nexthop_objects", bool_text(c.kernel.nexthop_objects));
 
-  {  // [rpki] only with a key that is not the default
-    const RpkiConfig d;
-    if (c.rpki.reject_invalid || c.rpki.max_vrps != d.max_vrps || c.rpki.answer_timeout != d.answer_timeout)
-      o += "\n[rpki]\n";
-    if (c.rpki.reject_invalid) line("reject_invalid", bool_text(true));
-    if (c.rpki.max_vrps != d.max_vrps) line("max_vrps", std::to_string(c.rpki.max_vrps));
-    if (c.rpki.answer_timeout != d.answer_timeout) line("answer_timeout", std::to_string(c.rpki.answer_timeout));
-  }
+  o += "\n[rpki]\n";
+  line("max_vrps", number(c.rpki.max_vrps));
+  line("answer_timeout", number(c.rpki.answer_timeout));
+  line("reject_invalid", bool_text(c.rpki.reject_invalid));
   for (const RpkiCacheConfig& r : c.rpki.caches) {
     o += "\n[[rpki.cache]]\n";
     line("address", toml_string(scoped(r.address, r.interface)));
-    line("port", std::to_string(r.port));
-    line("preference", std::to_string(r.preference));
+    line("port", number(r.port));
+    line("preference", number(r.preference));
   }
 
   for (const PeerConfig& p : c.peers) {
     o += "\n[[peer]]\n";
     line("name", toml_string(p.name));
     line("address", toml_string(p.address_text()));
-    line("asn", std::to_string(p.asn));
-    line("port", std::to_string(p.port));
+    line("asn", number(p.asn));
+    line("port", number(p.port));
     line("passive", bool_text(p.passive));
-    line("hold_time", std::to_string(p.hold_time));
-    line("keepalive", std::to_string(p.keepalive));
-    line("connect_retry", std::to_string(p.connect_retry));
+    line("hold_time", number(p.hold_time));
+    line("keepalive", number(p.keepalive));
+    line("connect_retry", number(p.connect_retry));
     line("families", family_list(p.families));
     line("add_path", add_path_table(p));
-    line("max_paths_per_prefix", std::to_string(p.max_paths_per_prefix));
+    line("add_path_send_max", number(p.add_path_send_max));
+    line("max_paths_per_prefix", number(p.max_paths_per_prefix));
     line("extended_next_hop", family_list(p.extended_next_hop));
     if (p.local_address) line("local_address", toml_string(p.local_address->to_string()));
+    else unset("local_address", "the kernel chooses");
     line("description", toml_string(p.description));
-    line("delay_open", std::to_string(p.delay_open));
-    line("send_hold_time", p.send_hold_time ? std::to_string(*p.send_hold_time) : toml_string("auto"));
+    line("delay_open", number(p.delay_open));
+    line("send_hold_time", p.send_hold_time ? number(*p.send_hold_time) : toml_string("auto"));
     line("shutdown_message", toml_string(p.shutdown_message));
     line("enabled", bool_text(p.enabled));
+    // An unset policy means "all", or "none" under RFC 8212: said, not
+    // written, so that `petrel check` still warns of it.
+    const bool refused = p.is_ebgp(c.router.asn) && c.router.rfc8212;
+    const std::string_view no_policy = refused         ? "\"none\" (RFC 8212, router.rfc8212)"
+                                       : p.is_ebgp(c.router.asn) ? "\"all\" (router.rfc8212 = false)"
+                                                                 : "\"all\" (an internal peer)";
     if (p.import_filter) line("import", toml_string(*p.import_filter));
+    else unset("import", no_policy);
     if (p.export_filter) line("export", toml_string(*p.export_filter));
+    else unset("export", no_policy);
     line("route_reflector_client", bool_text(p.route_reflector_client));
-    if (p.route_server_client) line("route_server_client", "true");  // only when set (docs/configuration.md)
-    line("allow_own_as", std::to_string(p.allow_own_as));
-    line("add_path_send_max", std::to_string(p.add_path_send_max));
-    // The import guards, only where not the default (docs/export.md).
-    // (false is the default of a route-server client, true of the others.)
-    if (p.enforce_first_as == p.route_server_client) line("enforce_first_as", bool_text(p.enforce_first_as));
+    line("route_server_client", bool_text(p.route_server_client));
+    line("allow_own_as", number(p.allow_own_as));
+    line("enforce_first_as", bool_text(p.enforce_first_as));
     std::string limits;
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
       if (!p.max_prefixes[i]) continue;
@@ -253,23 +252,37 @@ std::string dump(const Config& c) {
       limits += fmt::format("{}{} = {}", limits.empty() ? "{ " : ", ",
                             toml_string(codec::family_name(codec::kKnownFamilyList[i], buf)), p.max_prefixes[i]);
     }
-    if (!limits.empty()) line("max_prefixes", limits + " }");
-    if (p.max_prefixes_warn_only) line("max_prefixes_action", toml_string("warn"));
-    if (p.max_prefixes_restart) line("max_prefixes_restart", std::to_string(p.max_prefixes_restart));
-    if (p.max_prefixes_warn != 90) line("max_prefixes_warn", std::to_string(p.max_prefixes_warn));
-    // Transport security: only what is set (the defaults are "none").
-    if (!p.password_file.empty()) line("password_file", toml_string(p.password_file));
-    else if (!p.password.empty()) line("password", toml_string(p.password));
+    line("max_prefixes", limits.empty() ? "{}" : limits + " }");
+    line("max_prefixes_action", toml_string(p.max_prefixes_warn_only ? "warn" : "cease"));
+    line("max_prefixes_restart", number(p.max_prefixes_restart));
+    line("max_prefixes_warn", number(p.max_prefixes_warn));
+    // Transport security. A file's path is shown, never a secret.
+    if (!p.password_file.empty()) {
+      unset("password", "the secret is read from password_file");
+      line("password_file", toml_string(p.password_file));
+    } else if (!p.password.empty()) {
+      hidden("password");
+      line("password", toml_string(kDumpSecretPlaceholder));
+      unset("password_file", "");
+    } else {
+      unset("password", "no TCP MD5");
+      unset("password_file", "");
+    }
     if (p.tcp_ao) {
       const TcpAoConfig& a = *p.tcp_ao;
-      std::string secret = a.password_file.empty() ? "password = " + toml_string(a.password)
-                                                   : "password_file = " + toml_string(a.password_file);
+      std::string secret = "password_file = " + toml_string(a.password_file);
+      if (a.password_file.empty()) {
+        hidden("tcp_ao.password");
+        secret = "password = " + toml_string(kDumpSecretPlaceholder);
+      }
       line("tcp_ao", fmt::format("{{ key_id = {}, rnext_key_id = {}, algorithm = {}, {} }}", a.key_id, a.rnext_key_id,
                                  toml_string(a.algorithm), secret));
+    } else {
+      unset("tcp_ao", "no TCP-AO");
     }
-    if (p.ttl_security) line("ttl_security", bool_text(true));
-    if (p.multihop != default_multihop(p, c.router.asn)) line("multihop", std::to_string(p.multihop));
-    graceful(p.graceful, c.router.graceful);
+    line("ttl_security", bool_text(p.ttl_security));
+    line("multihop", number(p.multihop));
+    graceful(p.graceful);
   }
 
   for (const table::Filter& f : c.filters) {
@@ -282,8 +295,10 @@ std::string dump(const Config& c) {
       line("communities", string_list(r.communities, table::community_text));
       line("large_communities", string_list(r.large_communities, large_text));
       line("action", toml_string(action_name(r.action)));
-      if (r.set_local_pref) line("set_local_pref", std::to_string(*r.set_local_pref));
-      if (r.set_med) line("set_med", std::to_string(*r.set_med));
+      if (r.set_local_pref) line("set_local_pref", number(*r.set_local_pref));
+      else unset("set_local_pref", "the route's own");
+      if (r.set_med) line("set_med", number(*r.set_med));
+      else unset("set_med", "the route's own");
     }
   }
 
@@ -291,13 +306,16 @@ std::string dump(const Config& c) {
     o += "\n[[originate]]\n";
     line("prefix", toml_string(x.prefix.to_string()));
     if (x.next_hop) line("next_hop", toml_string(x.next_hop->to_string()));
+    else unset("next_hop", "our address on each session");
     line("origin", toml_string(x.origin == codec::Origin::kIgp   ? "igp"
                                : x.origin == codec::Origin::kEgp ? "egp"
                                                                  : "incomplete"));
     line("communities", string_list(x.communities, table::community_text));
     line("large_communities", string_list(x.large_communities, large_text));
-    if (x.med) line("med", std::to_string(*x.med));
-    if (x.local_pref) line("local_pref", std::to_string(*x.local_pref));
+    if (x.med) line("med", number(*x.med));
+    else unset("med", "no MULTI_EXIT_DISC sent");
+    if (x.local_pref) line("local_pref", number(*x.local_pref));
+    else unset("local_pref", "100");
   }
   return o;
 }

@@ -126,18 +126,24 @@ int ctl_main(int argc, char** argv) {
       socket = argv[++i];
       continue;
     }
-    if (a == "-c" || a == "--config") {
-      if (i + 1 >= argc) {
+    if (a == "-c" || a == "--config" || a.starts_with("--config=")) {
+      // (--config=FILE too: `petrel --config=FILE reload` passes it here)
+      std::string path;
+      if (a.starts_with("--config=")) {
+        path = std::string(a.substr(9));
+      } else if (i + 1 < argc) {
+        path = argv[++i];
+      } else {
         fmt::print(stderr, "petrel {}: {} needs a file name\n{}", command, a, kUsage);
         return kExitUsage;
       }
-      auto cfg = load_config(argv[++i]);
+      auto cfg = load_config(path);
       if (!cfg) {
         print_config_errors(cfg.error());
         return kExitFailure;
       }
       if (cfg->control.socket.empty()) {
-        fmt::print(stderr, "petrel {}: {} runs no control socket ([control] socket = \"\")\n", command, argv[i]);
+        fmt::print(stderr, "petrel {}: {} runs no control socket ([control] socket = \"\")\n", command, path);
         return kExitFailure;
       }
       socket = cfg->control.socket;

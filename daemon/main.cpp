@@ -55,28 +55,10 @@ int unknown_command(std::string_view cmd) {
 
 int main(int argc, char** argv) {
   using namespace petrel::daemon;
-  if (argc < 2) {
-    fmt::print(stderr, "petrel: no command given\n{}", kUsage);
-    return kExitUsage;
-  }
-  std::string_view cmd = argv[1];
-  if (cmd == "help" && argc == 3) {
-    // `petrel help check` is `petrel check --help`.
-    char help_flag[] = "--help";
-    char* help_argv[] = {argv[2], help_flag, nullptr};
-    int rc = dispatch(argv[2], 2, help_argv);
-    return rc >= 0 ? rc : unknown_command(argv[2]);
-  }
-  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-    fmt::print("{}", kUsage);
-    return kExitOk;
-  }
-  if (cmd == "--version" || cmd == "version") {
-    fmt::print("petrel {}\n", PETREL_VERSION);
-    return kExitOk;
-  }
   // Global options before the command (`petrel -c FILE check`, `petrel -s
-  // SOCKET reload`) go to the command as its own, right after its name.
+  // SOCKET reload`) go to the command as its own, right after its name;
+  // before --version or --help they change nothing (`petrel -c FILE
+  // --version` is what an operator's alias or script may type).
   std::vector<char*> global;
   int at = 1;
   while (at < argc) {
@@ -98,7 +80,23 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "petrel: no command given\n{}", kUsage);
     return kExitUsage;
   }
-  cmd = argv[at];
+  std::string_view cmd = argv[at];
+  const int rest = argc - at;  // the command and what follows it
+  if (cmd == "help" && rest == 2) {
+    // `petrel help check` is `petrel check --help`.
+    char help_flag[] = "--help";
+    char* help_argv[] = {argv[at + 1], help_flag, nullptr};
+    int rc = dispatch(argv[at + 1], 2, help_argv);
+    return rc >= 0 ? rc : unknown_command(argv[at + 1]);
+  }
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    fmt::print("{}", kUsage);
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    fmt::print("petrel {}\n", PETREL_VERSION);
+    return kExitOk;
+  }
   // Each subcommand sees its own name as argv[0].
   std::vector<char*> args{argv[at]};
   args.insert(args.end(), global.begin(), global.end());

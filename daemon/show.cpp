@@ -28,6 +28,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/text_table.h"
 
 namespace petrel::daemon {
 
@@ -36,7 +37,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kUsage =
-    "usage: petrel show [--http ADDRESS:PORT] [--json] WHAT\n"
+    "usage: petrel show [--http ADDRESS:PORT | -c FILE] [--json] WHAT\n"
     "\n"
     "WHAT:\n"
     "  status               the router, its memory and its sessions\n"
@@ -48,7 +49,14 @@ constexpr std::string_view kUsage =
     "options:\n"
     "  --http ADDRESS:PORT  the daemon's [http] listen address (default 127.0.0.1:8179,\n"
     "                       [::1]:8179 for IPv6)\n"
+    "  -c, --config FILE    take the address from this file's [http] listen\n"
     "  --json               the API's JSON as it comes, for scripts\n";
+
+// Peer names may be 64 characters and next hops with a link-local
+// address over 50: a longer cell than this ends its line, and the rest of
+// the row follows on the next (TextTable), so the table fits a terminal.
+constexpr size_t kNameWidth = 24;
+constexpr size_t kNextHopWidth = 40;
 
 constexpr int kConnectTimeoutMs = 3000;
 constexpr int kReadTimeoutMs = 30000;
@@ -185,32 +193,6 @@ std::string url_encode(std::string_view s) {
   return out;
 }
 
-// A table for people: columns as wide as their widest cell.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print() const {
-    std::vector<size_t> width;
-    for (const auto& r : rows_) {
-      width.resize(std::max(width.size(), r.size()));
-      for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    }
-    for (const auto& r : rows_) {
-      std::string line;
-      for (size_t i = 0; i < r.size(); ++i) {
-        line += r[i];
-        if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
-      }
-      while (line.ends_with(' ')) line.pop_back();
-      fmt::print("{}\n", line);
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
-
 // A JSON value as text for a cell: strings bare, null as "-".
 std::string cell(const json& v) {
   if (v.is_null()) return "-";
@@ -257,7 +239,7 @@ void print_status(const json& j) {
     for (const char* k : {"allocated", "active", "metadata", "resident", "mapped", "retained"})
       if (m.contains(k) && m[k].is_number())
         t.add({k, fmt::format("{:.1f}", m[k].get<double>() / 1e6)});
-    t.print();
+    fmt::print("{}", t.text());
   } else {
     fmt::print("memory: not available (not built with jemalloc)\n");
   }
@@ -280,11 +262,11 @@ std::string routes_of(const json& peer) { return per_family(peer, "received"); }
 std::string refused_of(const json& peer) { return per_family(peer, "refused"); }
 
 void print_peers(const json& j) {
-  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "REFUSED", "LAST ERROR"});
+  TextTable t({"NAME", "ADDRESS", "AS", "STATE", "FOR", "ROUTES", "REFUSED", "LAST ERROR"}, {kNameWidth});
   for (const auto& p : j.value("peers", json::array()))
     t.add({at(p, "name"), at(p, "address"), at(p, "remote_asn"), at(p, "state"),
            duration(p.value("uptime_seconds", json())), routes_of(p), refused_of(p), at(p, "last_error")});
-  t.print();
+  fmt::print("{}", t.text());
 }
 
 void print_peer(const json& p) {
@@ -299,7 +281,15 @@ void print_peer(const json& p) {
     for (const auto& [dir, counts] : p["messages"].items())
       if (counts.is_object())
         for (const auto& [type, n] : counts.items()) t.add({fmt::format("messages {} {}", dir, type), cell(n)});
-  t.print();
+  fmt::print("{}", t.text());
+}
+
+// A route's next hop: the global address, then RFC 2545's link-local one
+// in brackets when the peer sent it ("2001:db8::2 (fe80::2)").
+std::string next_hop_of(const json& route) {
+  std::string global = at(route, "next_hop");
+  std::string link_local = at(route, "next_hop_link_local");
+  return link_local == "-" ? global : fmt::format("{} ({})", global, link_local);
 }
 
 // The routes of a page of /api/routes, one line each.
@@ -307,18 +297,21 @@ void add_route_rows(TextTable& t, const json& page) {
   for (const auto& pre : page.value("prefixes", json::array())) {
     for (const auto& r : pre.value("routes", json::array())) {
       const json& a = r.contains("attributes") ? r["attributes"] : json();
-      t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), at(a, "next_hop"), as_path(a),
+      t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), next_hop_of(r), as_path(a),
              at(a, "origin"), at(a, "local_pref"), at(a, "med"), r.value("best", false) ? "" : at(r, "lost_by")});
     }
   }
 }
 
 TextTable route_table() {
-  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"});
+  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"},
+                   {0, 0, kNameWidth, kNextHopWidth});
 }
 
 struct Options {
   std::string http = "127.0.0.1:8179";
+  bool http_given = false;  // --http: it wins over -c
+  std::string config;       // -c FILE: its http.listen, unless --http
   bool json = false;
   std::string peer;
   std::vector<std::string> words;
@@ -332,7 +325,8 @@ std::optional<json> get_json(const Options& o, const std::string& path) {
   if (!r) {
     fmt::print(stderr,
                "petrel show: cannot reach the daemon's HTTP API at {}: {}\n"
-               "(is `petrel run` running, with [http] listen at that address? --http ADDRESS:PORT names another)\n",
+               "(is `petrel run` running, with [http] listen at that address? --http ADDRESS:PORT names another, "
+               "-c FILE takes it from the configuration)\n",
                o.http, err);
     return std::nullopt;
   }
@@ -372,6 +366,13 @@ int run(const Options& o) {
     path = "/api/peers/" + url_encode(o.words[1]);
   } else if (what == "route") {
     if (!want_args(1)) return kExitUsage;
+    // A usage error (2) said in the command's words, not the API's 400.
+    const std::string& asked = o.words[1];
+    if (!net::IpAddress::parse(asked) && !net::Prefix::parse(asked)) {
+      fmt::print(stderr, "petrel show route: expected a prefix (192.0.2.0/24, 2001:db8::/32) or an address, got \"{}\"\n{}",
+                 asked, kUsage);
+      return kExitUsage;
+    }
     path = "/api/routes?match=longest&prefix=" + url_encode(o.words[1]);
   } else if (what == "routes") {
     if (!want_args(0)) return kExitUsage;
@@ -381,6 +382,12 @@ int run(const Options& o) {
     fmt::print(stderr, "petrel show: unknown \"{}\"\n{}", what, kUsage);
     return kExitUsage;
   }
+  // A misspelt --peer would list no route at all, as a peer without any
+  // does: ask for the peer first ("local" and "injected" are Petrel's own
+  // routes, not peers), so that the answer is "no peer named ...".
+  if (!o.peer.empty() && o.peer != "local" && o.peer != "injected" &&
+      !get_json(o, "/api/peers/" + url_encode(o.peer)))
+    return kExitFailure;
   auto j = get_json(o, path);
   if (!j) return kExitFailure;
   if (what == "routes") {
@@ -400,7 +407,7 @@ int run(const Options& o) {
     if (o.json) {
       fmt::print("{}\n", json{{"prefixes", std::move(all)}}.dump());
     } else {
-      t.print();
+      fmt::print("{}", t.text());
     }
     return kExitOk;
   }
@@ -421,7 +428,7 @@ int run(const Options& o) {
     }
     TextTable t = route_table();
     add_route_rows(t, *j);
-    t.print();
+    fmt::print("{}", t.text());
   }
   return kExitOk;
 }
@@ -447,10 +454,21 @@ int show_main(int argc, char** argv) {
       o.json = true;
     } else if (a == "--http") {
       if (!value(o.http)) return kExitUsage;
+      o.http_given = true;
     } else if (a == "--peer") {
       if (!value(o.peer)) return kExitUsage;
     } else if (a.starts_with("--http=")) {
       o.http = std::string(a.substr(7));
+      o.http_given = true;
+    } else if (a == "-c" || a == "--config") {
+      // The global option (`petrel -c FILE show peers`) comes here too.
+      if (!value(o.config)) return kExitUsage;
+    } else if (a.starts_with("--config=")) {
+      o.config = std::string(a.substr(9));
+    } else if (a == "-s" || a == "--socket") {
+      // The control socket's global option: nothing petrel show uses.
+      std::string ignored;
+      if (!value(ignored)) return kExitUsage;
     } else if (a.starts_with("--peer=")) {
       o.peer = std::string(a.substr(7));
     } else if (a.starts_with("-") && a.size() > 1) {
@@ -463,6 +481,21 @@ int show_main(int argc, char** argv) {
   if (o.words.empty()) {
     fmt::print(stderr, "petrel show: what to show?\n{}", kUsage);
     return kExitUsage;
+  }
+  if (!o.config.empty() && !o.http_given) {
+    auto cfg = load_config(o.config);
+    if (!cfg) {
+      print_config_errors(cfg.error());
+      fmt::print(stderr, "petrel show: cannot take the daemon's address from {} (--http ADDRESS:PORT names it)\n",
+                 o.config);
+      return kExitFailure;
+    }
+    if (!cfg->http.listen) {
+      fmt::print(stderr, "petrel show: {} runs no HTTP API ([http] listen = \"\"), which petrel show reads\n",
+                 o.config);
+      return kExitFailure;
+    }
+    o.http = cfg->http.listen->to_string();
   }
   // A usage error, not an unreachable daemon: 127.0.0.1:99999 must not
   // become some other port, nor "nonsense" a failed name lookup.

@@ -541,6 +541,52 @@ TEST(ApiPrefixRoutes, BestFirstWithTheReasonForEachOther) {
   EXPECT_EQ(j["routes"][1]["attributes"]["as_path"][0]["asns"], json({4200000000u, 64501}));
 }
 
+// Every route shows its next hop: NEXT_HOP's for IPv4, MP_REACH_NLRI's
+// for IPv6 (with RFC 2545's link-local address when sent) and for IPv4
+// over an IPv6 next hop (RFC 8950).
+TEST(ApiPrefixRoutes, NextHopOfEveryFamily) {
+  const auto v6 = [](const char* s) { return *net::IpAddress::parse(s); };
+  PrefixSnapshot p = contested();
+  EXPECT_EQ(json::parse(prefix_routes_json(p))["routes"][0]["next_hop"], "192.0.2.1");
+  EXPECT_TRUE(json::parse(prefix_routes_json(p))["routes"][0]["next_hop_link_local"].is_null());
+
+  p.prefix = "2001:db8:1::/48";
+  p.family = "ipv6-unicast";
+  p.routes[0].attributes.next_hop.reset();
+  p.routes[0].attributes.mp_family = codec::kIpv6Unicast;
+  p.routes[0].attributes.mp_next_hop = codec::NextHop{v6("2001:db8::2"), v6("fe80::2")};
+  p.routes[1].attributes.next_hop.reset();
+  p.routes[1].attributes.mp_family = codec::kIpv6Unicast;
+  p.routes[1].attributes.mp_next_hop = codec::NextHop{v6("2001:db8::3"), std::nullopt};
+  json j = json::parse(prefix_routes_json(p));
+  EXPECT_EQ(j["routes"][0]["next_hop"], "2001:db8::2");
+  EXPECT_EQ(j["routes"][0]["next_hop_link_local"], "fe80::2");
+  EXPECT_EQ(j["routes"][1]["next_hop"], "2001:db8::3");
+  EXPECT_TRUE(j["routes"][1]["next_hop_link_local"].is_null());
+  // The explanation names them too.
+  j = json::parse(explain_json(p));
+  EXPECT_EQ(j["routes"][0]["next_hop"], "2001:db8::2");
+  EXPECT_EQ(j["routes"][0]["next_hop_link_local"], "fe80::2");
+
+  // IPv4 over IPv6 (RFC 8950): no NEXT_HOP attribute, MP_REACH_NLRI's.
+  p.prefix = "192.0.2.0/24";
+  p.family = "ipv4-unicast";
+  p.routes[0].attributes.mp_family = codec::kIpv4Unicast;
+  j = json::parse(prefix_routes_json(p));
+  EXPECT_EQ(j["routes"][0]["next_hop"], "2001:db8::2");
+  EXPECT_EQ(j["routes"][0]["next_hop_link_local"], "fe80::2");
+  // NEXT_HOP, when an IPv4 route has it, is the one the kernel installs.
+  p.routes[0].attributes.next_hop = net::IpAddress::v4(0xC0000209);
+  EXPECT_EQ(route_next_hop(p.routes[0].attributes, "ipv4-unicast")->global.to_string(), "192.0.2.9");
+  EXPECT_EQ(route_next_hop(p.routes[0].attributes, "ipv6-unicast")->global.to_string(), "2001:db8::2");
+  // None at all (our own [[originate]] without next_hop): null.
+  p.routes[0].attributes.next_hop.reset();
+  p.routes[0].attributes.mp_next_hop.reset();
+  j = json::parse(prefix_routes_json(p));
+  EXPECT_TRUE(j["routes"][0]["next_hop"].is_null());
+  EXPECT_TRUE(j["routes"][0]["next_hop_link_local"].is_null());
+}
+
 TEST(ApiPrefixRoutes, Ipv6PrefixIsLookedUpAsIs) {
   std::string asked;
   Response r = respond_routes("GET", "/api/routes/2001:db8::/32", [&](const net::Prefix& p, PrefixSnapshot&) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -92,21 +93,175 @@ TEST(ConfigGolden, EveryFileMatches) {
   }
 }
 
-// The dump is itself a configuration that gives the same Config back.
-TEST(ConfigGolden, DumpParsesBackToTheSameConfig) {
-  fs::path dir = env_dir("PETREL_GOLDEN_CONFIG_DIR");
-  ASSERT_FALSE(dir.empty());
-  fs::current_path(dir);
-  for (const fs::path& in : files_with(dir, ".toml")) {
-    SCOPED_TRACE(in.filename().string());
-    auto cfg = parse_config(read_file(in), in.filename().string());
-    if (!cfg) continue;
-    std::string text = dump(*cfg);
-    auto again = parse_config(text, "dump");
-    ASSERT_TRUE(again.ok()) << errors_text(again.error()) << text;
-    EXPECT_EQ(*again, *cfg);
-    EXPECT_EQ(dump(*again), text);
+// `cfg` with its inline secrets replaced as the dump replaces them.
+Config without_secrets(Config cfg) {
+  for (PeerConfig& p : cfg.peers) {
+    if (!p.password.empty() && p.password_file.empty()) p.password = kDumpSecretPlaceholder;
+    if (p.tcp_ao && p.tcp_ao->password_file.empty()) p.tcp_ao->password = kDumpSecretPlaceholder;
   }
+  return cfg;
+}
+
+// The dump is itself a configuration that gives the same Config back
+// (secrets aside) and dumps the same again.
+void expect_round_trip(const Config& cfg) {
+  std::string text = dump(cfg);
+  auto again = parse_config(text, "dump");
+  ASSERT_TRUE(again.ok()) << errors_text(again.error()) << text;
+  EXPECT_EQ(*again, without_secrets(cfg));
+  EXPECT_EQ(dump(*again), text);
+}
+
+// The valid golden configurations, by file name (read from their folder,
+// where a password_file is found).
+std::vector<std::pair<std::string, Config>> valid_golden_configs() {
+  std::vector<std::pair<std::string, Config>> out;
+  fs::path dir = env_dir("PETREL_GOLDEN_CONFIG_DIR");
+  if (dir.empty()) return out;
+  fs::current_path(dir);
+  for (const fs::path& in : files_with(dir, ".toml"))
+    if (auto cfg = parse_config(read_file(in), in.filename().string())) out.emplace_back(in.filename(), *cfg);
+  return out;
+}
+
+TEST(ConfigGolden, DumpParsesBackToTheSameConfig) {
+  auto golden = valid_golden_configs();
+  EXPECT_GE(golden.size(), 25u);
+  for (const auto& [name, cfg] : golden) {
+    SCOPED_TRACE(name);
+    expect_round_trip(cfg);
+  }
+}
+
+TEST(ConfigExamples, DumpParsesBackToTheSameConfig) {
+  auto examples = files_with(env_dir("PETREL_EXAMPLES_DIR"), ".toml");
+  ASSERT_GE(examples.size(), 3u);
+  for (const fs::path& p : examples) {
+    SCOPED_TRACE(p.filename().string());
+    auto cfg = load_config(p.string());
+    ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+    expect_round_trip(*cfg);
+  }
+}
+
+// ---- the dump's keys against docs/configuration.md
+
+fs::path docs_dir() {
+  fs::path d = env_dir("PETREL_DOCS_DIR");
+  return d.empty() ? env_dir("PETREL_EXAMPLES_DIR").parent_path() : d;
+}
+
+// The documented keys ("### `peer.hold_time`") of each table ("peer",
+// "rpki.cache", "filter.rule"), in the page's order, and the tables in
+// the order they first appear.
+struct DocumentedKeys {
+  std::vector<std::string> tables;
+  std::map<std::string, std::vector<std::string>> keys;
+};
+
+DocumentedKeys documented_keys() {
+  DocumentedKeys d;
+  std::string text = read_file(docs_dir() / "configuration.md");
+  std::regex heading(R"(^### `([a-z0-9_.]+)`)", std::regex::multiline);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), heading); it != std::sregex_iterator(); ++it) {
+    std::string dotted = (*it)[1];
+    std::string table = dotted.substr(0, dotted.rfind('.'));
+    if (!d.keys.count(table)) d.tables.push_back(table);
+    d.keys[table].push_back(dotted.substr(dotted.rfind('.') + 1));
+  }
+  return d;
+}
+
+// One [table] or [[table]] of a dump and the keys it names, written
+// ("key = value") or said to be unset ("# key not set...").
+struct DumpedTable {
+  std::string name;
+  std::vector<std::string> keys;
+};
+
+std::vector<DumpedTable> dumped_tables(const std::string& text) {
+  std::vector<DumpedTable> out;
+  std::regex header(R"(^\[\[?([a-z0-9_.]+)\]\]?$)");
+  std::regex key(R"(^(?:# )?([a-z0-9_]+)(?: = | not set))");
+  std::istringstream in(text);
+  std::smatch m;
+  for (std::string l; std::getline(in, l);) {
+    if (std::regex_match(l, m, header)) out.push_back({m[1], {}});
+    else if (std::regex_search(l, m, key) && !out.empty()) out.back().keys.push_back(m[1]);
+  }
+  return out;
+}
+
+// Every table of the dump lists exactly the documented keys, in the
+// documented order; the tables come in the documented order, and every
+// table that always exists is there.
+void expect_documented_order(const std::string& text, const DocumentedKeys& docs) {
+  size_t last = 0;
+  std::string previous;
+  std::set<std::string> seen;
+  for (const DumpedTable& t : dumped_tables(text)) {
+    SCOPED_TRACE(t.name);
+    auto at = std::find(docs.tables.begin(), docs.tables.end(), t.name);
+    ASSERT_NE(at, docs.tables.end()) << "a table docs/configuration.md does not document";
+    size_t index = static_cast<size_t>(at - docs.tables.begin());
+    // A [[filter]]'s rules come before the next [[filter]].
+    if (!(t.name == "filter" && previous == "filter.rule")) {
+      EXPECT_GE(index, last) << "after [" << previous << "]";
+    }
+    last = index;
+    previous = t.name;
+    seen.insert(t.name);
+    EXPECT_EQ(t.keys, docs.keys.at(t.name));
+  }
+  for (const char* always : {"router", "http", "control", "log", "kernel", "rpki"})
+    EXPECT_TRUE(seen.count(always)) << "no [" << always << "] in the dump";
+}
+
+TEST(ConfigDocs, DumpHasEveryKeyInTheDocumentedOrder) {
+  DocumentedKeys docs = documented_keys();
+  ASSERT_GE(docs.tables.size(), 10u) << docs_dir();
+  auto golden = valid_golden_configs();
+  EXPECT_GE(golden.size(), 25u);
+  for (const auto& [name, cfg] : golden) {
+    SCOPED_TRACE(name);
+    expect_documented_order(dump(cfg), docs);
+  }
+  for (const fs::path& p : files_with(env_dir("PETREL_EXAMPLES_DIR"), ".toml")) {
+    SCOPED_TRACE(p.filename().string());
+    if (auto cfg = load_config(p.string())) expect_documented_order(dump(*cfg), docs);
+  }
+  // The checker itself: a key out of order or missing is caught.
+  auto cfg = parse_config("[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n", "t.toml");
+  ASSERT_TRUE(cfg.ok());
+  std::string text = dump(*cfg);
+  std::string swapped = std::regex_replace(text, std::regex("port = 179\nrfc8212 = true\n"),
+                                           "rfc8212 = true\nport = 179\n");
+  ASSERT_NE(swapped, text);
+  EXPECT_NE(dumped_tables(swapped)[0].keys, docs.keys.at("router"));
+}
+
+// Secrets never appear in the dump: a placeholder, and a comment says so.
+TEST(ConfigDump, SecretsAreNotPrinted) {
+  auto cfg = parse_config(
+      "[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\n"
+      "[[peer]]\nname = \"a\"\naddress = \"198.18.0.2\"\nasn = 65002\npassword = \"md5-secret\"\n"
+      "[[peer]]\nname = \"b\"\naddress = \"198.18.0.3\"\nasn = 65003\n"
+      "tcp_ao = { key_id = 1, password = \"ao-secret\" }\n",
+      "t.toml");
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  std::string text = dump(*cfg);
+  EXPECT_EQ(text.find("md5-secret"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ao-secret"), std::string::npos) << text;
+  EXPECT_NE(text.find("password = \"(not shown)\""), std::string::npos) << text;
+  EXPECT_NE(text.find("# password: a placeholder, not the secret"), std::string::npos) << text;
+  EXPECT_NE(text.find("# tcp_ao.password: a placeholder, not the secret"), std::string::npos) << text;
+}
+
+// router.user's documented default, "", may be written.
+TEST(Config, EmptyUserIsTheDefault) {
+  auto cfg = parse_config("[router]\nasn = 65001\nrouter_id = \"198.18.0.1\"\nuser = \"\"\n", "t.toml");
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  EXPECT_EQ(cfg->router.user, "");
 }
 
 TEST(ConfigExamples, EveryExampleIsValid) {

@@ -1,17 +1,27 @@
 #!/bin/sh
-# expect_exit.sh STATUS TEXT COMMAND...: runs COMMAND and passes when it
-# exits with STATUS and its stderr contains TEXT (meson's should_fail
-# cannot tell a usage error, 2, from a failure, 1). TEXT "" matches anything.
+# expect_exit.sh [--stdout] STATUS TEXT COMMAND...: runs COMMAND and passes
+# when it exits with STATUS and its stderr (with --stdout: its stdout, where
+# --version and --help answer) contains TEXT (meson's should_fail cannot
+# tell a usage error, 2, from a failure, 1). TEXT "" matches anything.
+stream=stderr
+if [ "$1" = --stdout ]; then
+  stream=stdout
+  shift
+fi
 want=$1 text=$2
 shift 2
-err=$("$@" 2>&1 >/dev/null)
+if [ $stream = stdout ]; then
+  out=$("$@" 2>/dev/null)
+else
+  out=$("$@" 2>&1 >/dev/null)
+fi
 got=$?
 if [ "$got" != "$want" ]; then
-  printf 'exit status %s, want %s; stderr:\n%s\n' "$got" "$want" "$err" >&2
+  printf 'exit status %s, want %s; %s:\n%s\n' "$got" "$want" $stream "$out" >&2
   exit 1
 fi
-case $err in
+case $out in
   *"$text"*) exit 0 ;;
 esac
-printf 'stderr lacks "%s":\n%s\n' "$text" "$err" >&2
+printf '%s lacks "%s":\n%s\n' $stream "$text" "$out" >&2
 exit 1

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -35,6 +36,20 @@ SPEAKER_ASN = 65005
 HOLD = 9
 PORT = 8179
 V4 = {"ipv4-unicast": 3, "ipv6-unicast": 2}
+# The Extended Next Hop capability (RFC 8950 section 4, code 5): IPv4
+# unicast NLRI (AFI 1, SAFI 1) with IPv6 next hops (AFI 2)
+ENH_IPV4_OVER_IPV6 = S.capability(5, struct.pack("!HHH", 1, 1, 2))
+SPEAKER_LL = "fe80::5"   # the link-local half of the speaker's 32-octet next hops
+
+
+def mp_announce(afi: int, prefix: str, next_hops: list[str], asn: int) -> bytes:
+    """An UPDATE announcing one prefix in MP_REACH_NLRI with the IPv6 next
+    hop `next_hops` (one global address, or global and link-local: RFC
+    2545's 32 octets)."""
+    nh = b"".join(ipaddress.IPv6Address(a).packed for a in next_hops)
+    mp = struct.pack("!HBB", afi, S.SAFI_UNICAST, len(nh)) + nh + b"\x00" + S.encode_prefix(prefix)
+    attrs = S.attribute(S.ORIGIN, b"\x00") + S.as_path([asn]) + S.attribute(S.MP_REACH_NLRI, mp, S.F_OPTIONAL)
+    return S.update(attrs=attrs)
 
 
 @pytest.fixture(autouse=True)
@@ -128,7 +143,9 @@ def test_http_live(lab, tmp_path):
     me, bird_node, spk_node = lab.node("petrel"), lab.node("bird"), lab.node("speaker")
     petrel = L.Petrel(me, [
         L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD),
-        L.PetrelPeer("speaker", spk_node.v4, SPEAKER_ASN, me.v4, passive=True, hold_time=HOLD),
+        # extended next hop: IPv4 routes over an IPv6 next hop (RFC 8950)
+        L.PetrelPeer("speaker", spk_node.v4, SPEAKER_ASN, me.v4, passive=True, hold_time=HOLD,
+                     extra=('extended_next_hop = ["ipv4-unicast"]',)),
     ], PETREL_ASN, http_port=PORT)
     try:
         petrel.start()
@@ -139,7 +156,7 @@ def test_http_live(lab, tmp_path):
     bird.wait_established(30)
 
     def connect_speaker():
-        sp = L.speaker(spk_node, SPEAKER_ASN, hold_time=HOLD)
+        sp = L.speaker(spk_node, SPEAKER_ASN, hold_time=HOLD, extra_caps=ENH_IPV4_OVER_IPV6)
         sp.connect(me.v4, local=spk_node.v4, netns=spk_node.ns, timeout=15, attempts=30)
         sp.start()
         sp.wait_established(15)
@@ -260,6 +277,9 @@ def test_http_live(lab, tmp_path):
     peers = json.loads(show("--json", "peers"))
     assert [p["name"] for p in peers["peers"]] == ["bird", "speaker"], peers
     assert "sessions: 2 established of 2 configured" in show("status")
+    # the address taken from the configuration, -c before the command
+    by_config = me.run([petrel.binary, "-c", petrel.conf, "show", "peers"]).stdout
+    assert [line.split()[0] for line in by_config.splitlines()] == ["NAME", "bird", "speaker"], by_config
     assert "established" in show("peer", "bird")
     # refused routes show (an external peer without import refuses all,
     # RFC 8212): here one with Petrel's own AS in its path (a loop)
@@ -283,9 +303,41 @@ def test_http_live(lab, tmp_path):
     routes = json.loads(show("routes", "--json"))
     assert len(routes["prefixes"]) == 6, routes   # BIRD's 5 and the speaker's new one
     assert "no peer named" in show("peer", "nobody", rc=1)
+    assert "no peer named \"nobody\"" in show("routes", "--peer", "nobody", rc=1)   # not an empty table
     err = show("--http", "127.0.0.1:1", "status", rc=1)
     assert "cannot reach the daemon's HTTP API at 127.0.0.1:1" in err, err
     assert show("bogus", rc=2)
+
+    # ---- next hops of IPv6 routes and of IPv4 routes over IPv6 (RFC 8950)
+    # BIRD's IPv6 routes (over its IPv4 session) carry one global next hop;
+    # the speaker sends 32-octet ones (RFC 2545), for IPv6 and for IPv4.
+    bird_v6 = [p for p in L.sample_prefixes(bird_node.index) if ":" in p]
+    spk_v6, spk_v4 = "2001:db8:5::/48", "192.0.2.128/25"
+    sp.send(mp_announce(S.AFI_IPV6, spk_v6, [spk_node.v6, SPEAKER_LL], SPEAKER_ASN))
+    sp.send(mp_announce(S.AFI_IPV4, spk_v4, [spk_node.v6, SPEAKER_LL], SPEAKER_ASN))
+    L.wait_until(lambda: all(get_json(me, f"/api/routes?prefix={p}")["prefixes"] for p in (spk_v6, spk_v4)),
+                 10, "the speaker's routes over IPv6 next hops")
+    for prefix, global_nh, ll in [(bird_v6[0], bird_node.v6, None), (spk_v6, spk_node.v6, SPEAKER_LL),
+                                  (spk_v4, spk_node.v6, SPEAKER_LL)]:
+        route = get_json(me, f"/api/routes?prefix={prefix}")["prefixes"][0]["routes"][0]
+        assert (route["next_hop"], route["next_hop_link_local"]) == (global_nh, ll), route
+        explained = get_json(me, f"/api/routes/{prefix}/explain")["routes"][0]
+        assert (explained["next_hop"], explained["next_hop_link_local"]) == (global_nh, ll), explained
+    # an IPv4 route with NEXT_HOP: that one, no link-local
+    route = get_json(me, f"/api/routes?prefix={contested}")["prefixes"][0]["routes"][0]
+    assert (route["next_hop"], route["next_hop_link_local"]) == (bird_node.v4, None), route
+
+    def next_hop_cells(out: str) -> dict[str, str]:
+        """PREFIX -> its NEXT HOP cell, for each line of a route table."""
+        head, *rows = out.splitlines()
+        start, end = head.index("NEXT HOP"), head.index("AS PATH")
+        return {row.split()[0]: row[start:end].strip() for row in rows}
+    cells = next_hop_cells(show("routes"))
+    assert cells[bird_v6[0]] == bird_node.v6, cells
+    assert cells[spk_v6] == f"{spk_node.v6} ({SPEAKER_LL})", cells
+    assert cells[spk_v4] == f"{spk_node.v6} ({SPEAKER_LL})", cells
+    assert cells[contested] == bird_node.v4, cells
+    assert next_hop_cells(show("route", "2001:db8:5::1")) == {spk_v6: f"{spk_node.v6} ({SPEAKER_LL})"}
 
     # ---- the status page in headless Chromium
     chromium = shutil.which("chromium")

@@ -98,6 +98,16 @@ def test_link_local_next_hops_are_installed_on_the_sessions_interface(lab, mode)
     # the API publishes every 500 ms
     L.wait_until(lambda: (lambda r: r["installed"] == len(PREFIXES) and r["unresolved"] == 0)(
         petrel.api("/api/kernel")["routes"]), 5, "/api/kernel: every route installed")
+    # The API and `petrel show routes` name the next hop BIRD sent: with no
+    # global address on the link, "::" and its link-local one (RFC 2545)
+    for p in PREFIXES:
+        route = petrel.api(f"/api/routes?prefix={p}")["prefixes"][0]["routes"][0]
+        assert (route["next_hop"], route["next_hop_link_local"]) == ("::", bn.ll), route
+    shown = me.run([petrel.binary, "show", "--http", f"127.0.0.1:{petrel.http_port}", "routes"]).stdout
+    head, *rows = shown.splitlines()
+    at = head.index("NEXT HOP")
+    assert {row.split()[0]: row[at:head.index("AS PATH")].strip() for row in rows} == \
+        {p: f":: ({bn.ll})" for p in PREFIXES}, shown
     # objects: one, the link-local gateway on the session's interface
     objs = our_nexthops(me)
     if mode == "objects":

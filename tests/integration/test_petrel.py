@@ -419,3 +419,24 @@ def test_petrel_refuses_unconfigured_address(lab):
     assert not good.closed.is_set(), "the configured session suffered"
     st = petrel.api_peer("speaker")
     assert st["state"] == "established" and st["connections_refused"] == 0, st
+
+
+@pytest.mark.parametrize("before", [["-c", "{conf}"], ["--config={conf}"], ["-s", "/nonexistent/petrel.sock"],
+                                    ["-c", "{conf}", "-s", "/nonexistent/petrel.sock"]])
+@pytest.mark.parametrize("asked", [["--version"], ["version"], ["--help"], ["-h"], ["help"], ["help", "check"]])
+def test_petrel_global_options_before_version_and_help(tmp_path, before, asked):
+    """Global options in front change nothing about --version and --help
+    (an alias such as `petrel -c /etc/petrel/x.toml` then `--version`):
+    the answer on stdout, exit 0, never "unknown command"."""
+    import subprocess
+    conf = tmp_path / "petrel.toml"
+    conf.write_text('[router]\nasn = 65001\nrouter_id = "198.18.0.1"\n')
+    argv = [L.petrel_binary(), *(a.format(conf=conf) for a in before), *asked]
+    plain = subprocess.run([L.petrel_binary(), *asked], capture_output=True, text=True, timeout=10)
+    got = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert (got.returncode, got.stdout) == (0, plain.stdout), (argv, got.returncode, got.stderr)
+    assert "unknown command" not in got.stderr, got.stderr
+    if "version" in asked[0]:
+        assert re.fullmatch(r"petrel \S+\n", got.stdout), got.stdout
+    else:
+        assert got.stdout.startswith("usage: petrel"), got.stdout

@@ -204,11 +204,13 @@ std::string dump(const Config& c) {
 
   {  // [rpki] only with a key that is not the default
     const RpkiConfig d;
-    if (c.rpki.reject_invalid || c.rpki.max_vrps != d.max_vrps || c.rpki.answer_timeout != d.answer_timeout)
+    if (c.rpki.reject_invalid || c.rpki.max_vrps != d.max_vrps || c.rpki.answer_timeout != d.answer_timeout ||
+        c.rpki.max_version != d.max_version)
       o += "\n[rpki]\n";
     if (c.rpki.reject_invalid) line("reject_invalid", bool_text(true));
     if (c.rpki.max_vrps != d.max_vrps) line("max_vrps", std::to_string(c.rpki.max_vrps));
     if (c.rpki.answer_timeout != d.answer_timeout) line("answer_timeout", std::to_string(c.rpki.answer_timeout));
+    if (c.rpki.max_version != d.max_version) line("max_version", std::to_string(c.rpki.max_version));
   }
   for (const RpkiCacheConfig& r : c.rpki.caches) {
     o += "\n[[rpki.cache]]\n";

@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 
 import pytest
 
@@ -41,12 +39,7 @@ HTTP_PORT = R.HTTP_PORT
 CACHE_PORT = 18292
 
 
-@pytest.fixture(autouse=True)
-def _needs():
-    if not os.path.exists(L.petrel_binary()):
-        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
-    if shutil.which("stayrtr") is None:
-        pytest.skip("stayrtr not found (apt-get install stayrtr; see scripts/install-deps.sh)")
+_needs = R._needs  # the same skips: the petrel binary and stayrtr
 
 
 class Cache(R.Cache):

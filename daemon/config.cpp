@@ -583,12 +583,14 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
 void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   const toml::table* t = ck.table(root, "", "rpki");
   if (!t) return;
-  ck.only_keys(*t, "rpki", {"cache", "reject_invalid", "max_vrps", "answer_timeout"});
+  ck.only_keys(*t, "rpki", {"cache", "reject_invalid", "max_vrps", "answer_timeout", "max_version"});
   if (auto v = ck.boolean(*t, "rpki", "reject_invalid")) out.reject_invalid = *v;
   if (auto v = ck.integer(*t, "rpki", "max_vrps", 1, 100'000'000, "a VRP count 1..100000000"))
     out.max_vrps = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "rpki", "answer_timeout", 1, 3600, "1..3600 seconds"))
     out.answer_timeout = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "rpki", "max_version", 0, 2, "an RTR version 0..2"))
+    out.max_version = static_cast<uint8_t>(*v);
   const toml::array* arr = ck.array(*t, "rpki", "cache", "an array of tables ([[rpki.cache]])");
   if (!arr) return;
   size_t idx = 0;

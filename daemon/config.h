@@ -152,6 +152,10 @@ struct RpkiConfig {
   // Bounds on what one cache can make us hold and wait for (rpki/client.h).
   uint32_t max_vrps = 4'000'000;  // VRPs and router keys
   uint32_t answer_timeout = 60;   // seconds from a query to its End of Data
+  // The RTR version the first query of each connection is sent in (2:
+  // draft-ietf-sidrops-8210bis, with ASPA; 1: RFC 8210; 0: RFC 6810); a
+  // cache that speaks only a lower one makes the client fall back.
+  uint8_t max_version = 2;
 
   friend bool operator==(const RpkiConfig&, const RpkiConfig&) = default;
 };

@@ -200,6 +200,7 @@ std::string dump(const Config& c) {
 
   o += "\n[rpki]\n";
   line("max_vrps", number(c.rpki.max_vrps));
+  line("max_version", number(c.rpki.max_version));
   line("answer_timeout", number(c.rpki.answer_timeout));
   line("reject_invalid", bool_text(c.rpki.reject_invalid));
   for (const RpkiCacheConfig& r : c.rpki.caches) {

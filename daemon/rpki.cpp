@@ -81,10 +81,12 @@ const VrpSnapshot& VrpStore::local() const {
 }
 
 VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                           int64_t now_unix_ms) {
+                           int64_t now_unix_ms, std::span<const rpki::Aspa> aspas) {
   auto old = current_.load();
   auto s = std::make_shared<VrpSnapshot>();
   s->table = rpki::VrpTable::build(vrps);
+  s->aspa = rpki::AspaTable::build(aspas);
+  s->aspas = s->aspa.size();
   for (const rpki::Vrp& v : vrps) (v.prefix.family() == net::IpFamily::V4 ? s->v4 : s->v6) += 1;
   s->vrps = std::move(vrps);
   s->source = std::move(source);
@@ -239,6 +241,7 @@ std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const 
   rpki::ClientConfig cc;
   cc.max_vrps = config_.max_vrps;
   cc.answer_timeout = std::chrono::seconds(config_.answer_timeout);
+  cc.max_version = config_.max_version;
   auto c = std::make_unique<Cache>(this, index, config, cc, seed);
   ev_init(&c->io, &RpkiService::on_io);
   c->io.data = c.get();
@@ -252,7 +255,8 @@ std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const 
 }
 
 void RpkiService::reconfigure(const RpkiConfig& config) {
-  const bool bounds = config.max_vrps != config_.max_vrps || config.answer_timeout != config_.answer_timeout;
+  const bool bounds = config.max_vrps != config_.max_vrps || config.answer_timeout != config_.answer_timeout ||
+                      config.max_version != config_.max_version;
   const Cache* source = published_ >= 0 ? caches_[static_cast<size_t>(published_)].get() : nullptr;
   std::vector<std::unique_ptr<Cache>> old = std::move(caches_);
   caches_.clear();
@@ -494,14 +498,17 @@ void RpkiService::step(Cache& c, const rpki::ClientEvent& ev) {
       reconnect = true;
     } else if (auto* u = std::get_if<rpki::ApplyUpdate>(&a)) {
       ++c.updates;
-      if (u->reset || !u->announced.empty() || !u->withdrawn.empty() || !c.ever_synced) ++c.data_generation;
+      if (u->reset || !u->announced.empty() || !u->withdrawn.empty() || !u->aspas_announced.empty() ||
+          !u->aspas_withdrawn.empty() || !c.ever_synced)
+        ++c.data_generation;
       c.ever_synced = true;
       ev_timer_stop(loop_, &c.answer);
       c.last_update_unix_ms = unix_ms();
       log(LogLevel::kInfo, u->reset ? "rpki-reset" : "rpki-update",
           {{"cache", c.name}, {"session_id", u->session_id}, {"serial", u->serial},
            {"announced", u->announced.size()}, {"withdrawn", u->withdrawn.size()},
-           {"vrps", c.client.vrps().size()}, {"router_keys", c.client.router_keys().size()}});
+           {"vrps", c.client.vrps().size()}, {"router_keys", c.client.router_keys().size()},
+           {"aspas", c.client.aspas().size()}});
     } else if (std::holds_alternative<rpki::DataExpired>(a)) {
       ++c.data_generation;
       log(LogLevel::kWarn, "rpki-expired", {{"cache", c.name}},
@@ -610,14 +617,15 @@ void RpkiService::publish_if_changed() {
   VrpDelta d;
   if (source >= 0) {
     Cache& c = *caches_[static_cast<size_t>(source)];
-    d = store_.publish(c.client.vrps(), c.name, c.client.serial(), unix_ms());
+    d = store_.publish(c.client.vrps(), c.name, c.client.serial(), unix_ms(), c.client.aspas());
   } else {
     d = store_.publish({}, {}, std::nullopt, unix_ms());
   }
   auto snap = store_.current();
   log(LogLevel::kInfo, "rpki-published",
       {{"source", snap->source.empty() ? std::string("none") : snap->source}, {"vrps_v4", snap->v4},
-       {"vrps_v6", snap->v6}, {"announced", d.announced.size()}, {"withdrawn", d.withdrawn.size()}});
+       {"vrps_v6", snap->v6}, {"aspas", snap->aspas}, {"announced", d.announced.size()},
+       {"withdrawn", d.withdrawn.size()}});
   if (changed_ && (!d.announced.empty() || !d.withdrawn.empty())) changed_(d);
 }
 
@@ -640,6 +648,7 @@ void RpkiService::update_status() {
     s.session_id = c.client.session_id();
     s.serial = c.client.serial();
     s.vrps = c.client.vrps().size();
+    s.aspas = c.client.aspas().size();
     s.refresh = c.client.intervals().refresh;
     s.retry = c.client.intervals().retry;
     s.expire = c.client.intervals().expire;

@@ -43,6 +43,7 @@
 
 #include "daemon/backoff.h"
 #include "daemon/config.h"
+#include "rpki/aspa_table.h"
 #include "rpki/client.h"
 #include "rpki/vrp.h"
 #include "rpki/vrp_table.h"
@@ -56,6 +57,10 @@ struct VrpSnapshot {
   rpki::VrpTable table;
   std::vector<rpki::Vrp> vrps;  // sorted, distinct
   size_t v4 = 0, v6 = 0;        // VRPs per family
+  // The same cache's ASPAs (RTR version 2), for AS_PATH verification;
+  // no route carries an ASPA state yet (docs/rpki.md, "ASPA").
+  rpki::AspaTable aspa;
+  size_t aspas = 0;
   std::string source;           // the cache they came from; empty: none
   std::optional<uint32_t> serial;
   int64_t published_unix_ms = 0;
@@ -84,7 +89,7 @@ class VrpStore {
   // Builds and publishes a snapshot of `vrps` (sorted, distinct); returns
   // what changed against the previous one.
   VrpDelta publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                   int64_t now_unix_ms);
+                   int64_t now_unix_ms, std::span<const rpki::Aspa> aspas = {});
   // The changes of the last kKeptDeltas publications (oldest first), with
   // at most kKeptDeltaVrps VRPs in all: a larger change (the first full
   // set, a cache reset, a flush) is kept truncated, its lists empty, so
@@ -155,6 +160,7 @@ struct RpkiCacheStatus {
   std::optional<uint16_t> session_id;
   std::optional<uint32_t> serial;
   size_t vrps = 0;
+  size_t aspas = 0;  // RTR version 2
   uint32_t refresh = 0, retry = 0, expire = 0;
   int64_t last_update_unix_ms = 0;  // 0: never
   uint64_t updates = 0, connects = 0, failures = 0;
@@ -176,7 +182,7 @@ class RpkiService {
   // session and data, and takes its new preference; a new one is dialled
   // when its preference says; a removed one is closed, and when the data
   // in force came from it, the next cache's data is published, or none
-  // (every route not found). A change of max_vrps or answer_timeout starts
+  // (every route not found). A change of max_vrps, answer_timeout or max_version starts
   // every cache again (the data in force stays until one has new data).
   void reconfigure(const RpkiConfig& config);
   // A copy for the HTTP thread.

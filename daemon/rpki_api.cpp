@@ -83,6 +83,7 @@ std::string rpki_json(const RpkiView& v) {
     w.member("published_unix_ms", v.vrps->published_unix_ms);
   }
   w.end_object();
+  w.member("aspas", static_cast<uint64_t>(v.vrps ? v.vrps->aspas : 0));
   auto counts = [&](const ValidationCounts& c) {
     for (table::Validation s : kStates) w.member(validation_name(s), c[static_cast<size_t>(s)]);
   };
@@ -110,6 +111,7 @@ std::string rpki_json(const RpkiView& v) {
     optional_number(w, "session_id", c.session_id);
     optional_number(w, "serial", c.serial);
     w.member("vrps", static_cast<uint64_t>(c.vrps));
+    w.member("aspas", static_cast<uint64_t>(c.aspas));
     w.member("refresh", c.refresh);
     w.member("retry", c.retry);
     w.member("expire", c.expire);
@@ -136,6 +138,8 @@ std::string rpki_metrics(const RpkiView& v) {
   m.family("petrel_rpki_vrps", "gauge", "VRPs in force (from the preferred cache in sync), by family.");
   m.sample({{"family", "ipv4"}}, v.vrps ? v.vrps->v4 : 0);
   m.sample({{"family", "ipv6"}}, v.vrps ? v.vrps->v6 : 0);
+  m.family("petrel_rpki_aspas", "gauge", "ASPAs in force (RTR version 2, from the same cache as the VRPs).");
+  m.sample({}, v.vrps ? v.vrps->aspas : 0);
   m.family("petrel_rpki_cache_state", "gauge", "Each RTR cache's state: 1 for the state it is in.");
   for (const RpkiCacheStatus& c : v.caches)
     for (std::string_view s : kCacheStates) m.sample({{"cache", c.name}, {"state", s}}, cache_state(c) == s ? 1 : 0);

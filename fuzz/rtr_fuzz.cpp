@@ -1,5 +1,6 @@
 // Fuzz target: the RTR framer and PDU decoder (rpki/framer.h, rpki/pdu.h),
-// and the RTR client fed the same bytes as a cache's answer. The first
+// versions 0 to 2 (the ASPA PDU of draft-ietf-sidrops-8210bis in both of
+// its layouts), and the RTR client fed the same bytes as a cache's answer. The first
 // byte picks where the stream is split; whatever decodes must encode and
 // decode again to the same message.
 #include <cstddef>
@@ -40,6 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)c.step(rpki::Connected{}, now);
   (void)c.step(rpki::Received{all.first(cut)}, now);
   (void)c.step(rpki::Received{all.subspan(cut)}, now);
+  // What the client holds stays sorted, one ASPA per customer.
+  for (size_t i = 1; i < c.aspas().size(); ++i) {
+    if (!(c.aspas()[i - 1].customer < c.aspas()[i].customer)) std::abort();
+  }
   now += std::chrono::hours(1);
   (void)c.step(rpki::Tick{}, now);
   return 0;

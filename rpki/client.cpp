@@ -63,7 +63,7 @@ std::string_view state_name(Client::State s) {
 }
 
 Client::Client(ClientConfig config)
-    : config_(config), version_(std::min(config.max_version, kVersion1)), intervals_(clamp(config.defaults)) {}
+    : config_(config), version_(std::min(config.max_version, kMaxVersion)), intervals_(clamp(config.defaults)) {}
 
 ClientActions Client::step(const ClientEvent& event, Time now) {
   ClientActions out;
@@ -249,6 +249,19 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
             }
             pending_keys_.emplace_back(k.key, k.announce);
           },
+          [&](const AspaPdu& a) {
+            if (state_ != State::kReceiving) {
+              fail_with(ErrorCode::kCorruptData, "ASPA PDU outside a Cache Response", raw, out);
+              return;
+            }
+            if (a.legacy_afi && *a.legacy_afi != 0) return;  // 8210bis-10's IPv6 copy (see client.h)
+            if (over_limit() || a.aspa.providers.size() > config_.max_vrps) {
+              fail_with(ErrorCode::kInternalError, limit_text(), raw, out);
+              return;
+            }
+            pending_providers_ += a.aspa.providers.size();
+            pending_aspas_.emplace_back(a.aspa, a.announce);
+          },
           [&](const EndOfData& e) {
             if (state_ != State::kReceiving) {
               fail_with(ErrorCode::kCorruptData, "End of Data outside a Cache Response", raw, out);
@@ -378,10 +391,15 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
     i = j;
   }
 
+  std::vector<Aspa> aspas_held = reset ? std::vector<Aspa>{} : aspas_;
+  if (!apply_aspas(reset, aspas_held, up, out)) return;
+  size_t aspa_records = 0;
+  for (const Aspa& a : aspas_held) aspa_records += 1 + a.providers.size();
+
   // An incremental answer may replace records (withdraw one, announce
   // another) past max_vrps records received; what it leaves must fit.
   const size_t result_size = (reset ? now_held.size() : vrps_.size() - up.withdrawn.size() + up.announced.size()) +
-                             keys_held.size();
+                             keys_held.size() + aspa_records;
   if (result_size > config_.max_vrps) {
     fail_with(ErrorCode::kInternalError, limit_text(), {}, out);
     return;
@@ -408,6 +426,16 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   std::set_difference(keys_.begin(), keys_.end(), keys_held.begin(), keys_held.end(),
                       std::back_inserter(up.keys_withdrawn));
   keys_ = std::move(keys_held);
+  if (reset) {
+    // What the old data had and the new has not.
+    auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
+    for (const Aspa& old : aspas_) {
+      if (!std::binary_search(aspas_held.begin(), aspas_held.end(), old, by_customer)) {
+        up.aspas_withdrawn.push_back(old.customer);
+      }
+    }
+  }
+  aspas_ = std::move(aspas_held);
 
   session_id_ = e.session_id;
   serial_ = e.serial;
@@ -420,6 +448,65 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   clear_pending();
   state_ = State::kIdle;
   out.push_back(std::move(up));
+}
+
+bool Client::apply_aspas(bool reset, std::vector<Aspa>& held, ApplyUpdate& up, ClientActions& out) {
+  auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
+  std::stable_sort(pending_aspas_.begin(), pending_aspas_.end(),
+                   [](const auto& a, const auto& b) { return a.first.customer < b.first.customer; });
+  std::vector<Aspa> changed;  // new or replaced, sorted by customer
+  std::vector<uint32_t> gone;
+  for (size_t i = 0; i < pending_aspas_.size();) {
+    size_t j = i;
+    const uint32_t customer = pending_aspas_[i].first.customer;
+    while (j < pending_aspas_.size() && pending_aspas_[j].first.customer == customer) ++j;
+    auto it = std::lower_bound(held.begin(), held.end(), pending_aspas_[i].first, by_customer);
+    const Aspa* before = (it != held.end() && it->customer == customer) ? &*it : nullptr;
+    const Aspa* after = before;
+    for (size_t k = i; k < j; ++k) {
+      if (pending_aspas_[k].second) {
+        after = &pending_aspas_[k].first;  // 8210bis: an announcement replaces the ASPA held
+      } else if (after == nullptr) {
+        auto quoted = encode(version_, AspaPdu{false, Aspa{customer, {}}, std::nullopt});
+        fail_with(ErrorCode::kWithdrawalOfUnknownRecord, error_code_name(ErrorCode::kWithdrawalOfUnknownRecord),
+                  quoted, out);
+        return false;
+      } else {
+        after = nullptr;
+      }
+    }
+    if (after != nullptr && (before == nullptr || *before != *after)) {
+      changed.push_back(*after);
+    } else if (after == nullptr && before != nullptr && !reset) {
+      gone.push_back(customer);
+    }
+    i = j;
+  }
+  // held := held - gone, with changed replacing or joining.
+  std::vector<Aspa> next;
+  next.reserve(held.size() + changed.size());
+  size_t c = 0;
+  for (Aspa& a : held) {
+    while (c < changed.size() && changed[c].customer < a.customer) next.push_back(changed[c++]);
+    if (c < changed.size() && changed[c].customer == a.customer) {
+      next.push_back(changed[c++]);
+    } else if (!std::binary_search(gone.begin(), gone.end(), a.customer)) {
+      next.push_back(std::move(a));
+    }
+  }
+  while (c < changed.size()) next.push_back(changed[c++]);
+  held = std::move(next);
+  if (reset) {
+    // Against the data in force, not the empty start: only what differs.
+    for (const Aspa& a : held) {
+      auto old = std::lower_bound(aspas_.begin(), aspas_.end(), a, by_customer);
+      if (old == aspas_.end() || *old != a) up.aspas_announced.push_back(a);
+    }
+  } else {
+    up.aspas_announced = std::move(changed);
+    up.aspas_withdrawn = std::move(gone);
+  }
+  return true;
 }
 
 void Client::send(const Pdu& pdu, ClientActions& out) { out.push_back(SendBytes{encode(version_, pdu)}); }
@@ -469,8 +556,10 @@ void Client::flush(ClientActions& out) {
   up.reset = true;
   up.withdrawn = std::move(vrps_);
   up.keys_withdrawn.assign(keys_.begin(), keys_.end());
+  for (const Aspa& a : aspas_) up.aspas_withdrawn.push_back(a.customer);
   vrps_.clear();
   keys_.clear();
+  std::vector<Aspa>().swap(aspas_);
   session_id_.reset();
   serial_.reset();
   expire_at_.reset();
@@ -480,6 +569,7 @@ void Client::flush(ClientActions& out) {
 void Client::expire(ClientActions& out) {
   std::vector<Vrp>().swap(vrps_);  // clear() would keep the capacity
   keys_.clear();
+  std::vector<Aspa>().swap(aspas_);
   session_id_.reset();
   serial_.reset();
   expire_at_.reset();
@@ -493,25 +583,36 @@ void Client::expire(ClientActions& out) {
 void Client::clear_pending() {
   std::vector<std::pair<Vrp, bool>>().swap(pending_);
   std::vector<std::pair<RouterKey, bool>>().swap(pending_keys_);
+  std::vector<std::pair<Aspa, bool>>().swap(pending_aspas_);
+  pending_providers_ = 0;
+}
+
+size_t Client::held_aspa_records() const {
+  size_t n = aspas_.size();
+  for (const Aspa& a : aspas_) n += a.providers.size();
+  return n;
 }
 
 bool Client::over_limit() const {
   // A reset answer replaces everything: its records alone count. An
   // incremental one may withdraw all we hold and announce max_vrps new.
-  const size_t held = reset_pending_ ? 0 : vrps_.size() + keys_.size();
-  return pending_.size() + pending_keys_.size() >= config_.max_vrps + held;
+  const size_t held = reset_pending_ ? 0 : vrps_.size() + keys_.size() + held_aspa_records();
+  return pending_.size() + pending_keys_.size() + pending_aspas_.size() + pending_providers_ >= config_.max_vrps + held;
 }
 
 std::string Client::limit_text() const {
-  return "more than " + std::to_string(config_.max_vrps) + " VRPs and router keys (rpki.max_vrps)";
+  return "more than " + std::to_string(config_.max_vrps) + " VRPs, router keys and ASPA entries (rpki.max_vrps)";
 }
 
 size_t Client::held_bytes() const {
   size_t keys = 0;
   for (const RouterKey& k : keys_) keys += sizeof k + k.spki.capacity();
   for (const auto& [k, announce] : pending_keys_) keys += k.spki.capacity();
+  size_t aspas = aspas_.capacity() * sizeof(Aspa) + pending_aspas_.capacity() * sizeof(pending_aspas_[0]);
+  for (const Aspa& a : aspas_) aspas += a.providers.capacity() * sizeof(uint32_t);
+  for (const auto& [a, announce] : pending_aspas_) aspas += a.providers.capacity() * sizeof(uint32_t);
   return vrps_.capacity() * sizeof(Vrp) + pending_.capacity() * sizeof(pending_[0]) +
-         pending_keys_.capacity() * sizeof(pending_keys_[0]) + keys + framer_.held_bytes();
+         pending_keys_.capacity() * sizeof(pending_keys_[0]) + keys + aspas + framer_.held_bytes();
 }
 
 }  // namespace petrel::rpki

@@ -1,5 +1,5 @@
-// The RTR client (router side of RFC 8210, falling back to RFC 6810) as a
-// sans-I/O machine: step(event, now) appends actions; no sockets, no clock.
+// The RTR client (router side of draft-ietf-sidrops-8210bis, version 2,
+// falling back to RFC 8210 and RFC 6810) as a sans-I/O machine: step(event, now) appends actions; no sockets, no clock.
 //
 // The daemon dials the cache, feeds Connected, the bytes that arrive and
 // Disconnected, performs the actions in order (send bytes, close, dial
@@ -25,18 +25,25 @@
 //    brought into the RFC's ranges) or the configured defaults (version 0).
 //    After a failed connection it dials again after the retry interval;
 //    data not renewed within the expire interval is dropped (DataExpired).
-//  - 7: it speaks version 1 first; a version 0 answer or an Unsupported
-//    Protocol Version report in version 0 makes it fall back to version 0
+//  - 7: it speaks version 2 first (max_version); an answer in a lower
+//    version or an Unsupported Protocol Version report in a lower version
+//    makes it fall back to that version, 2 to 1 to 0
 //    (reconnecting at once after a report, or after an answer to a Serial
 //    Query, whose session id and serial belong to the other version). Once a version is agreed, a PDU
 //    of another version is Unexpected Protocol Version (8).
+//  - 8210bis 5.12 (ASPA, version 2): an announcement for a customer AS
+//    replaces the one held; withdrawing a customer not held is Withdrawal
+//    of Unknown Record. The update lists the ASPAs that came or changed
+//    (whole provider sets) and the customers whose ASPA went. A record in
+//    8210bis-10's layout for IPv6 (StayRTR 0.5 sends each ASPA once per
+//    family) is skipped: the current profile has no address family.
 //  - 10/11: no Error Report is sent about an Error Report. A received No
 //    Data Available is not fatal: the query is repeated after the retry
 //    interval; other received reports close the connection.
 //
 // Bounds on what a cache can make us hold (RFC 8210 sets none):
-//  - an answer that would leave more than max_vrps records (VRPs and router
-//    keys) is cut off with an Error Report, Internal Error (1): RFC 8210
+//  - an answer that would leave more than max_vrps records (VRPs, router
+//    keys, ASPAs and each ASPA's providers) is cut off with an Error Report, Internal Error (1): RFC 8210
 //    section 12 gives that code to a party that cannot go on for a reason
 //    of its own, "ran out of memory" its first example; the data is not
 //    corrupt. The previous data stays in force;
@@ -73,7 +80,7 @@ inline constexpr size_t kDefaultMaxVrps = 4'000'000;
 inline constexpr Duration kDefaultAnswerTimeout = std::chrono::seconds(60);
 
 struct ClientConfig {
-  uint8_t max_version = kVersion1;
+  uint8_t max_version = kMaxVersion;
   Intervals defaults{};  // until a version 1 End of Data says otherwise
   size_t max_vrps = kDefaultMaxVrps;           // records (VRPs + router keys) one cache may leave us holding
   Duration answer_timeout = kDefaultAnswerTimeout;  // from a query to its End of Data
@@ -111,6 +118,8 @@ struct ApplyUpdate {
   std::vector<Vrp> withdrawn;  // sorted
   std::vector<RouterKey> keys_announced;
   std::vector<RouterKey> keys_withdrawn;
+  std::vector<Aspa> aspas_announced;       // new or changed, sorted by customer
+  std::vector<uint32_t> aspas_withdrawn;   // customers, sorted
 };
 struct DataExpired {};  // the daemon stops using the data (it is already gone here)
 // Something worth a log line: an Error Report we sent or received, a
@@ -149,6 +158,8 @@ class Client {
   // The data in force, sorted and distinct: what the VRP table is built from.
   [[nodiscard]] const std::vector<Vrp>& vrps() const { return vrps_; }
   [[nodiscard]] const std::set<RouterKey>& router_keys() const { return keys_; }
+  // The ASPAs in force, one per customer, sorted by customer.
+  [[nodiscard]] const std::vector<Aspa>& aspas() const { return aspas_; }
   [[nodiscard]] bool has_data() const { return expire_at_.has_value(); }
   // Bytes the client holds: the data in force and what an answer being
   // received has buffered (capacity, not size: what the allocator sees).
@@ -204,11 +215,18 @@ class Client {
 
   std::vector<Vrp> vrps_;
   std::set<RouterKey> keys_;
+  std::vector<Aspa> aspas_;
 
   // The answer being received.
   uint16_t pending_session_ = 0;
   std::vector<std::pair<Vrp, bool>> pending_;  // (record, announce) in arrival order
   std::vector<std::pair<RouterKey, bool>> pending_keys_;
+  std::vector<std::pair<Aspa, bool>> pending_aspas_;
+  size_t pending_providers_ = 0;  // providers in pending_aspas_, for max_vrps
+  [[nodiscard]] size_t held_aspa_records() const;
+  // Applies the pending ASPA operations to `held` (sorted by customer);
+  // false after sending an Error Report.
+  bool apply_aspas(bool reset, std::vector<Aspa>& held, ApplyUpdate& up, ClientActions& out);
 };
 
 std::string_view state_name(Client::State s);

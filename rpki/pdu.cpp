@@ -1,4 +1,5 @@
-// RTR PDUs as bytes and back: RFC 8210 section 5, RFC 6810 section 5.
+// RTR PDUs as bytes and back: RFC 8210 section 5, RFC 6810 section 5,
+// draft-ietf-sidrops-8210bis section 5 (the ASPA PDU of version 2).
 #include "rpki/pdu.h"
 
 #include <algorithm>
@@ -27,7 +28,8 @@ uint32_t fixed_length(uint8_t version, PduType t) {
     case PduType::kIpv6Prefix: return 32;
     case PduType::kEndOfData: return version == kVersion0 ? 12 : 24;
     case PduType::kRouterKey:
-    case PduType::kErrorReport: return 0;
+    case PduType::kErrorReport:
+    case PduType::kAspa: return 0;
   }
   return 0;
 }
@@ -36,6 +38,7 @@ uint32_t minimum_length(PduType t) {
   switch (t) {
     case PduType::kRouterKey: return kHeaderLen + 20 + 4;
     case PduType::kErrorReport: return kHeaderLen + 4 + 4;
+    case PduType::kAspa: return kHeaderLen + 4;
     case PduType::kSerialNotify:
     case PduType::kSerialQuery:
     case PduType::kResetQuery:
@@ -54,6 +57,9 @@ std::optional<PduType> known_type(uint8_t version, uint8_t t) {
       return static_cast<PduType>(t);
     case 9:
       if (version >= kVersion1) return PduType::kRouterKey;
+      return std::nullopt;
+    case 11:
+      if (version >= kVersion2) return PduType::kAspa;
       return std::nullopt;
     default: return std::nullopt;
   }
@@ -76,6 +82,37 @@ Result<PrefixPdu, DecodeError> decode_prefix(bytes::Reader& r, net::IpFamily fam
   return PrefixPdu{(flags & kAnnounceFlag) != 0, Vrp{*p, max_len, asn}};
 }
 
+// Is this ASPA PDU in 8210bis-10's layout (see pdu.h)? `body` is what
+// follows the header.
+bool is_legacy_aspa(const Header& h, bytes::Span body) {
+  if (h.field != 0 || h.length < kHeaderLen + 8) return false;
+  bytes::Reader r(body);
+  uint32_t w = *r.u32();
+  uint32_t flags = w >> 24, afi = (w >> 16) & 0xff, count = w & 0xffff;
+  return flags <= 1 && afi <= 1 && h.length == kHeaderLen + 8 + 4 * count;
+}
+
+Result<AspaPdu, DecodeError> decode_aspa(const Header& h, bytes::Reader& r) {
+  AspaPdu a;
+  size_t count = 0;
+  if (is_legacy_aspa(h, r.peek_rest())) {
+    a.announce = (*r.u8() & kAnnounceFlag) != 0;
+    a.legacy_afi = *r.u8();
+    count = *r.u16();
+  } else {
+    a.announce = ((h.field >> 8) & kAnnounceFlag) != 0;
+    if ((h.length - kHeaderLen - 4) % 4 != 0) return fail(corrupt("ASPA PDU length not a whole number of ASes"));
+    count = (h.length - kHeaderLen - 4) / 4;
+  }
+  a.aspa.customer = *r.u32();
+  if (!a.announce) return a;  // a withdrawal names the customer; providers are not kept
+  a.aspa.providers.reserve(count);
+  for (size_t i = 0; i < count; ++i) a.aspa.providers.push_back(*r.u32());
+  std::sort(a.aspa.providers.begin(), a.aspa.providers.end());
+  a.aspa.providers.erase(std::unique(a.aspa.providers.begin(), a.aspa.providers.end()), a.aspa.providers.end());
+  return a;
+}
+
 }  // namespace
 
 std::string_view pdu_type_name(PduType t) {
@@ -90,6 +127,7 @@ std::string_view pdu_type_name(PduType t) {
     case PduType::kCacheReset: return "Cache Reset";
     case PduType::kRouterKey: return "Router Key";
     case PduType::kErrorReport: return "Error Report";
+    case PduType::kAspa: return "ASPA";
   }
   return "unknown";
 }
@@ -125,7 +163,7 @@ Result<Header, DecodeError> check_header(bytes::Span header8) {
   auto field = r.u16();
   auto length = r.u32();
   if (!length) return fail(corrupt("header shorter than 8 bytes"));
-  if (*version > kVersion1) {
+  if (*version > kMaxVersion) {
     return fail(DecodeError{ErrorCode::kUnsupportedProtocolVersion, "unsupported protocol version"});
   }
   auto t = known_type(*version, *type);
@@ -174,6 +212,12 @@ Result<Message, DecodeError> decode(bytes::Span whole) {
       std::transform(spki.begin(), spki.end(), k.key.spki.begin(),
                      [](std::byte b) { return std::to_integer<uint8_t>(b); });
       m.pdu = std::move(k);
+      break;
+    }
+    case PduType::kAspa: {
+      auto a = decode_aspa(*h, r);
+      if (!a) return fail(a.error());
+      m.pdu = std::move(*a);
       break;
     }
     case PduType::kErrorReport: {
@@ -234,6 +278,20 @@ void encode(uint8_t version, const Pdu& pdu, std::vector<std::byte>& out) {
                    w.raw(p.key.ski.data(), p.key.ski.size());
                    w.u32(p.key.asn);
                    w.raw(p.key.spki.data(), p.key.spki.size());
+                 },
+                 [&](const AspaPdu& p) {
+                   assert(version >= kVersion2);
+                   const auto& providers = p.announce ? p.aspa.providers : std::vector<uint32_t>{};
+                   if (p.legacy_afi) {
+                     header(PduType::kAspa, 0);
+                     w.u8(p.announce ? kAnnounceFlag : 0);
+                     w.u8(*p.legacy_afi);
+                     w.u16(static_cast<uint16_t>(providers.size()));
+                   } else {
+                     header(PduType::kAspa, static_cast<uint16_t>((p.announce ? kAnnounceFlag : 0) << 8));
+                   }
+                   w.u32(p.aspa.customer);
+                   for (uint32_t asn : providers) w.u32(asn);
                  },
                  [&](const ErrorReport& p) {
                    header(PduType::kErrorReport, static_cast<uint16_t>(p.code));

@@ -7,6 +7,18 @@
 // else (check_header), so a framer can refuse a PDU before waiting for it.
 // Version 0 differs in two places: its End of Data carries no intervals
 // (12 bytes instead of 24) and it has no Router Key PDU.
+//
+// Version 2 (draft-ietf-sidrops-8210bis) is version 1 plus the ASPA PDU
+// (type 11): flags (bit 0: announce) in the third byte, zero, the length,
+// the customer AS, then the provider ASes to the end of the PDU. A
+// withdrawal names the customer only; providers sent with one are not
+// kept. StayRTR 0.5 (Debian's) still sends the layout of 8210bis-10:
+// zero in bytes 2-3, then flags, an AFI flag (IPv6 == 1) and a 16-bit
+// provider count before the customer. A PDU whose bytes 2-3 are zero, at
+// least 16 bytes long, whose first body word has a flags byte and an AFI
+// byte of 0 or 1 and a count that fits the length exactly is read as that
+// layout (legacy_afi set); the current layout can look so only for a
+// withdrawal carrying providers, which it does not need.
 #pragma once
 
 #include <cstddef>
@@ -25,9 +37,12 @@ namespace petrel::rpki {
 
 inline constexpr uint8_t kVersion0 = 0;  // RFC 6810
 inline constexpr uint8_t kVersion1 = 1;  // RFC 8210
+inline constexpr uint8_t kVersion2 = 2;  // draft-ietf-sidrops-8210bis
+inline constexpr uint8_t kMaxVersion = kVersion2;
 inline constexpr size_t kHeaderLen = 8;
 // No PDU of ours is near this; a larger length is refused at once (an
-// Error Report carrying a Router Key and its text stays far below).
+// Error Report carrying a Router Key and its text stays far below). It
+// bounds an ASPA PDU to 16,381 providers; real ASPAs list a handful.
 inline constexpr uint32_t kMaxPduLen = 64 * 1024;
 
 enum class PduType : uint8_t {
@@ -41,6 +56,7 @@ enum class PduType : uint8_t {
   kCacheReset = 8,
   kRouterKey = 9,
   kErrorReport = 10,
+  kAspa = 11,  // version 2
 };
 std::string_view pdu_type_name(PduType t);
 
@@ -107,6 +123,23 @@ struct RouterKeyPdu {
   RouterKey key;
   friend bool operator==(const RouterKeyPdu&, const RouterKeyPdu&) = default;
 };
+// An ASPA as delivered: the customer AS and its provider ASes, sorted and
+// distinct (the decoder sorts what the cache sent). Ordered by customer
+// first: the client keeps one per customer.
+struct Aspa {
+  uint32_t customer = 0;
+  std::vector<uint32_t> providers;
+  friend bool operator==(const Aspa&, const Aspa&) = default;
+  friend auto operator<=>(const Aspa&, const Aspa&) = default;
+};
+struct AspaPdu {
+  bool announce = true;
+  Aspa aspa;  // a withdrawal carries no providers
+  // Set when the PDU came in 8210bis-10's layout (StayRTR 0.5): its AFI
+  // flag, 0 IPv4, 1 IPv6. encode() writes that layout back.
+  std::optional<uint8_t> legacy_afi;
+  friend bool operator==(const AspaPdu&, const AspaPdu&) = default;
+};
 struct ErrorReport {
   ErrorCode code = ErrorCode::kCorruptData;
   std::vector<std::byte> pdu;  // the erroneous PDU, possibly empty
@@ -115,7 +148,7 @@ struct ErrorReport {
 };
 
 using Pdu = std::variant<SerialNotify, SerialQuery, ResetQuery, CacheResponse, PrefixPdu, EndOfData,
-                         CacheReset, RouterKeyPdu, ErrorReport>;
+                         CacheReset, RouterKeyPdu, ErrorReport, AspaPdu>;
 
 struct Message {
   uint8_t version = kVersion1;
@@ -136,7 +169,7 @@ struct Header {
   uint32_t length = 0;
 };
 
-// Checks the 8-byte header alone: a known version (0 or 1), a type known
+// Checks the 8-byte header alone: a known version (0 to 2), a type known
 // in that version, and a length right for the type (exact for the fixed
 // PDUs, at least the fixed part and at most kMaxPduLen for the others).
 Result<Header, DecodeError> check_header(bytes::Span header8);
@@ -144,7 +177,8 @@ Result<Header, DecodeError> check_header(bytes::Span header8);
 // Decodes one whole PDU (`whole` is exactly header.length bytes).
 Result<Message, DecodeError> decode(bytes::Span whole);
 
-// Appends the PDU. A Router Key in version 0 is a bug of the caller.
+// Appends the PDU. A Router Key in version 0, or an ASPA below version 2,
+// is a bug of the caller.
 void encode(uint8_t version, const Pdu& pdu, std::vector<std::byte>& out);
 std::vector<std::byte> encode(uint8_t version, const Pdu& pdu);
 

@@ -60,6 +60,22 @@ TEST(VrpStore, StartsEmptyAndReportsWhatChanged) {
   EXPECT_EQ(recent.back().version, d2.version);
 }
 
+// The cache's ASPAs (RTR version 2) are published with its VRPs, as a
+// table ready for AS_PATH verification.
+TEST(VrpStore, PublishesTheAspasWithTheVrps) {
+  VrpStore store;
+  EXPECT_EQ(store.current()->aspas, 0u);
+  (void)store.publish({V("192.0.2.0/24", 24, 1)}, "c1", 7, 1000,
+                      std::vector<rpki::Aspa>{{64500, {64501}}, {64501, {0}}});
+  auto s = store.current();
+  EXPECT_EQ(s->aspas, 2u);
+  EXPECT_EQ(s->aspa.hop(64500, 64501), rpki::Hop::kProviderPlus);
+  EXPECT_EQ(s->aspa.verify(std::vector<uint32_t>{64501, 64500}, false, rpki::AspaDirection::kUpstream),
+            rpki::AspaState::kValid);
+  (void)store.publish({V("192.0.2.0/24", 24, 1)}, "c1", 8, 2000);
+  EXPECT_EQ(store.current()->aspas, 0u);
+}
+
 TEST(VrpStore, KeepsABoundedListOfChanges) {
   VrpStore store;
   for (uint32_t i = 0; i < VrpStore::kKeptDeltas + 5; ++i) (void)store.publish({V("192.0.2.0/24", 24, i + 1)}, "c", i, i);

@@ -18,7 +18,7 @@ net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
 RpkiView sample() {
   VrpStore store;
   (void)store.publish({{P("192.0.2.0/24"), 24, 64500}, {P("2001:db8::/32"), 48, 64501}, {P("10.0.0.0/8"), 8, 1}},
-                      "127.0.0.1:323", 7, 1764473000000);
+                      "127.0.0.1:323", 7, 1764473000000, std::vector<rpki::Aspa>{{64500, {64501}}, {64502, {0}}});
   RpkiView v;
   v.enabled = true;
   v.vrps = store.current();
@@ -32,6 +32,7 @@ RpkiView sample() {
   a.session_id = 9;
   a.serial = 7;
   a.vrps = 3;
+  a.aspas = 2;
   a.refresh = 3600;
   a.retry = 600;
   a.expire = 7200;
@@ -51,7 +52,8 @@ TEST(RpkiApi, Json) {
   std::string j = rpki_json(sample());
   EXPECT_NE(j.find(R"("enabled":true,"reject_invalid":false)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("vrps":{"ipv4":2,"ipv6":1,"source":"127.0.0.1:323","serial":7,)"), std::string::npos) << j;
-  EXPECT_NE(j.find(R"("routes":{"valid":3,"invalid":2,"not-found":5})"), std::string::npos) << j;
+  EXPECT_NE(j.find(R"("aspas":2,"routes":{"valid":3,"invalid":2,"not-found":5})"), std::string::npos) << j;
+  EXPECT_NE(j.find(R"("vrps":3,"aspas":2,"refresh":3600)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("peers":[{"peer":"bird","valid":3,"invalid":2,"not-found":5}])"), std::string::npos) << j;
   EXPECT_NE(j.find(R"({"cache":"127.0.0.1:323","preference":1,"state":"in-sync","client_state":"idle","active":true,)"),
             std::string::npos)
@@ -75,6 +77,7 @@ TEST(RpkiApi, MethodsAndDisabled) {
 TEST(RpkiApi, Metrics) {
   std::string m = rpki_metrics(sample());
   for (const char* line : {"petrel_rpki_vrps{family=\"ipv4\"} 2\n", "petrel_rpki_vrps{family=\"ipv6\"} 1\n",
+                           "petrel_rpki_aspas 2\n",
                            "petrel_rpki_cache_state{cache=\"127.0.0.1:323\",state=\"in-sync\"} 1\n",
                            "petrel_rpki_cache_state{cache=\"127.0.0.1:323\",state=\"down\"} 0\n",
                            "petrel_rpki_cache_state{cache=\"[2001:db8::1]:8282\",state=\"down\"} 1\n",

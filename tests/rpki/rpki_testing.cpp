@@ -38,10 +38,30 @@ rc::Gen<RouterKey> gen_router_key() {
       rc::gen::resize(100, rc::gen::arbitrary<std::vector<uint8_t>>()));
 }
 
+// An ASPA PDU as the decoder hands it out: providers sorted and distinct,
+// none in a withdrawal; now and then in 8210bis-10's layout.
+rc::Gen<AspaPdu> gen_aspa_pdu() {
+  return rc::gen::apply(
+      [](bool announce, uint32_t customer, std::vector<uint32_t> providers, int legacy) {
+        AspaPdu a;
+        a.announce = announce;
+        a.aspa.customer = customer;
+        if (announce) {
+          std::sort(providers.begin(), providers.end());
+          providers.erase(std::unique(providers.begin(), providers.end()), providers.end());
+          a.aspa.providers = std::move(providers);
+        }
+        if (legacy < 2) a.legacy_afi = static_cast<uint8_t>(legacy);
+        return a;
+      },
+      rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint32_t>(),
+      rc::gen::resize(40, rc::gen::arbitrary<std::vector<uint32_t>>()), rc::gen::inRange(0, 6));
+}
+
 // Any message valid in its version.
 rc::Gen<Message> gen_message() {
-  return rc::gen::mapcat(rc::gen::inRange<uint8_t>(0, 2), [](uint8_t version) {
-    int kinds = version == kVersion0 ? 9 : 10;
+  return rc::gen::mapcat(rc::gen::inRange<uint8_t>(0, 3), [](uint8_t version) {
+    int kinds = version == kVersion0 ? 9 : version == kVersion1 ? 10 : 11;
     return rc::gen::mapcat(rc::gen::inRange(0, kinds), [version](int kind) -> rc::Gen<Message> {
       auto msg = [version](auto gen) {
         return rc::gen::map(gen, [version](auto pdu) { return Message{version, Pdu{std::move(pdu)}}; });
@@ -63,7 +83,7 @@ rc::Gen<Message> gen_message() {
           return msg(rc::gen::apply(
               [version](uint16_t s, uint32_t n, uint32_t a, uint32_t b, uint32_t c) {
                 EndOfData e{s, n, std::nullopt};
-                if (version == kVersion1) e.intervals = Intervals{a, b, c};
+                if (version >= kVersion1) e.intervals = Intervals{a, b, c};
                 return e;
               },
               rc::gen::arbitrary<uint16_t>(), rc::gen::arbitrary<uint32_t>(), rc::gen::arbitrary<uint32_t>(),
@@ -83,9 +103,10 @@ rc::Gen<Message> gen_message() {
         case 8:
           return msg(rc::gen::apply([](bool a, Vrp v) { return PrefixPdu{a, v}; }, rc::gen::arbitrary<bool>(),
                                     gen_vrp()));
-        default:
+        case 9:
           return msg(rc::gen::apply([](bool a, RouterKey k) { return RouterKeyPdu{a, std::move(k)}; },
                                     rc::gen::arbitrary<bool>(), gen_router_key()));
+        default: return msg(gen_aspa_pdu());
       }
     });
   });

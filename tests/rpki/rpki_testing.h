@@ -17,6 +17,7 @@ inline std::vector<std::byte> hex(const char* s) { return *bytes::from_hex(s); }
 // Any VRP (either family; max length at most 7 past the length).
 rc::Gen<Vrp> gen_vrp();
 rc::Gen<RouterKey> gen_router_key();
+rc::Gen<AspaPdu> gen_aspa_pdu();
 // Any message valid in its version.
 rc::Gen<Message> gen_message();
 

@@ -83,7 +83,7 @@ class ScriptedCache:
     (bytes, or None for nothing), keeps the connection open, and records the
     Error Reports Petrel sends and when Petrel closed the connection."""
 
-    def __init__(self, node: L.Node, port: int):
+    def __init__(self, node: L.Node, port: int, accepting: bool = True):
         self.sock = node.socket(socket.AF_INET)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", port))
@@ -96,7 +96,8 @@ class ScriptedCache:
         self.queries = 0
         self.stop = False
         self.accepting = threading.Event()  # until set, connections wait in the backlog
-        self.accepting.set()
+        if accepting:  # (set here, before the thread runs: clearing it later races its accept())
+            self.accepting.set()
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -228,8 +229,7 @@ def test_memory_of_an_abandoned_answer_is_given_back(lab):
     capacity, so the memory stayed for the life of the process)."""
     n = 3_000_000
     me = lab.node("petrel")
-    cache = ScriptedCache(me, CACHE_PORT)
-    cache.accepting.clear()  # Petrel's connection and query wait in the backlog
+    cache = ScriptedCache(me, CACHE_PORT, accepting=False)  # Petrel's connection and query wait in the backlog
     cache.answer = cache_response() + prefixes(n)
     cache.close_after_answer = True  # and then the cache goes
     petrel = BoundsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT,

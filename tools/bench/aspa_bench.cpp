@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "tools/bench/cpu_time.h"
+#include "tools/bench/synth_vrps.h"
 #include "rpki/aspa_table.h"
-#include "rpki/bench/cpu_time.h"
-#include "rpki/bench/synth_vrps.h"
 #include "rpki/vrp_table.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // records framed from the input. Checks that every span handed out lies
 // inside the input and that a RIB iterates exactly its entry count.
 // Seeds (fuzz/corpus/mrt/): the first records of each file in
-// shared/testdata/real/mrt; its README gives their origins and licences.
+// tests/data/real/mrt; its README gives their origins and licences.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

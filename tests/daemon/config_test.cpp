@@ -8,6 +8,8 @@
 // current output; review the diff before committing it.
 #include "daemon/config.h"
 
+#include "table/filter.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -273,6 +275,55 @@ TEST(ConfigExamples, EveryExampleIsValid) {
     auto cfg = load_config(p.string());
     EXPECT_TRUE(cfg.ok()) << p << "\n" << (cfg ? "" : errors_text(cfg.error()));
   }
+}
+
+// The edge policy of docs/examples/two-upstreams.toml does what its
+// comments say: bogons, the default route, too specific and too wide
+// prefixes and BLACKHOLE are refused; GRACEFUL_SHUTDOWN gets LOCAL_PREF 0;
+// the rest LOCAL_PREF 200 from transit A and 100 from transit B.
+TEST(ConfigExamples, TwoUpstreamsPolicyDoesWhatItsCommentsSay) {
+  fs::path dir = env_dir("PETREL_EXAMPLES_DIR");
+  ASSERT_FALSE(dir.empty()) << "PETREL_EXAMPLES_DIR is not set";
+  auto cfg = load_config((dir / "two-upstreams.toml").string());
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  auto filter = [&](std::string_view name) -> const table::Filter& {
+    auto it = std::find_if(cfg->filters.begin(), cfg->filters.end(),
+                           [&](const table::Filter& f) { return f.name == name; });
+    EXPECT_NE(it, cfg->filters.end()) << name;
+    return *it;
+  };
+  const table::Filter& a = filter("from-transit-a");
+  const table::Filter& b = filter("from-transit-b");
+  codec::PathAttributes plain;
+  plain.origin = codec::Origin::kIgp;
+  plain.as_path = codec::AsPath{{codec::AsSegment{codec::SegmentType::kAsSequence, {64500, 3356}}}};
+  plain.next_hop = *net::IpAddress::parse("203.0.113.1");
+  auto with = [&](std::string_view community) {
+    codec::PathAttributes p = plain;
+    p.communities = {*table::parse_community(community)};
+    return codec::AttributeSet::from(p);
+  };
+  const codec::AttributeSet ordinary = codec::AttributeSet::from(plain);
+  auto pfx = [](std::string_view text) { return *net::Prefix::parse(text); };
+
+  for (const char* refused : {"10.1.0.0/16", "192.168.1.0/24", "100.64.0.0/10", "224.0.0.0/4", "0.0.0.0/0",
+                              "8.8.8.0/25", "4.0.0.0/7", "2001:db8:1::/48", "fe80::/64", "::/0", "2a00:1::/49",
+                              "2000::/3", "2002:c000::/24"}) {
+    EXPECT_FALSE(table::evaluate(a, pfx(refused), ordinary).accept) << refused;
+    EXPECT_FALSE(table::evaluate(b, pfx(refused), ordinary).accept) << refused;
+  }
+  EXPECT_FALSE(table::evaluate(a, pfx("8.8.8.0/24"), with("blackhole")).accept);
+  auto shut = table::evaluate(a, pfx("8.8.8.0/24"), with("graceful-shutdown"));
+  EXPECT_TRUE(shut.accept);
+  EXPECT_EQ(shut.local_pref, 0u);
+  auto from_a = table::evaluate(a, pfx("8.8.8.0/24"), ordinary);
+  auto from_b = table::evaluate(b, pfx("2a00:1450::/32"), ordinary);
+  EXPECT_TRUE(from_a.accept);
+  EXPECT_EQ(from_a.local_pref, 200u);
+  EXPECT_TRUE(from_b.accept);
+  EXPECT_EQ(from_b.local_pref, 100u);
+  EXPECT_EQ(table::evaluate(a, pfx("8.0.0.0/8"), ordinary).local_pref, 200u);  // /8: wide, not too wide
+  EXPECT_EQ(table::evaluate(b, pfx("2001::/16"), ordinary).local_pref, 100u);
 }
 
 // Every key documented in docs/configuration.md ("### `peer.hold_time`")

@@ -154,6 +154,11 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("empty_as_path", p.empty_as_path);
   w.member("first_as", p.first_as);
   w.end_object();
+  w.key_raw("roles").begin_object();
+  if (p.local_role.empty()) w.key_raw("local").null();
+  else w.member("local", p.local_role);
+  w.member("route_leaks", p.route_leaks);
+  w.end_object();
   w.key_raw("max_prefixes").begin_object();
   w.key_raw("limits").begin_object();
   for (size_t i = 0; i < codec::kKnownFamilies; ++i)
@@ -558,11 +563,13 @@ std::string metrics_text(const Snapshot& s) {
   m.family("petrel_update_refused_total", "counter",
            "UPDATEs from the peer whose NLRI import ignored or refused whole, by reason (unnegotiated-family: "
            "NLRI of a family the session did not negotiate, ignored; empty-as-path, first-as: an external peer's "
-           "AS_PATH empty or not starting with its AS, treated as withdrawn).");
+           "AS_PATH empty or not starting with its AS, treated as withdrawn; route-leak: OTC from a customer, RS "
+           "client or lateral peer, RFC 9234, refused).");
   for (const auto& p : s.peers) {
     m.sample({{"peer", p.name}, {"reason", "unnegotiated-family"}}, p.unnegotiated_family);
     m.sample({{"peer", p.name}, {"reason", "empty-as-path"}}, p.empty_as_path);
     m.sample({{"peer", p.name}, {"reason", "first-as"}}, p.first_as);
+    m.sample({{"peer", p.name}, {"reason", "route-leak"}}, p.route_leaks);
   }
 
   m.family("petrel_peer_max_prefixes", "gauge", "The peer's max_prefixes limit per family (families with a limit).");

@@ -70,6 +70,10 @@ struct PeerSnapshot {
   uint64_t empty_as_path = 0;
   uint64_t first_as = 0;
   bool enforce_first_as = true;
+  // RFC 9234: our role on the session ("" none) and the UPDATEs refused as
+  // route leaks (OTC).
+  std::string local_role;
+  uint64_t route_leaks = 0;
   // max_prefixes: the limits (0: none), the action, and what happened.
   std::array<uint32_t, codec::kKnownFamilies> max_prefixes{};
   bool max_prefixes_warn_only = false;

@@ -26,6 +26,8 @@
 #include <tuple>
 #include <utility>
 
+#include "table/export.h"
+
 namespace petrel::daemon {
 
 namespace {
@@ -805,7 +807,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
                 "shutdown_message", "enabled", "import", "export", "route_reflector_client", "route_server_client",
-                "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes", "max_prefixes_action",
+                "local_role", "strict_role", "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes",
+                "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
                 "multihop", "max_paths_per_prefix", "graceful_restart", "graceful_restart_time",
                 "stale_routes_time", "long_lived_stale_time"});
@@ -1005,6 +1008,22 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                "only an external peer (asn other than router.asn) can be a route server client (RFC 7947)");
     else
       peer.route_server_client = *v;
+  }
+  constexpr const char* kRoleWhat = "\"provider\", \"customer\", \"peer\", \"rs\" or \"rs-client\" (RFC 9234)";
+  if (auto s = ck.string(t, p, "local_role", kRoleWhat)) {
+    const toml::node& n = *t.get("local_role");
+    if (auto r = table::parse_role(*s); !r)
+      ck.error(n, join(p, "local_role"), std::string("expected ") + kRoleWhat + ", got \"" + std::string(*s) + "\"");
+    else if (peer.asn != 0 && peer.asn == router_asn)
+      ck.error(n, join(p, "local_role"), "only an external peer (asn other than router.asn) has a role (RFC 9234)");
+    else
+      peer.local_role = r;
+  }
+  if (auto v = ck.boolean(t, p, "strict_role")) {
+    if (*v && !t.get("local_role"))
+      ck.error(*t.get("strict_role"), join(p, "strict_role"), "strict_role needs a local_role");
+    else
+      peer.strict_role = *v;
   }
   if (auto v = ck.integer(t, p, "allow_own_as", 0, 255, "0..255 (how often our AS may appear in a path)"))
     peer.allow_own_as = static_cast<uint8_t>(*v);

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/capabilities.h"
 #include "codec/types.h"
 #include "crates/net/ip.h"
 #include "crates/result/result.h"
@@ -206,6 +207,12 @@ struct PeerConfig {
   // RFC 7947: an external peer that Petrel serves as a route server (no AS
   // of ours prepended, next hop and MED unchanged, per-client best path).
   bool route_server_client = false;
+  // RFC 9234: our role on the session (external peers): the Role
+  // capability offered, and OTC on import and export (table/export.h).
+  // strict_role: a peer that sends no Role capability is refused (Role
+  // Mismatch).
+  std::optional<codec::Role> local_role;
+  bool strict_role = false;
   uint8_t allow_own_as = 0;  // routes with our AS more often than this are refused
   uint8_t add_path_send_max = 0;  // ADD-PATH send: paths per prefix, 0 = all
   // External peers: the AS_PATH must start with the peer's AS (RFC 4271

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "crates/json/json.h"
+#include "table/export.h"
 
 namespace petrel::daemon {
 
@@ -244,6 +245,9 @@ std::string dump(const Config& c) {
     else unset("export", no_policy);
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("route_server_client", bool_text(p.route_server_client));
+    if (p.local_role) line("local_role", toml_string(std::string(table::role_name(*p.local_role))));
+    else unset("local_role", "no role (no Role capability, no OTC rules)");
+    line("strict_role", bool_text(p.strict_role));
     line("allow_own_as", number(p.allow_own_as));
     line("enforce_first_as", bool_text(p.enforce_first_as));
     std::string limits;
@@ -383,6 +387,8 @@ std::vector<std::string> reset_keys(const PeerConfig& a, const PeerConfig& b, si
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
   diff("route_server_client", a.route_server_client == b.route_server_client);
+  diff("local_role", a.local_role == b.local_role);
+  diff("strict_role", a.strict_role == b.strict_role);
   diff("enforce_first_as", a.enforce_first_as == b.enforce_first_as);
   diff("password", a.password == b.password && a.password_file == b.password_file);
   diff("tcp_ao", a.tcp_ao == b.tcp_ao);

@@ -24,6 +24,7 @@
 #include "daemon/rpki_api.h"
 #include "daemon/server.h"
 #include "daemon/sockets.h"
+#include "table/export.h"
 
 #ifndef PETREL_VERSION
 #define PETREL_VERSION "unknown"
@@ -82,6 +83,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.empty_as_path = c.empty_as_path.load(kRelaxed);
   p.first_as = c.first_as.load(kRelaxed);
   p.enforce_first_as = pc.enforce_first_as;
+  if (pc.local_role) p.local_role = std::string(table::role_name(*pc.local_role));
+  p.route_leaks = c.route_leaks.load(kRelaxed);
   p.max_prefixes = pc.max_prefixes;
   p.max_prefixes_warn_only = pc.max_prefixes_warn_only;
   p.max_prefixes_restart = pc.max_prefixes_restart;

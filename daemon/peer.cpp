@@ -174,6 +174,8 @@ fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
     if (peer.extended_next_hop.has(fam)) caps.extended_next_hop.push_back({fam, 2});
   if (peer.graceful.enabled) caps.graceful_restart = offered_graceful_restart(peer);
   caps.long_lived_graceful_restart = offered_long_lived_graceful_restart(peer);
+  caps.role = peer.local_role;  // RFC 9234 (the FSM checks the peer's)
+  f.strict_role = peer.strict_role;
   return f;
 }
 
@@ -952,6 +954,7 @@ void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool t
   rules.families = n.families;
   rules.none = import_.none;
   rules.filter = import_.filter.get();
+  if (!rules.internal) rules.local_role = peer_.local_role;
   const table::ImportOutcome out = table::import_update(u, treat_as_withdraw, rules, batch_);
   for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
     if (out.announced[i]) counters_.announced[i].fetch_add(out.announced[i], std::memory_order_relaxed);
@@ -990,6 +993,12 @@ void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool t
     case table::ImportRefusal::kReflection:
       counters_.reflection_loops.fetch_add(1, std::memory_order_relaxed);
       break;
+    case table::ImportRefusal::kRouteLeak:
+      if (first(3, counters_.route_leaks))
+        log(LogLevel::kWarn, "route-leak", {{"peer", peer_.name}, {"local_role", table::role_name(*peer_.local_role)}},
+            "routes that carry OTC from this peer are a route leak and are refused (RFC 9234 section 5); "
+            "further ones are counted");
+      break;
     case table::ImportRefusal::kNone:
       break;
   }
@@ -1009,6 +1018,7 @@ void Peer::start_export(Connection& c) {
   s.target.internal = n.peer_as == config_.router.asn;
   s.target.rr_client = peer_.route_reflector_client;
   s.target.route_server_client = peer_.route_server_client;
+  if (!s.target.internal) s.target.local_role = peer_.local_role;
   s.target.slot = static_cast<uint32_t>(table_slot_.load(std::memory_order_relaxed));
   if (auto local = local_endpoint(c.fd)) {
     SessionAddresses a = session_addresses(local->addr, peer_.address);

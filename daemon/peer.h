@@ -53,6 +53,8 @@ struct PeerCounters {
   std::array<std::atomic<uint64_t>, codec::kKnownFamilies> refused{};
   std::atomic<uint64_t> own_as_loops{0};
   std::atomic<uint64_t> reflection_loops{0};
+  // UPDATEs refused as route leaks by OTC (RFC 9234 section 5).
+  std::atomic<uint64_t> route_leaks{0};
   // Import guards (table/import.h): UPDATEs with NLRI of a family the
   // session did not negotiate (ignored); UPDATEs of an external peer
   // refused for an empty AS_PATH or a leftmost AS not the peer's;

@@ -59,8 +59,51 @@ std::string_view export_verdict_name(ExportVerdict v) {
     case ExportVerdict::kNoNextHop: return "no-next-hop";
     case ExportVerdict::kLongLivedStale: return "long-lived-stale";
     case ExportVerdict::kOversized: return "oversized";
+    case ExportVerdict::kOnlyToCustomer: return "only-to-customer";
   }
   return "?";
+}
+
+OtcIngress otc_ingress(codec::Role ours, std::optional<uint32_t> otc, uint32_t peer_as) {
+  using codec::Role;
+  switch (ours) {
+    case Role::kProvider:  // from a customer
+    case Role::kRouteServer:  // from a route-server client
+      return otc ? OtcIngress::kLeak : OtcIngress::kKeep;
+    case Role::kPeer:
+      if (otc) return *otc == peer_as ? OtcIngress::kKeep : OtcIngress::kLeak;
+      return OtcIngress::kAdd;
+    case Role::kCustomer:  // from a provider
+    case Role::kRsClient:  // from a route server
+      return otc ? OtcIngress::kKeep : OtcIngress::kAdd;
+  }
+  return OtcIngress::kKeep;
+}
+
+bool otc_added_on_egress(codec::Role ours) {
+  return ours == codec::Role::kProvider || ours == codec::Role::kPeer || ours == codec::Role::kRouteServer;
+}
+
+bool otc_stops_egress(codec::Role ours) {
+  return ours == codec::Role::kCustomer || ours == codec::Role::kPeer || ours == codec::Role::kRsClient;
+}
+
+std::string_view role_name(codec::Role r) {
+  switch (r) {
+    case codec::Role::kProvider: return "provider";
+    case codec::Role::kRouteServer: return "rs";
+    case codec::Role::kRsClient: return "rs-client";
+    case codec::Role::kCustomer: return "customer";
+    case codec::Role::kPeer: return "peer";
+  }
+  return "?";
+}
+
+std::optional<codec::Role> parse_role(std::string_view text) {
+  for (codec::Role r : {codec::Role::kProvider, codec::Role::kRouteServer, codec::Role::kRsClient,
+                        codec::Role::kCustomer, codec::Role::kPeer})
+    if (role_name(r) == text) return r;
+  return std::nullopt;
 }
 
 ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const codec::AttributeSet& attrs) {
@@ -76,6 +119,8 @@ ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const
   const PeerInfo& src = *from.peer;
   if (to.internal && src.internal && !src.local && !src.rr_client && !to.rr_client)
     return ExportVerdict::kInternalToInternal;
+  if (to.local_role && !to.internal && attrs.otc() && otc_stops_egress(*to.local_role))
+    return ExportVerdict::kOnlyToCustomer;
   return ExportVerdict::kSend;
 }
 
@@ -132,6 +177,8 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
     pa.originator_id.reset();
     pa.cluster_list.clear();
     if (!src.local && !transparent) pa.med.reset();
+    // RFC 9234 section 5, egress 1 (may_export applied egress 2).
+    if (to.local_role && !pa.otc && otc_added_on_egress(*to.local_role)) pa.otc = to.local_as;
   }
   // A path received at the largest length is one AS too long once ours is
   // prepended: the set's builder would leave AS_PATH out (codec/attributes.h)

@@ -35,6 +35,11 @@
 //     server's AS, which the clients are outside of (RFC 1997). Routes of
 //     our own AS (originated, or from internal peers) go as to any
 //     external peer.
+//   - with a role on the session (RFC 9234, `local_role`: ours; the peer's
+//     is its counterpart), the OTC egress procedure of section 5: a route
+//     that carries OTC goes to no provider, lateral peer or route server;
+//     one without OTC gets OTC with our AS when it goes to a customer, a
+//     lateral peer or (from a route server) a route-server client.
 // 2-octet peers (AS_TRANS and AS4_PATH) are the encoder's job
 // (codec/update_builder.h).
 #pragma once
@@ -44,6 +49,7 @@
 #include <string_view>
 
 #include "codec/attribute_set.h"
+#include "codec/capabilities.h"
 #include "codec/mp_nlri.h"
 #include "codec/types.h"
 #include "codec/update.h"
@@ -70,6 +76,8 @@ struct ExportTarget {
   // Both sides sent the LLGR capability (RFC 9494 section 3.1) with the
   // graceful restart one it needs (section 4.1): LLGR_STALE routes may go.
   bool long_lived_graceful_restart = false;
+  // RFC 9234: our role on the session (external peers; none: no role).
+  std::optional<codec::Role> local_role;
   friend bool operator==(const ExportTarget&, const ExportTarget&) = default;
 };
 
@@ -91,8 +99,28 @@ enum class ExportVerdict : uint8_t {
   kLongLivedStale,  // LLGR_STALE to a peer without LLGR (RFC 9494 section 4.3)
   kOversized,       // our AS prepended (or our cluster added), AS_PATH or
                     // CLUSTER_LIST would not fit its 16-bit length
+  kOnlyToCustomer,  // carries OTC, to a provider, lateral peer or route
+                    // server (RFC 9234 section 5, egress 2)
 };
 std::string_view export_verdict_name(ExportVerdict v);
+
+// RFC 9234 section 5 by our role on a session (the peer's role is the
+// counterpart: provider-customer, rs-rs_client, peer-peer).
+//  Ingress 1 and 2: a route with OTC from a customer or route-server client
+//  is a leak, and from a lateral peer unless OTC is the peer's AS.
+//  Ingress 3: a route without OTC from a provider, lateral peer or route
+//  server gets OTC with the peer's AS.
+//  Egress 1: a route without OTC gets OTC with our AS to a customer, a
+//  lateral peer, or (ours being rs) a route-server client.
+//  Egress 2: a route with OTC goes to no provider, lateral peer or route
+//  server.
+enum class OtcIngress : uint8_t { kKeep, kLeak, kAdd };
+OtcIngress otc_ingress(codec::Role ours, std::optional<uint32_t> otc, uint32_t peer_as);
+bool otc_added_on_egress(codec::Role ours);
+bool otc_stops_egress(codec::Role ours);
+// "provider", "customer", "peer", "rs", "rs-client" (RFC 9234's names).
+std::string_view role_name(codec::Role r);
+std::optional<codec::Role> parse_role(std::string_view text);
 
 // Whether the route may go to `to` (no attributes built).
 ExportVerdict may_export(const ExportTarget& to, const ExportSource& from, const codec::AttributeSet& attrs);

@@ -8,6 +8,7 @@
 
 #include "codec/as_path.h"
 #include "codec/attributes.h"
+#include "codec/simple_attributes.h"
 #include "table/export.h"
 
 namespace petrel::table {
@@ -121,6 +122,7 @@ std::string_view import_refusal_name(ImportRefusal r) {
     case ImportRefusal::kFirstAs: return "first-as";
     case ImportRefusal::kOwnAs: return "own-as";
     case ImportRefusal::kReflection: return "reflection";
+    case ImportRefusal::kRouteLeak: return "route-leak";
   }
   return "?";
 }
@@ -204,6 +206,28 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   }
   if (out.refusal != ImportRefusal::kFirstAs) out.first_as = 0;
   if (out.refusal == ImportRefusal::kNone) out.refusal = set ? loop_of(*set, rules) : loop_of(u, rules);
+  // 5. RFC 9234 OTC ingress.
+  if (out.refusal == ImportRefusal::kNone && rules.local_role && !rules.internal) {
+    std::optional<uint32_t> otc;
+    if (set) {
+      otc = set->otc();
+    } else if (const auto a = u.attribute(codec::attr_type::kOtc)) {
+      if (auto v = codec::decode_otc(a->value)) otc = *v;
+    }
+    switch (otc_ingress(*rules.local_role, otc, rules.peer_as)) {
+      case OtcIngress::kLeak:
+        out.refusal = ImportRefusal::kRouteLeak;
+        break;
+      case OtcIngress::kAdd: {
+        codec::PathAttributes pa = (set ? *set : u.attribute_set()).decode();
+        pa.otc = rules.peer_as;
+        set = codec::AttributeSet::from(pa);
+        break;
+      }
+      case OtcIngress::kKeep:
+        break;
+    }
+  }
 
   if (out.refusal != ImportRefusal::kNone) {
     if (!clean) {

@@ -19,8 +19,13 @@
 //   4. Loops: our AS more than allow_own_as times (RFC 4271 section
 //      9.1.2), our ORIGINATOR_ID or cluster id from an internal peer (RFC
 //      4456 section 8).
-//   5. The import filter, prefix by prefix.
-// The UPDATE's routes refused by 3 or 4 are treated as withdrawn, so that
+//   5. RFC 9234 section 5 (OTC ingress), from an external peer with a
+//      role on the session (export.h, otc_ingress): a route leak is
+//      refused; a route from a provider, lateral peer or route server
+//      without OTC gets OTC with the peer's AS. Petrel applies it to every
+//      family it carries.
+//   6. The import filter, prefix by prefix.
+// The UPDATE's routes refused by 3, 4 or 5 are treated as withdrawn, so that
 // an earlier version of them leaves the table.
 //
 // And the per-peer prefix limit (max_prefixes): PrefixLimitWatch is told
@@ -33,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/capabilities.h"
 #include "codec/types.h"
 #include "codec/update.h"
 #include "table/filter.h"
@@ -52,6 +58,7 @@ struct ImportRules {
   codec::FamilySet families;      // negotiated for the session
   bool none = false;              // import "none" (or RFC 8212)
   const Filter* filter = nullptr; // nullptr: accept all
+  std::optional<codec::Role> local_role;  // RFC 9234: ours on the session (external peers)
 };
 
 // Why an UPDATE's announced routes were refused as a whole.
@@ -61,6 +68,7 @@ enum class ImportRefusal : uint8_t {
   kFirstAs,      // leftmost AS is not the peer's (RFC 4271 section 6.3)
   kOwnAs,        // our AS more than allow_own_as times
   kReflection,   // RFC 4456 section 8
+  kRouteLeak,    // RFC 9234 section 5: OTC from a customer, RS client or lateral peer
 };
 std::string_view import_refusal_name(ImportRefusal r);
 

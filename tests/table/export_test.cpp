@@ -98,6 +98,55 @@ TEST(Export, ToExternalPrependsSetsNextHopDropsLocalPrefMedAndReflection) {
   EXPECT_EQ(got.communities, pa.communities);  // carried unchanged
 }
 
+// RFC 9234 section 5, egress: by our role on the target session.
+TEST(Export, OtcEgressByRole) {
+  using codec::Role;
+  PathAttributes plain = learned({64496});
+  PathAttributes marked = plain;
+  marked.otc = 64496;
+  const auto to = [](std::optional<Role> role) {
+    ExportTarget t = external_target();
+    t.local_role = role;
+    return t;
+  };
+  // A route that carries OTC goes to no provider, lateral peer or route
+  // server (our roles customer, peer, rs-client) ...
+  for (Role ours : {Role::kCustomer, Role::kPeer, Role::kRsClient})
+    EXPECT_EQ(run(to(ours), peer(false), marked).verdict, ExportVerdict::kOnlyToCustomer) << role_name(ours);
+  // ... and goes unchanged to a customer or route-server client.
+  for (Role ours : {Role::kProvider, Role::kRouteServer}) {
+    auto out = run(to(ours), peer(false), marked);
+    ASSERT_EQ(out.verdict, ExportVerdict::kSend) << role_name(ours);
+    EXPECT_EQ(out.attrs.otc(), 64496u);
+  }
+  // Without OTC: ours added towards a customer, a lateral peer, an RS client.
+  for (Role ours : {Role::kProvider, Role::kPeer, Role::kRouteServer}) {
+    auto out = run(to(ours), peer(false), plain);
+    ASSERT_EQ(out.verdict, ExportVerdict::kSend) << role_name(ours);
+    EXPECT_EQ(out.attrs.otc(), 64500u) << role_name(ours);
+  }
+  // Towards a provider or a route server: sent, no OTC added.
+  for (Role ours : {Role::kCustomer, Role::kRsClient}) {
+    auto out = run(to(ours), peer(false), plain);
+    ASSERT_EQ(out.verdict, ExportVerdict::kSend) << role_name(ours);
+    EXPECT_FALSE(out.attrs.otc()) << role_name(ours);
+  }
+  // No role, or an internal peer: OTC passes as it is, none added.
+  EXPECT_EQ(run(to(std::nullopt), peer(false), marked).attrs.otc(), 64496u);
+  EXPECT_FALSE(run(to(std::nullopt), peer(false), plain).attrs.otc());
+  ExportTarget internal = internal_target();
+  internal.local_role = Role::kCustomer;
+  EXPECT_EQ(run(internal, peer(false), marked).attrs.otc(), 64496u);
+}
+
+TEST(Export, RoleNamesRoundTrip) {
+  for (codec::Role r : {codec::Role::kProvider, codec::Role::kRouteServer, codec::Role::kRsClient,
+                        codec::Role::kCustomer, codec::Role::kPeer})
+    EXPECT_EQ(parse_role(role_name(r)), r);
+  EXPECT_FALSE(parse_role("upstream"));
+  EXPECT_FALSE(parse_role(""));
+}
+
 TEST(Export, ToExternalRemovesConfederationSegmentsAndStartsANewSequenceBeforeASet) {
   PathAttributes pa = learned({});
   pa.as_path = AsPath{{AsSegment{SegmentType::kConfedSequence, {65001}}, AsSegment{SegmentType::kAsSet, {1, 2}}}};

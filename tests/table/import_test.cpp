@@ -15,6 +15,7 @@
 
 #include "codec/update.h"
 #include "codec/update_builder.h"
+#include "table/export.h"
 #include "tests/table/attrs_gen.h"
 
 namespace petrel::table {
@@ -54,6 +55,7 @@ struct Parts {
   bool v6_reach = false;
   bool v6_unreach = false;
   std::optional<uint32_t> local_pref;  // a LOCAL_PREF the peer sends
+  std::optional<uint32_t> otc;         // an OTC the peer sends (RFC 9234)
 };
 std::vector<std::byte> raw_update(const Parts& p) {
   std::vector<std::byte> attrs;
@@ -70,6 +72,11 @@ std::vector<std::byte> raw_update(const Parts& p) {
     std::vector<std::byte> v;
     put32(v, *p.local_pref);
     attr(attrs, 0x40, 5, v);
+  }
+  if (p.otc) {
+    std::vector<std::byte> v;
+    put32(v, *p.otc);
+    attr(attrs, 0xC0, 35, v);  // optional transitive
   }
   if (p.v6_reach)
     attr(attrs, 0x80, 14,
@@ -293,6 +300,94 @@ TEST(Import, OwnAsAndImportNoneCount) {
   EXPECT_EQ(out.refused[kV4], 1u);
   EXPECT_EQ(out.withdrawn[kV6], 1u);
   EXPECT_EQ(s.routes(kV4), 1u);  // "none" adds nothing and removes nothing of its own
+}
+
+// ---- RFC 9234 section 5: OTC on import, by our role on the session
+
+// The OTC of the peer's route to 198.51.100.0/24 in the table (nothing when
+// the route is absent or has none); `present` says whether the route is.
+std::optional<uint32_t> otc_in_table(const Session& s, bool& present) {
+  std::optional<uint32_t> otc;
+  present = false;
+  (void)s.table.lookup_all(static_cast<FamilyIndex>(kV4), *net::Prefix::parse("198.51.100.0/24"),
+                           [&](std::span<const RouteView> routes, int) {
+                             for (const RouteView& r : routes) {
+                               present = true;
+                               auto set = codec::AttributeSet::from_canonical(r.attrs->wire());
+                               ASSERT_TRUE(set.ok());
+                               otc = set->otc();
+                             }
+                           });
+  return otc;
+}
+
+TEST(Import, OtcFromACustomerOrRsClientIsALeak) {
+  for (codec::Role ours : {codec::Role::kProvider, codec::Role::kRouteServer}) {
+    Session s;
+    s.rules.local_role = ours;
+    Parts p;
+    ImportOutcome out = s.import(raw_update(p));  // no OTC: taken as it is
+    EXPECT_EQ(out.refusal, ImportRefusal::kNone);
+    bool present = false;
+    EXPECT_EQ(otc_in_table(s, present), std::nullopt);
+    EXPECT_TRUE(present);
+    p.otc = 65099;  // a leak: the earlier version of the route leaves the table
+    out = s.import(raw_update(p));
+    EXPECT_EQ(out.refusal, ImportRefusal::kRouteLeak) << role_name(ours);
+    EXPECT_EQ(out.refused[kV4], 1u);
+    EXPECT_EQ(s.routes(kV4), 0u);
+  }
+}
+
+TEST(Import, OtcFromALateralPeerMustBeThePeersAs) {
+  Session s;
+  s.rules.local_role = codec::Role::kPeer;
+  Parts p;
+  p.otc = kPeerAs;  // the peer marked it: fine
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+  bool present = false;
+  EXPECT_EQ(otc_in_table(s, present), kPeerAs);
+  p.otc = 65020;  // someone else's mark: a leak
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kRouteLeak);
+  EXPECT_EQ(s.routes(kV4), 0u);
+  p.otc.reset();  // none: ours is added with the peer's AS (ingress 3)
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+  EXPECT_EQ(otc_in_table(s, present), kPeerAs);
+  EXPECT_TRUE(present);
+}
+
+TEST(Import, OtcIsAddedFromAProviderOrRouteServerAndKept) {
+  for (codec::Role ours : {codec::Role::kCustomer, codec::Role::kRsClient}) {
+    for (bool with_filter : {false, true}) {
+      Session s;
+      s.rules.local_role = ours;
+      const Filter all{"all", {}, FilterAction::kAccept};
+      if (with_filter) s.rules.filter = &all;
+      Parts p;
+      EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+      bool present = false;
+      EXPECT_EQ(otc_in_table(s, present), kPeerAs) << role_name(ours) << with_filter;
+      p.otc = 65020;  // set upstream already: kept as it came
+      EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+      EXPECT_EQ(otc_in_table(s, present), 65020u);
+    }
+  }
+}
+
+TEST(Import, NoRoleOrAnInternalPeerLeavesOtcAlone) {
+  Session s;
+  Parts p;
+  p.otc = 65099;
+  EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
+  bool present = false;
+  EXPECT_EQ(otc_in_table(s, present), 65099u);
+  Session internal({codec::kIpv4Unicast}, true);
+  internal.rules.local_role = codec::Role::kProvider;  // the daemon never sets it for one; ignored anyway
+  Parts q;
+  q.path = {};
+  q.otc = 65099;
+  EXPECT_EQ(internal.import(raw_update(q)).refusal, ImportRefusal::kNone);
+  EXPECT_EQ(otc_in_table(internal, present), 65099u);
 }
 
 // ---- LOCAL_PREF on routes from external peers (RFC 4271 5.1.5, 9.1.1)

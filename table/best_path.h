@@ -49,6 +49,13 @@ namespace petrel::table {
 
 // What the table knows of a peer for best-path selection. Set when its
 // session comes up, unchanged while it has routes in the table.
+// Which ASPA verification procedure (draft-ietf-sidrops-aspa-verification)
+// a peer's routes get, by its relation to us (RFC 9234 roles): upstream for
+// routes from a customer, a lateral peer, a route server or its client;
+// downstream for routes from a provider; none for internal peers and peers
+// without a role.
+enum class AspaCheck : uint8_t { kNone, kUpstream, kDownstream };
+
 struct PeerInfo {
   net::IpAddress address;
   uint32_t router_id = 0;  // BGP identifier, host order
@@ -62,6 +69,7 @@ struct PeerInfo {
   // has this many from the peer is refused (treat-as-withdraw for that
   // path) and counted (Table::peer_paths_refused). 0: no bound.
   uint32_t max_paths_per_prefix = 64;
+  AspaCheck aspa = AspaCheck::kNone;
 };
 
 struct BestPathOptions {
@@ -135,13 +143,13 @@ bool removal_keeps_best(const Candidate& gone, const Candidate& best, const Best
 // the sets themselves are compared. Fits 12 bits, so the table keeps it in
 // each route and settles most comparisons before the MED step without
 // reading either route's set (a cache miss each in a full table).
-inline constexpr uint32_t kMaxRankedPathLength = 1023;
+inline constexpr uint32_t kMaxRankedPathLength = 255;
 inline uint16_t pre_med_rank(const Candidate& c, const BestPathOptions& o) {
   if (c.attrs->llgr_stale()) return 0;  // step L comes first: the sets decide
   const uint32_t len = c.attrs->as_path_length();
   const uint32_t origin = c.attrs->origin();  // 0-2, 3 absent
   if (degree_of_preference(c, o) != o.default_local_pref || len >= kMaxRankedPathLength || origin > 3) return 0;
-  return static_cast<uint16_t>(1 + len * 4 + origin);  // at most 4092
+  return static_cast<uint16_t>(1 + len * 4 + origin);  // at most 1020: Route's 10 bits
 }
 
 // Index into `c` of the best candidate, or -1 when none is eligible.

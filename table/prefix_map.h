@@ -37,12 +37,15 @@ struct Route {
   // RFC 6811 validation state in bits 2-3 (table/table.h, Validation).
   static constexpr unsigned kValidationShift = 2;
   static constexpr uint16_t kValidationMask = 3u << kValidationShift;
-  // Bits 4-15: the table's pre_med_rank of the route (best_path.h), 0
-  // when unknown.
-  static constexpr unsigned kRankShift = 4;
-  static constexpr uint16_t kRankMask = 0xFFF0;
+  // ASPA verification state in bits 4-5 (table/table.h, AspaState).
+  static constexpr unsigned kAspaShift = 4;
+  static constexpr uint16_t kAspaMask = 3u << kAspaShift;
+  // Bits 6-15: the table's pre_med_rank of the route (best_path.h, at
+  // most 1023), 0 when unknown.
+  static constexpr unsigned kRankShift = 6;
+  static constexpr uint16_t kRankMask = 0xFFC0;
   [[nodiscard]] uint16_t rank() const { return static_cast<uint16_t>(flags >> kRankShift); }
-  void set_rank(uint16_t r) { flags = static_cast<uint16_t>((flags & ~kRankMask) | ((r & 0xFFFu) << kRankShift)); }
+  void set_rank(uint16_t r) { flags = static_cast<uint16_t>((flags & ~kRankMask) | ((r & 0x3FFu) << kRankShift)); }
 };
 static_assert(sizeof(Route) == 16);
 

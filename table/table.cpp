@@ -12,8 +12,6 @@
 
 namespace petrel::table {
 
-namespace {
-
 // Which route is best, to tell whether a change moved it.
 struct BestId {
   const Attrs* attrs = nullptr;
@@ -21,6 +19,9 @@ struct BestId {
   uint16_t peer = 0;
   friend bool operator==(const BestId&, const BestId&) = default;
 };
+
+namespace {
+
 // The slot whose route a BestId names, or -1 for none.
 int32_t slot_of(const BestId& b) { return b.attrs ? b.peer : -1; }
 template <typename K>
@@ -34,6 +35,7 @@ BestId best_id(const Entry<K>& e) {
 Table::Table(TableOptions o)
     : options_(o),
       reject_invalid_(o.reject_invalid),
+      reject_aspa_invalid_(o.reject_aspa_invalid),
       interner_(64, o.hash_key ? *o.hash_key : HashKey::process()),
       path_salt_(interner_.key().k0 * 0x9E3779B97F4A7C15ull ^ interner_.key().k1),
       peers_(std::make_unique<PeerSlot[]>(kMaxPeers)) {
@@ -236,7 +238,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       // compared with it until a second route comes, which fills it in.
       if (e.size() > 1) set_rank(r);
       else r.set_rank(0);
-      set_validation(r, op.prefix, op.validation);
+      set_validation(r, op.prefix, op.validation, op.aspa);
       // Another route than the best changed: as its old version leaving
       // and its new one joining (best_path.h), when both keep to the
       // shortcuts; else chosen again from all.
@@ -262,7 +264,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       Route r{op.attrs, op.path_id, slot, 0};
       const bool first = e.empty();
       if (!first) set_rank(r);
-      set_validation(r, op.prefix, op.validation);
+      set_validation(r, op.prefix, op.validation, op.aspa);
       const uint32_t b = e.best();
       e.push(r, path_salt_);
       // A prefix's first route: the best if eligible, nothing to compare.
@@ -365,13 +367,19 @@ void Table::count_best(int32_t from, int32_t to, FamilyIndex f) const {
   if (to >= 0) peers_[to].best[f].fetch_add(1, std::memory_order_relaxed);
 }
 
-void Table::set_validation(Route& r, const net::Prefix& p, Validation known) const {
+void Table::set_validation(Route& r, const net::Prefix& p, Validation known, AspaState known_aspa) const {
   if (!options_.validator) return;
   auto v = static_cast<uint16_t>(known != Validation::kUnchecked ? known : options_.validator->validate(p, *r.attrs));
-  r.flags = static_cast<uint16_t>((r.flags & ~Route::kValidationMask) | (v << Route::kValidationShift));
+  const AspaCheck check = peers_[r.peer].info.aspa;
+  AspaState a = AspaState::kUnchecked;
+  if (check != AspaCheck::kNone)
+    a = known_aspa != AspaState::kUnchecked ? known_aspa : options_.validator->verify_path(*r.attrs, check);
+  r.flags = static_cast<uint16_t>((r.flags & ~(Route::kValidationMask | Route::kAspaMask)) |
+                                  (v << Route::kValidationShift) |
+                                  (static_cast<uint16_t>(a) << Route::kAspaShift));
 }
 
-void Table::validate_ops(std::span<Op> ops) const {
+void Table::validate_ops(std::span<Op> ops, uint16_t slot) const {
   if (!options_.validator) return;
   thread_local std::vector<Validator::Query> queries;
   thread_local std::vector<Validation> states;
@@ -383,6 +391,22 @@ void Table::validate_ops(std::span<Op> ops) const {
   size_t i = 0;
   for (Op& op : ops)
     if (op.attrs) op.validation = states[i++];
+  // ASPA: one verification per attribute set in this shard's part of the
+  // batch (an UPDATE's prefixes share one, and come together). Not kept
+  // across shards: an ASPA publication's reverify_paths may pass between
+  // two shards, and each shard's answer is taken under its lock.
+  const AspaCheck check = peers_[slot].info.aspa;
+  if (check == AspaCheck::kNone) return;
+  const Attrs* last = nullptr;
+  AspaState state = AspaState::kUnchecked;
+  for (Op& op : ops) {
+    if (!op.attrs) continue;
+    if (op.attrs != last) {
+      last = op.attrs;
+      state = options_.validator->verify_path(*op.attrs, check);
+    }
+    op.aspa = state;
+  }
 }
 
 namespace {
@@ -408,6 +432,14 @@ void Table::sweep_maps(F&& fn) {
     lock.unlock();
     if (appended) wake_followers();
   }
+}
+
+template <typename E>
+void Table::settle(Shard& s, FamilyIndex f, E& e, const net::Prefix& p, bool choose, const BestId& before) {
+  if (choose) choose_best(e);
+  const BestId after = best_id(e);
+  if (after != before) count_best(slot_of(before), slot_of(after), f);
+  s.journal.append(Change{p, f, after != before});
 }
 
 uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covered) {
@@ -452,25 +484,61 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
           ++changed;
         }
       }
-      if (!any) continue;
-      if (reject_invalid()) choose_best(e);
-      const BestId after = best_id(e);
-      if (after != before) count_best(slot_of(before), slot_of(after), f);
-      s.journal.append(Change{p, f, after != before});
+      if (any) settle(s, f, e, p, reject_invalid(), before);
     }
+  });
+  return changed;
+}
+
+uint64_t Table::reverify_paths(const std::function<bool(const Attrs&)>& affected) {
+  if (!options_.validator) return 0;
+  uint64_t changed = 0;
+  sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
+    using E = std::remove_pointer_t<decltype(entry_type(m))>;
+    // Per attribute set and procedure, asked once per shard's map.
+    const Attrs* last = nullptr;
+    AspaCheck last_check = AspaCheck::kNone;
+    AspaState last_state = AspaState::kUnchecked;
+    m.for_each([&](E& e) {
+      const BestId before = best_id(e);
+      bool any = false;
+      for (Route& r : e.routes()) {
+        const AspaCheck check = peers_[r.peer].info.aspa;
+        if (check == AspaCheck::kNone || !affected(*r.attrs)) continue;
+        if (r.attrs != last || check != last_check) {
+          last = r.attrs;
+          last_check = check;
+          last_state = options_.validator->verify_path(*r.attrs, check);
+        }
+        if (last_state == aspa_of(r)) continue;
+        r.flags = static_cast<uint16_t>((r.flags & ~Route::kAspaMask) |
+                                        (static_cast<uint16_t>(last_state) << Route::kAspaShift));
+        any = true;
+        ++changed;
+      }
+      if (any) settle(s, f, e, e.key.prefix(), reject_aspa_invalid(), before);
+    });
   });
   return changed;
 }
 
 uint64_t Table::set_reject_invalid(bool on) {
   if (reject_invalid_.exchange(on) == on) return 0;
+  return choose_again_where([](const Route& x) { return validation_of(x) == Validation::kInvalid; });
+}
+
+uint64_t Table::set_reject_aspa_invalid(bool on) {
+  if (reject_aspa_invalid_.exchange(on) == on) return 0;
+  return choose_again_where([](const Route& x) { return aspa_of(x) == AspaState::kInvalid; });
+}
+
+uint64_t Table::choose_again_where(const std::function<bool(const Route&)>& has) {
   uint64_t changed = 0;
   sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
     using E = std::remove_pointer_t<decltype(entry_type(m))>;
     m.for_each([&](E& e) {
       auto r = e.routes();
-      if (std::none_of(r.begin(), r.end(), [](const Route& x) { return validation_of(x) == Validation::kInvalid; }))
-        return;
+      if (std::none_of(r.begin(), r.end(), has)) return;
       const BestId before = best_id(e);
       choose_best(e);
       const BestId after = best_id(e);
@@ -516,7 +584,7 @@ BatchResult Table::apply(uint16_t slot, Batch& b) {
     const uint64_t end_before = s.journal.end();
     // Under the lock, as route by route: a VRP publication's revalidation
     // walk cannot pass between the lookups and the routes' insertion.
-    validate_ops(std::span<Op>(b.sorted_).subspan(start[sh], start[sh + 1] - start[sh]));
+    validate_ops(std::span<Op>(b.sorted_).subspan(start[sh], start[sh + 1] - start[sh]), slot);
     for (size_t i = start[sh]; i < start[sh + 1]; ++i) {
       if (i + kAhead < n) prefetch(b.sorted_[i + kAhead]);
       const Op& op = b.sorted_[i];

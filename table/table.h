@@ -47,6 +47,15 @@ inline Validation validation_of(const Route& r) {
   return static_cast<Validation>((r.flags & Route::kValidationMask) >> Route::kValidationShift);
 }
 
+// ASPA verification state of a route (draft-ietf-sidrops-aspa-verification),
+// kept in Route::flags. kUnchecked: no check for this route (no validator,
+// or its peer is internal or has no role: PeerInfo::aspa).
+enum class AspaState : uint8_t { kUnchecked = 0, kUnknown = 1, kValid = 2, kInvalid = 3 };
+
+inline AspaState aspa_of(const Route& r) {
+  return static_cast<AspaState>((r.flags & Route::kAspaMask) >> Route::kAspaShift);
+}
+
 // The table asks it the validation state of each route it stores, under
 // the shard's lock (so it must be quick and take no lock of its own).
 class Validator {
@@ -63,6 +72,11 @@ class Validator {
   virtual void validate_batch(std::span<const Query> routes, std::span<Validation> out) const {
     for (size_t i = 0; i < routes.size(); ++i) out[i] = validate(*routes[i].prefix, *routes[i].attrs);
   }
+  // The ASPA state of a route with these attributes by procedure `check`
+  // (never kNone). The default: no ASPA data, unchecked.
+  [[nodiscard]] virtual AspaState verify_path(const Attrs& /*a*/, AspaCheck /*check*/) const {
+    return AspaState::kUnchecked;
+  }
 };
 
 struct TableOptions {
@@ -71,6 +85,7 @@ struct TableOptions {
   BestPathOptions best;
   const Validator* validator = nullptr;  // outlives the table
   bool reject_invalid = false;           // invalid routes take no part in best path
+  bool reject_aspa_invalid = false;      // ASPA-invalid routes take no part in best path
   // Threads that share a peer's withdrawal (remove_peer, sweep_stale):
   // the caller and sweep_threads - 1 helpers the table starts on first
   // use, each sweeping whole shards (one thread per shard at a time, so
@@ -125,6 +140,7 @@ struct BatchResult {
 };
 
 class Table;
+struct BestId;  // table.cpp: which route is best
 class SweepPool;
 
 // One peer's UPDATEs gathered to be applied together: a session collects
@@ -167,6 +183,7 @@ class Batch {
     FamilyIndex family;
     Attrs* attrs;  // null: a withdrawal
     Validation validation = Validation::kUnchecked;  // set by Table::validate_ops
+    AspaState aspa = AspaState::kUnchecked;           // set by Table::validate_ops
   };
   void push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs);
 
@@ -215,6 +232,7 @@ struct RouteView {
   uint32_t path_id;
   bool stale;
   Validation validation = Validation::kUnchecked;
+  AspaState aspa = AspaState::kUnchecked;
 };
 
 // A follower's view of one change: the prefix and its best route now
@@ -360,6 +378,16 @@ class Table {
   // and each prefix whose best changed is journalled. Returns how many.
   uint64_t set_reject_invalid(bool on);
   [[nodiscard]] bool reject_invalid() const { return reject_invalid_.load(std::memory_order_relaxed); }
+  // The ASPAs changed: asks the validator again about the ASPA state of
+  // every checked route whose attributes affected(attrs) says a changed
+  // ASPA can concern (an AS of its path is a changed customer), and
+  // journals each prefix where a route's state changed (with best path
+  // chosen again when reject_aspa_invalid). Returns the routes whose state
+  // changed.
+  uint64_t reverify_paths(const std::function<bool(const Attrs&)>& affected);
+  // As set_reject_invalid, for ASPA-invalid routes.
+  uint64_t set_reject_aspa_invalid(bool on);
+  [[nodiscard]] bool reject_aspa_invalid() const { return reject_aspa_invalid_.load(std::memory_order_relaxed); }
 
   // ---- reads
   [[nodiscard]] size_t shard_count() const { return shards_.size(); }
@@ -436,7 +464,8 @@ class Table {
   // not an RPKI-invalid one under reject_invalid. (Next-hop eligibility is
   // not in a RouteView yet: nothing sets it before the kernel part does.)
   [[nodiscard]] bool eligible(const RouteView& v) const {
-    return !(reject_invalid() && v.validation == Validation::kInvalid);
+    return !(reject_invalid() && v.validation == Validation::kInvalid) &&
+           !(reject_aspa_invalid() && v.aspa == AspaState::kInvalid);
   }
 
  private:
@@ -513,7 +542,8 @@ class Table {
   // reaches_med_step for two routes, from their ranks when both are known.
   [[nodiscard]] bool reaches_med_step_of(const Route& x, const Route& best) const;
   [[nodiscard]] bool eligible(const Route& r) const {
-    return !(r.flags & Route::kIneligible) && !(reject_invalid() && validation_of(r) == Validation::kInvalid);
+    return !(r.flags & Route::kIneligible) && !(reject_invalid() && validation_of(r) == Validation::kInvalid) &&
+           !(reject_aspa_invalid() && aspa_of(r) == AspaState::kInvalid);
   }
   [[nodiscard]] Candidate candidate(const Route& r) const {
     return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
@@ -523,8 +553,19 @@ class Table {
   template <typename F>
   void sweep_maps(F&& fn);
   // `known`: the state validate_ops found, else the validator is asked.
-  void set_validation(Route& r, const net::Prefix& p, Validation known = Validation::kUnchecked) const;
-  void validate_ops(std::span<Op> ops) const;
+  // The ASPA state too: `known_aspa`, else the validator is asked.
+  void set_validation(Route& r, const net::Prefix& p, Validation known = Validation::kUnchecked,
+                      AspaState known_aspa = AspaState::kUnchecked) const;
+  // For a batch of one peer's routes (slot).
+  void validate_ops(std::span<Op> ops, uint16_t slot) const;
+  // set_reject_invalid's and set_reject_aspa_invalid's walk: best path
+  // chosen again at every prefix with a route that has(route).
+  uint64_t choose_again_where(const std::function<bool(const Route&)>& has);
+  // After routes of entry e (prefix p, family f, in shard s) changed
+  // state: best path chosen again when `choose`, a move of the best
+  // counted, the prefix journalled. `before`: the best before the change.
+  template <typename E>
+  void settle(Shard& s, FamilyIndex f, E& e, const net::Prefix& p, bool choose, const BestId& before);
   // A prefix's best moved from slot `from` to slot `to` (-1: none).
   void count_best(int32_t from, int32_t to, FamilyIndex f) const;
   // The departing routes' sets, gathered over a sweep and released after
@@ -570,13 +611,15 @@ class Table {
   friend class Subscription;
   void unsubscribe(Subscription::State* s) const;
   static RouteView view(const Route& r, const PeerSlot* peers) {
-    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r)};
+    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r),
+            aspa_of(r)};
   }
 
   TableOptions options_;
   // options_.reject_invalid as it is now (set_reject_invalid), read without
   // a lock by readers of any shard.
   std::atomic<bool> reject_invalid_;
+  std::atomic<bool> reject_aspa_invalid_;
   mutable Interner interner_;
   uint64_t path_salt_;  // ManyRoutes' index key, from the hash key
   std::vector<std::unique_ptr<Shard>> shards_;

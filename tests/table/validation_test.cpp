@@ -243,5 +243,135 @@ TEST(Validation, FlagsKeepOtherBits) {
   EXPECT_EQ(t.sweep_stale(a, kV4), 1u);
 }
 
+// ---- ASPA (Validator::verify_path, PeerInfo::aspa)
+
+// A path verifier by rule: a path with AS 64666 is invalid, one with AS
+// 64777 valid, the rest unknown; under `flip`, 64666 is valid. Counts its
+// calls and says which procedure it was asked for.
+class PathValidator : public Validator {
+ public:
+  bool flip = false;
+  mutable size_t calls = 0;
+  mutable AspaCheck last = AspaCheck::kNone;
+  Validation validate(const net::Prefix&, const Attrs&) const override { return Validation::kNotFound; }
+  AspaState verify_path(const Attrs& a, AspaCheck check) const override {
+    ++calls;
+    last = check;
+    auto set = codec::AttributeSet::from_canonical(a.wire());
+    if (!set.ok()) return AspaState::kUnknown;
+    const codec::PathAttributes pa = set->decode();
+    for (const auto& seg : pa.as_path->segments)
+      for (uint32_t asn : seg.asns) {
+        if (asn == 64666) return flip ? AspaState::kValid : AspaState::kInvalid;
+        if (asn == 64777) return AspaState::kValid;
+      }
+    return AspaState::kUnknown;
+  }
+};
+
+std::map<uint16_t, AspaState> aspa_marks(const Table& t, FamilyIndex f, const char* prefix, int* best = nullptr) {
+  std::map<uint16_t, AspaState> m;
+  t.lookup_all(f, P(prefix), [&](std::span<const RouteView> routes, int b) {
+    for (const RouteView& r : routes) m[r.slot] = r.aspa;
+    if (best) *best = b >= 0 ? routes[static_cast<size_t>(b)].slot : -1;
+  });
+  return m;
+}
+
+PeerInfo checked(uint32_t id, AspaCheck c) {
+  PeerInfo p = peer_info(id);
+  p.aspa = c;
+  return p;
+}
+
+TEST(Aspa, StateByThePeersProcedureOncePerShardOfAnUpdate) {
+  PathValidator v;
+  Table t(with_validator(&v));
+  const uint16_t up = *t.add_peer(checked(1, AspaCheck::kUpstream));
+  const uint16_t down = *t.add_peer(checked(2, AspaCheck::kDownstream));
+  const uint16_t none = *t.add_peer(peer_info(3));  // no role: never asked
+  auto leak = attrs({65001, 64666});
+  auto fine = attrs({65002, 64777});
+  NlriPrefix many[] = {N("192.0.2.0/24"), N("198.51.100.0/24"), N("203.0.113.0/24")};
+  t.apply(up, kV4, &leak, many, {});
+  EXPECT_EQ(v.last, AspaCheck::kUpstream);
+  // An UPDATE's prefixes share one set: asked once per shard they fall in
+  // (under each shard's lock, as the VRP lookups), not once per prefix.
+  std::vector<NlriPrefix> hundred;
+  for (uint32_t i = 0; i < 100; ++i) hundred.push_back({*net::Prefix::make(net::IpAddress::v4(0x0A000000 + (i << 8)), 24), 0});
+  v.calls = 0;
+  t.apply(up, kV4, &leak, hundred, {});
+  EXPECT_GE(v.calls, 1u);
+  EXPECT_LE(v.calls, t.shard_count());
+  t.apply(down, kV4, &fine, many, {});
+  EXPECT_EQ(v.last, AspaCheck::kDownstream);
+  const size_t before = v.calls;
+  t.apply(none, kV4, &leak, many, {});
+  EXPECT_EQ(v.calls, before);
+  auto m = aspa_marks(t, kV4, "198.51.100.0/24");
+  EXPECT_EQ(m.at(up), AspaState::kInvalid);
+  EXPECT_EQ(m.at(down), AspaState::kValid);
+  EXPECT_EQ(m.at(none), AspaState::kUnchecked);
+}
+
+TEST(Aspa, UncheckedWithoutValidator) {
+  Table t;
+  const uint16_t up = *t.add_peer(checked(1, AspaCheck::kUpstream));
+  auto leak = attrs({65001, 64666});
+  NlriPrefix n[] = {N("192.0.2.0/24")};
+  t.apply(up, kV4, &leak, n, {});
+  EXPECT_EQ(aspa_marks(t, kV4, "192.0.2.0/24").at(up), AspaState::kUnchecked);
+  EXPECT_EQ(t.reverify_paths([](const Attrs&) { return true; }), 0u);
+}
+
+TEST(Aspa, RejectAspaInvalidAndReverify) {
+  PathValidator v;
+  TableOptions o = with_validator(&v);
+  o.reject_aspa_invalid = true;
+  Table t(o);
+  const uint16_t a = *t.add_peer(checked(1, AspaCheck::kUpstream));
+  const uint16_t b = *t.add_peer(checked(2, AspaCheck::kUpstream));
+  auto shorter = attrs({65001, 64666});         // preferred by AS path length, but a leak
+  auto longer = attrs({65002, 65003, 64500});  // unknown
+  NlriPrefix n[] = {N("192.0.2.0/24")}, other[] = {N("198.51.100.0/24")};
+  t.apply(a, kV4, &shorter, n, {});
+  int best = 0;
+  (void)aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(best, -1);  // a lone invalid route: no best
+  t.apply(b, kV4, &longer, n, {});
+  t.apply(b, kV4, &longer, other, {});
+  (void)aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(best, b);
+  EXPECT_EQ(t.peer_routes(a, kV4), 1u);  // kept, so that a change can bring it back
+
+  // The ASPAs change: only the routes `affected` names are asked again.
+  Follower fo = t.follow();
+  (void)journalled(t, fo);
+  v.flip = true;
+  v.calls = 0;
+  auto holds_64666 = [](const Attrs& x) { return x.origin_as() == 64666; };
+  EXPECT_EQ(t.reverify_paths(holds_64666), 1u);
+  EXPECT_EQ(v.calls, 1u);
+  auto m = aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(m.at(a), AspaState::kValid);
+  EXPECT_EQ(best, a);
+  EXPECT_EQ(journalled(t, fo), (std::set<std::pair<net::Prefix, bool>>{{P("192.0.2.0/24"), true}}));
+  EXPECT_EQ(t.reverify_paths(holds_64666), 0u);  // nothing changed: nothing journalled
+  EXPECT_TRUE(journalled(t, fo).empty());
+
+  // reject_aspa_invalid off and on again, live.
+  v.flip = false;
+  EXPECT_EQ(t.reverify_paths(holds_64666), 1u);
+  (void)aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(best, b);
+  EXPECT_EQ(t.set_reject_aspa_invalid(false), 1u);
+  (void)aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(best, a);
+  EXPECT_EQ(t.set_reject_aspa_invalid(false), 0u);
+  EXPECT_EQ(t.set_reject_aspa_invalid(true), 1u);
+  (void)aspa_marks(t, kV4, "192.0.2.0/24", &best);
+  EXPECT_EQ(best, b);
+}
+
 }  // namespace
 }  // namespace petrel::table

@@ -644,6 +644,50 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     EXPECT_EQ(t.framing[0].subcode, header_error::kConnectionNotSynchronized);
   }
   {
+    // Where tcpdump finds a marker (sixteen 0xff octets, 90 octets into the
+    // payload, tcpdump -x), an OPEN of length 59 and version 255
+    // (tcpdump: "Version 255, my AS 65528"): Unsupported Version Number,
+    // its data the largest version supported, 4 (RFC 4271 section 6.2).
+    // The capabilities after it (a graceful restart capability of length
+    // 0 that tcpdump calls "too short") are not reached.
+    std::string path = petrel::testing::real_data_path("pcap/tcpdump/bgp-bgp_capabilities_print-oobr-2.pcap");
+    ASSERT_FALSE(path.empty());
+    auto file = pcap::load_file(path);
+    ASSERT_TRUE(file.ok());
+    auto packets = pcap::read_packets(*file);
+    ASSERT_TRUE(packets.ok());
+    ASSERT_EQ(packets->size(), 1u);
+    auto d = pcap::decode_packet((*packets)[0]);
+    ASSERT_TRUE(d.ok());
+    // The IP header has More Fragments set: a first fragment, so the
+    // segment is truncated.
+    EXPECT_TRUE(d->tcp.truncated);
+    bytes::Span payload = d->tcp.payload;
+    size_t at = 0, run = 0;  // the first run of kMarkerLen 0xff octets
+    while (at + run < payload.size() && run < kMarkerLen) {
+      if (payload[at + run] == std::byte{0xff}) {
+        ++run;
+      } else {
+        at += run + 1;
+        run = 0;
+      }
+    }
+    ASSERT_EQ(at, 90u);
+    Framer f;
+    f.feed(payload.subspan(at));
+    Message m;
+    NotifyError e;
+    ASSERT_EQ(f.next(m, e), Framer::Status::kMessage);
+    EXPECT_EQ(m.type, MessageType::kOpen);
+    EXPECT_EQ(m.whole.size(), 59u);
+    auto open = decode_open(m.body);
+    ASSERT_FALSE(open.ok());
+    EXPECT_EQ(open.error().code, ErrorCode::kOpenMessage);
+    EXPECT_EQ(open.error().subcode, open_error::kUnsupportedVersion);
+    ASSERT_EQ(open.error().data().size(), 2u);
+    EXPECT_EQ(std::to_integer<uint8_t>(open.error().data()[1]), 4);
+  }
+  {
     // tcpdump's first UPDATE is 106 octets long; at offset 106 the next
     // "marker" has 0x7f in its tenth octet (tcpdump -x). The first one
     // carries attribute 171 with the Optional bit clear (tcpdump: "Unknown
@@ -680,10 +724,12 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     }
   }
   for (const char* name : {"bgp_mvpn_6_and_7_oobr.pcap", "bgp_pmsi_tunnel-oobr.pcap", "bgp_vpn_rt-oobr.pcap"}) {
-    // A 45-octet UPDATE (tcpdump: "Update Message (2), length: 45") whose
-    // Total Path Attribute Length runs past the message: Malformed
-    // Attribute List (RFC 7606 section 3 (c) keeps the session reset when
-    // the lengths do not add up).
+    // A 45-octet UPDATE (tcpdump: "Update Message (2), length: 45") with
+    // 3 octets of withdrawn routes and then, in tcpdump -x, a Total Path
+    // Attribute Length of 1714 (0x06b2; 0xc3b2 in the mvpn capture) for
+    // the 21 octets left: Malformed Attribute List (RFC 4271 section 6.3;
+    // RFC 7606 section 4 keeps the session reset when the attributes
+    // cannot be located).
     LOAD_OR_SKIP(t, name);
     ASSERT_EQ(t.update_bodies.size(), 1u) << name;
     UpdateView v = UpdateView::decode(t.update_bodies[0], t.update_params[0], PeerType::kExternal);
@@ -691,5 +737,43 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     EXPECT_EQ(v.report().notification().subcode, update_error::kMalformedAttributeList) << name;
   }
 }
+// Hostile input: every capture with octets changed at pseudo-random
+// places (a fixed sequence, so a failure repeats), and cut at many
+// lengths, through the reader, the reassembly, the framer and every
+// decoder. Nothing is expected of the results but that they come without
+// a crash or a read out of bounds (the sanitizer builds check the latter).
+TEST(PcapRealData, DamagedCapturesNeverCrash) {
+  size_t files = 0, read_ok = 0;
+  uint64_t state = 0x9e3779b97f4a7c15u;
+  auto next = [&state] {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (const Expected& e : kExpected) {
+    std::string path = petrel::testing::real_data_path(std::string("pcap/tcpdump/") + e.name);
+    if (path.empty()) GTEST_SKIP() << "tests/data/real is not available";
+    auto file = pcap::load_file(path);
+    ASSERT_TRUE(file.ok());
+    ++files;
+    for (int round = 0; round < 40; ++round) {
+      std::vector<std::byte> bad = *file;
+      if (round % 4 == 3) bad.resize(next() % bad.size());
+      for (int flips = 0; flips < 1 + round % 8 && !bad.empty(); ++flips)
+        bad[next() % bad.size()] = static_cast<std::byte>(next());
+      auto packets = pcap::read_packets(bad);
+      if (!packets) continue;
+      ++read_ok;
+      pcap::Reassembler ra;
+      for (const pcap::Packet& p : *packets)
+        if (auto d = pcap::decode_packet(p); d && d->kind == pcap::Kind::kTcp) ra.add(d->tcp);
+      Tally t;
+      for (const pcap::Stream& st : ra.streams())
+        for (const pcap::Run& r : st.runs) decode_run(r, e.options.params, e.options, t);
+    }
+  }
+  EXPECT_EQ(files, 38u);
+  EXPECT_GT(read_ok, 0u);
+}
+
 }  // namespace
 }  // namespace petrel::codec

@@ -19,6 +19,7 @@
 // parameters are those the two OPENs negotiate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <optional>
@@ -71,6 +72,10 @@ struct Tally {
   size_t bytes_left = 0;      // bytes of a run that do not make a whole message
   size_t decode_errors = 0;   // OPEN, NOTIFICATION, ROUTE-REFRESH that did not decode
   std::array<size_t, 5> update_actions{};  // by ErrorAction
+  // Prefixes of the families Petrel decodes: announced (by UPDATEs below
+  // treat-as-withdraw), withdrawn, and announced but withdrawn for an
+  // RFC 7606 error.
+  size_t announced = 0, withdrawn = 0, withdrawn_by_error = 0;
   size_t json_clean = 0;                   // message_to_json said "cleanly"
   std::vector<NotifyError> framing;        // data views into `streams`
   std::vector<Open> opens;
@@ -145,6 +150,11 @@ void decode_run(const pcap::Run& run, const SessionParams& params, const Options
         ++t.update;
         UpdateView v = UpdateView::decode(m.body, params, o.peer);
         ++t.update_actions[static_cast<size_t>(v.action())];
+        for (const NlriRange& r : v.announced())
+          for ([[maybe_unused]] const NlriPrefix& p : r)
+            ++(v.action() < ErrorAction::kTreatAsWithdraw ? t.announced : t.withdrawn_by_error);
+        for (const NlriRange& r : v.withdrawals())
+          for ([[maybe_unused]] const NlriPrefix& p : r) ++t.withdrawn;
         if (v.action() < ErrorAction::kTreatAsWithdraw) (void)v.attribute_set();  // builds (asserted)
         t.update_bodies.emplace_back(m.body.begin(), m.body.end());
         t.update_params.push_back(params);
@@ -357,6 +367,37 @@ TEST(PcapRealData, EveryCaptureMessagesAndOutcomes) {
   }
   // Every capture of the folder is in the table.
   EXPECT_EQ(captures, 38u);
+}
+
+// Unicast prefixes, counted in tcpdump's printing: the lines of prefixes
+// under "Updated routes:" and "Withdrawn routes:" and in MP_REACH_NLRI /
+// MP_UNREACH_NLRI of AFI IPv4 or IPv6 with SAFI Unicast or Multicast, of
+// every UPDATE. Only captures whose UPDATEs tcpdump prints whole.
+TEST(PcapRealData, PrefixCountsAgreeWithTcpdump) {
+  struct Prefixes {
+    const char* name;
+    Options options;
+    size_t announced, withdrawn, withdrawn_by_error;
+  };
+  const Prefixes want[] = {
+      {"bgp-4byte-asn.pcap", {}, 35, 15, 0},
+      {"bgp-enhanced-route-refresh-subtype.pcapng", {}, 12, 0, 0},
+      {"bgp-large-community.pcap", {}, 5, 0, 0},
+      {"bgp-link-bw-extcommunity.pcapng", Options::internal(), 7, 0, 0},
+      {"bgp-ovs.pcapng", Options::internal(), 4, 0, 0},
+      {"bgp-role.pcapng", {}, 11, 0, 0},
+      {"mpbgp-linklocal-nexthop.pcap", Options::as2(), 1, 0, 0},
+      // Announced without AS_PATH (BGPsec_PATH instead): treat-as-withdraw.
+      {"bgp-bgpsec.pcap", {}, 0, 0, 20},
+      {"bgpsec_invalid_signature_block_length.pcap", {}, 0, 0, 2},
+  };
+  for (const Prefixes& w : want) {
+    auto t = run_capture(w.name, w.options);
+    if (!t) GTEST_SKIP() << "tests/data/real is not available";
+    EXPECT_EQ(t->announced, w.announced) << w.name;
+    EXPECT_EQ(t->withdrawn, w.withdrawn) << w.name;
+    EXPECT_EQ(t->withdrawn_by_error, w.withdrawn_by_error) << w.name;
+  }
 }
 
 TEST(PcapRealData, FourOctetAsNumbersFromTheOpens) {
@@ -737,6 +778,100 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     EXPECT_EQ(v.report().notification().subcode, update_error::kMalformedAttributeList) << name;
   }
 }
+// The messages tcpdump prints for one packet's payload: it looks for the
+// next marker (sixteen 0xff octets) wherever it is, reads the length there
+// and goes on after the message; a message that runs past the captured
+// bytes ends the packet. (Its behaviour, as its output shows it; this is
+// not its code.) Each message is as long as its header says, at least 19.
+std::vector<bytes::Span> resynchronised_messages(bytes::Span payload) {
+  std::vector<bytes::Span> out;
+  size_t pos = 0;
+  while (pos < payload.size()) {
+    size_t at = pos, run = 0;
+    while (at + run < payload.size() && run < kMarkerLen) {
+      if (payload[at + run] == std::byte{0xff}) {
+        ++run;
+      } else {
+        at += run + 1;
+        run = 0;
+      }
+    }
+    if (run < kMarkerLen || payload.size() - at < kHeaderLen) break;
+    size_t len = std::to_integer<size_t>(payload[at + kMarkerLen]) << 8 |
+                 std::to_integer<size_t>(payload[at + kMarkerLen + 1]);
+    len = std::max(len, kHeaderLen);
+    if (payload.size() - at < len) break;
+    out.push_back(payload.subspan(at, len));
+    pos = at + len;
+  }
+  return out;
+}
+
+// The fuzzed captures read as tcpdump reads them, past the bad headers a
+// speaker stops at: the number of UPDATEs is tcpdump's count of "Update
+// Message (2)" lines, and each of them goes through the framer's header
+// checks and, if it passes, the UPDATE view, the canonical attribute set
+// and to_json. These are the messages that made printers read out of
+// bounds; here they must decode to some RFC 7606 outcome (the sanitizer
+// builds check the reads).
+TEST(PcapRealData, FuzzedUpdatesReadAsTcpdumpDoes) {
+  struct Fuzzed {
+    const char* name;
+    size_t updates;  // tcpdump's count
+  };
+  const Fuzzed captures[] = {
+      {"bgp-aigp-oobr.pcap", 449},       {"bgp-as-path-oobr.pcap", 330},    {"bgp-ub.pcap", 22},
+      {"bgp_mp_reach_nlri-oobr.pcap", 6}, {"bgp_vpn_rt-oobr.pcap", 3},      {"bgp-infinite-loop.pcap", 5},
+      {"bgp_mvpn_6_and_7_oobr.pcap", 1},  {"bgp_pmsi_tunnel-oobr.pcap", 1},
+  };
+  size_t decoded = 0, header_errors = 0;
+  for (const Fuzzed& c : captures) {
+    std::string path = petrel::testing::real_data_path(std::string("pcap/tcpdump/") + c.name);
+    if (path.empty()) GTEST_SKIP() << "tests/data/real is not available";
+    auto file = pcap::load_file(path);
+    ASSERT_TRUE(file.ok());
+    auto packets = pcap::read_packets(*file);
+    ASSERT_TRUE(packets.ok());
+    size_t updates = 0;
+    for (const pcap::Packet& p : *packets) {
+      auto d = pcap::decode_packet(p);
+      if (!d || d->kind != pcap::Kind::kTcp) continue;
+      for (bytes::Span whole : resynchronised_messages(d->tcp.payload)) {
+        if (whole[kHeaderLen - 1] != std::byte{2}) continue;
+        ++updates;
+        Framer f(kMaxExtendedMessageLen);
+        f.feed(whole);
+        Message m;
+        NotifyError e;
+        if (f.next(m, e) != Framer::Status::kMessage) {
+          ++header_errors;
+          continue;
+        }
+        ++decoded;
+        for (PeerType peer : {PeerType::kExternal, PeerType::kInternal}) {
+          for (bool four : {true, false}) {
+            SessionParams params = Options{}.params;
+            params.four_octet_as = four;
+            UpdateView v = UpdateView::decode(m.body, params, peer);
+            if (v.action() < ErrorAction::kTreatAsWithdraw) (void)v.attribute_set();
+            if (v.action() == ErrorAction::kSessionReset) {
+              EXPECT_EQ(v.report().notification().code, ErrorCode::kUpdateMessage) << c.name;
+            }
+            std::string out;
+            json::Writer w(out);
+            (void)message_to_json(m.whole, JsonOptions{params, peer}, w);
+            EXPECT_FALSE(out.empty());
+          }
+        }
+      }
+    }
+    EXPECT_EQ(updates, c.updates) << c.name;
+  }
+  // bgp-infinite-loop's five are 19 octets long: header errors.
+  EXPECT_GE(header_errors, 5u);
+  EXPECT_GT(decoded, 700u);
+}
+
 // Hostile input: every capture with octets changed at pseudo-random
 // places (a fixed sequence, so a failure repeats), and cut at many
 // lengths, through the reader, the reassembly, the framer and every

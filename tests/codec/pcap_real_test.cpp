@@ -195,20 +195,66 @@ void decode_run(const pcap::Run& run, const SessionParams& params, const Options
   }
 }
 
+// A capture's bytes and its packets, which view into them (moving the
+// vector keeps its buffer).
+struct Capture {
+  std::vector<std::byte> file;
+  std::vector<pcap::Packet> packets;
+};
+
+// An empty optional when the data folder is absent (the test skips); a
+// capture that does not read is a failure, and has no packets.
+std::optional<Capture> load_capture(const std::string& name) {
+  std::string path = petrel::testing::real_data_path("pcap/tcpdump/" + name);
+  if (path.empty()) return std::nullopt;
+  Capture c;
+  auto file = pcap::load_file(path);
+  EXPECT_TRUE(file.ok()) << name;
+  if (!file) return c;
+  c.file = std::move(*file);
+  auto packets = pcap::read_packets(c.file);
+  EXPECT_TRUE(packets.ok()) << name << ": " << (packets ? "" : packets.error());
+  if (packets) c.packets = std::move(*packets);
+  return c;
+}
+
+// The messages tcpdump prints for one packet's payload: it looks for the
+// next marker (sixteen 0xff octets) wherever it is, reads the length there
+// and goes on after the message; a message that runs past the captured
+// bytes ends the packet. (Its behaviour, as its output shows it; this is
+// not its code.) Each message is as long as its header says, at least 19.
+std::vector<bytes::Span> resynchronised_messages(bytes::Span payload) {
+  std::vector<bytes::Span> out;
+  size_t pos = 0;
+  while (pos < payload.size()) {
+    size_t at = pos, run = 0;
+    while (at + run < payload.size() && run < kMarkerLen) {
+      if (payload[at + run] == std::byte{0xff}) {
+        ++run;
+      } else {
+        at += run + 1;
+        run = 0;
+      }
+    }
+    if (run < kMarkerLen || payload.size() - at < kHeaderLen) break;
+    size_t len = std::to_integer<size_t>(payload[at + kMarkerLen]) << 8 |
+                 std::to_integer<size_t>(payload[at + kMarkerLen + 1]);
+    len = std::max(len, kHeaderLen);
+    if (payload.size() - at < len) break;
+    out.push_back(payload.subspan(at, len));
+    pos = at + len;
+  }
+  return out;
+}
+
 // Reads, reassembles and decodes one capture; an empty optional when the
 // data folder is absent (the test skips).
 std::optional<Tally> run_capture(const std::string& name, const Options& o = {}) {
-  std::string path = petrel::testing::real_data_path("pcap/tcpdump/" + name);
-  if (path.empty()) return std::nullopt;
+  auto capture = load_capture(name);
+  if (!capture) return std::nullopt;
   Tally t;
-  auto file = pcap::load_file(path);
-  EXPECT_TRUE(file.ok()) << name;
-  if (!file) return t;
-  auto packets = pcap::read_packets(*file);
-  EXPECT_TRUE(packets.ok()) << name << ": " << (packets ? "" : packets.error());
-  if (!packets) return t;
   pcap::Reassembler ra;
-  for (const pcap::Packet& p : *packets) {
+  for (const pcap::Packet& p : capture->packets) {
     ++t.packets;
     auto d = pcap::decode_packet(p);
     if (!d) {
@@ -691,31 +737,20 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     // its data the largest version supported, 4 (RFC 4271 section 6.2).
     // The capabilities after it (a graceful restart capability of length
     // 0 that tcpdump calls "too short") are not reached.
-    std::string path = petrel::testing::real_data_path("pcap/tcpdump/bgp-bgp_capabilities_print-oobr-2.pcap");
-    ASSERT_FALSE(path.empty());
-    auto file = pcap::load_file(path);
-    ASSERT_TRUE(file.ok());
-    auto packets = pcap::read_packets(*file);
-    ASSERT_TRUE(packets.ok());
-    ASSERT_EQ(packets->size(), 1u);
-    auto d = pcap::decode_packet((*packets)[0]);
+    auto capture = load_capture("bgp-bgp_capabilities_print-oobr-2.pcap");
+    ASSERT_TRUE(capture);
+    ASSERT_EQ(capture->packets.size(), 1u);
+    auto d = pcap::decode_packet(capture->packets[0]);
     ASSERT_TRUE(d.ok());
     // The IP header has More Fragments set: a first fragment, so the
     // segment is truncated.
     EXPECT_TRUE(d->tcp.truncated);
     bytes::Span payload = d->tcp.payload;
-    size_t at = 0, run = 0;  // the first run of kMarkerLen 0xff octets
-    while (at + run < payload.size() && run < kMarkerLen) {
-      if (payload[at + run] == std::byte{0xff}) {
-        ++run;
-      } else {
-        at += run + 1;
-        run = 0;
-      }
-    }
-    ASSERT_EQ(at, 90u);
+    auto found = resynchronised_messages(payload);
+    ASSERT_FALSE(found.empty());
+    EXPECT_EQ(found[0].data() - payload.data(), 90);
     Framer f;
-    f.feed(payload.subspan(at));
+    f.feed(found[0]);
     Message m;
     NotifyError e;
     ASSERT_EQ(f.next(m, e), Framer::Status::kMessage);
@@ -778,35 +813,6 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     EXPECT_EQ(v.report().notification().subcode, update_error::kMalformedAttributeList) << name;
   }
 }
-// The messages tcpdump prints for one packet's payload: it looks for the
-// next marker (sixteen 0xff octets) wherever it is, reads the length there
-// and goes on after the message; a message that runs past the captured
-// bytes ends the packet. (Its behaviour, as its output shows it; this is
-// not its code.) Each message is as long as its header says, at least 19.
-std::vector<bytes::Span> resynchronised_messages(bytes::Span payload) {
-  std::vector<bytes::Span> out;
-  size_t pos = 0;
-  while (pos < payload.size()) {
-    size_t at = pos, run = 0;
-    while (at + run < payload.size() && run < kMarkerLen) {
-      if (payload[at + run] == std::byte{0xff}) {
-        ++run;
-      } else {
-        at += run + 1;
-        run = 0;
-      }
-    }
-    if (run < kMarkerLen || payload.size() - at < kHeaderLen) break;
-    size_t len = std::to_integer<size_t>(payload[at + kMarkerLen]) << 8 |
-                 std::to_integer<size_t>(payload[at + kMarkerLen + 1]);
-    len = std::max(len, kHeaderLen);
-    if (payload.size() - at < len) break;
-    out.push_back(payload.subspan(at, len));
-    pos = at + len;
-  }
-  return out;
-}
-
 // The fuzzed captures read as tcpdump reads them, past the bad headers a
 // speaker stops at: the number of UPDATEs is tcpdump's count of "Update
 // Message (2)" lines, and each of them goes through the framer's header
@@ -826,14 +832,10 @@ TEST(PcapRealData, FuzzedUpdatesReadAsTcpdumpDoes) {
   };
   size_t decoded = 0, header_errors = 0;
   for (const Fuzzed& c : captures) {
-    std::string path = petrel::testing::real_data_path(std::string("pcap/tcpdump/") + c.name);
-    if (path.empty()) GTEST_SKIP() << "tests/data/real is not available";
-    auto file = pcap::load_file(path);
-    ASSERT_TRUE(file.ok());
-    auto packets = pcap::read_packets(*file);
-    ASSERT_TRUE(packets.ok());
+    auto capture = load_capture(c.name);
+    if (!capture) GTEST_SKIP() << "tests/data/real is not available";
     size_t updates = 0;
-    for (const pcap::Packet& p : *packets) {
+    for (const pcap::Packet& p : capture->packets) {
       auto d = pcap::decode_packet(p);
       if (!d || d->kind != pcap::Kind::kTcp) continue;
       for (bytes::Span whole : resynchronised_messages(d->tcp.payload)) {
@@ -885,13 +887,12 @@ TEST(PcapRealData, DamagedCapturesNeverCrash) {
     return static_cast<uint32_t>(state >> 33);
   };
   for (const Expected& e : kExpected) {
-    std::string path = petrel::testing::real_data_path(std::string("pcap/tcpdump/") + e.name);
-    if (path.empty()) GTEST_SKIP() << "tests/data/real is not available";
-    auto file = pcap::load_file(path);
-    ASSERT_TRUE(file.ok());
+    auto capture = load_capture(e.name);
+    if (!capture) GTEST_SKIP() << "tests/data/real is not available";
+    ASSERT_FALSE(capture->packets.empty()) << e.name;
     ++files;
     for (int round = 0; round < 40; ++round) {
-      std::vector<std::byte> bad = *file;
+      std::vector<std::byte> bad = capture->file;
       if (round % 4 == 3) bad.resize(next() % bad.size());
       for (int flips = 0; flips < 1 + round % 8 && !bad.empty(); ++flips)
         bad[next() % bad.size()] = static_cast<std::byte>(next());

@@ -16,7 +16,8 @@
 // Captures without an OPEN are decoded as `petrel decode` does (4-octet
 // AS, extended messages, external peer) unless the test says otherwise and
 // why; where both OPENs of a connection are in the capture, the session
-// parameters are those the two OPENs negotiate.
+// parameters are those the two OPENs negotiate, and the peer is internal
+// when both name the same AS.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,7 +67,7 @@ struct Options {
 
 // What one capture gave.
 struct Tally {
-  size_t packets = 0, packet_errors = 0, bgp_segments = 0;
+  size_t packets = 0, packet_errors = 0;
   size_t open = 0, update = 0, notification = 0, keepalive = 0, route_refresh = 0;
   size_t framing_errors = 0;  // the framer's Message Header Errors
   size_t bytes_left = 0;      // bytes of a run that do not make a whole message
@@ -77,7 +78,7 @@ struct Tally {
   // RFC 7606 error.
   size_t announced = 0, withdrawn = 0, withdrawn_by_error = 0;
   size_t json_clean = 0;                   // message_to_json said "cleanly"
-  std::vector<NotifyError> framing;        // data views into `streams`
+  std::vector<Notification> framing;       // the framer's errors, data copied
   std::vector<Open> opens;
   std::vector<Notification> notifications;
   std::vector<RouteRefresh> refreshes;
@@ -132,7 +133,7 @@ void decode_run(const pcap::Run& run, const SessionParams& params, const Options
     }
     if (s == Framer::Status::kError) {
       ++t.framing_errors;
-      t.framing.push_back(e);
+      t.framing.push_back(Notification::from(e));
       return;
     }
     switch (m.type) {
@@ -262,7 +263,6 @@ std::optional<Tally> run_capture(const std::string& name, const Options& o = {})
       continue;
     }
     if (d->kind != pcap::Kind::kTcp || (d->tcp.src.port != 179 && d->tcp.dst.port != 179)) continue;
-    if (!d->tcp.payload.empty()) ++t.bgp_segments;
     ra.add(d->tcp);
   }
   t.streams = ra.streams();
@@ -368,12 +368,16 @@ const Expected kExpected[] = {
     {"bgp-infinite-loop.pcap", {}, {0, 0, 0, 0, 0, 4}, {{0, 0, 0, 0, 0}}},
     {"bgp-large-community.pcap", {}, {0, 5, 0, 0, 0, 0}, {{5, 0, 0, 0, 0}}},
     {"bgp-link-bw-extcommunity.pcapng", Options::internal(), {0, 6, 0, 0, 0, 0}, {{6, 0, 0, 0, 0}}},
+    // Both OPENs of each session carry AS 100 (tcpdump): internal
+    // sessions, so their LOCAL_PREF is kept. Labeled unicast is skipped.
     {"bgp-lu-multiple-labels.pcap", {}, {4, 7, 1, 8, 0, 0}, {{7, 0, 0, 0, 0}}},
     {"bgp-malformed-hard-reset.pcap", {}, {0, 0, 1, 0, 0, 0}, {{0, 0, 0, 0, 0}}},
     {"bgp-orf.pcapng", {}, {0, 0, 0, 0, 2, 0}, {{0, 0, 0, 0, 0}}},
     {"bgp-ovs.pcapng", Options::internal(), {0, 4, 0, 0, 0, 0}, {{4, 0, 0, 0, 0}}},
     {"bgp-role.pcapng", {}, {1, 9, 0, 2, 0, 0}, {{9, 0, 0, 0, 0}}},
     {"bgp-rt-prefix.pcap", Options::as2(), {0, 8, 0, 0, 0, 0}, {{8, 0, 0, 0, 0}}},
+    // tcpdump prints 2 NOTIFICATIONs; the second packet is a retransmission
+    // (ShutdownCommunications below).
     {"bgp-shutdown-communication.pcapng", {}, {0, 0, 1, 0, 0, 0}, {{0, 0, 0, 0, 0}}},
     {"bgp-shutdown-msg-variations.pcap", {}, {0, 0, 3, 0, 0, 0}, {{0, 0, 0, 0, 0}}},
     {"bgp-ub.pcap", {}, {0, 0, 0, 0, 0, 1}, std::nullopt},
@@ -400,6 +404,8 @@ TEST(PcapRealData, EveryCaptureMessagesAndOutcomes) {
     EXPECT_EQ(t->decode_errors, 0u) << e.name;
     if (e.actions) {
       EXPECT_EQ(t->update_actions, *e.actions) << e.name;
+      // Every stream of the whole captures ends where a message does.
+      EXPECT_EQ(t->bytes_left, 0u) << e.name;
     }
     // message_to_json says "cleanly" for exactly the messages that decoded
     // without any finding: here every OPEN, NOTIFICATION, KEEPALIVE and
@@ -459,8 +465,20 @@ TEST(PcapRealData, FourOctetAsNumbersFromTheOpens) {
   }
   EXPECT_EQ(ases, (std::multiset<uint32_t>{1, 200, 300, 400, 2764334674, 2764334674, 2764334674, 2764334674}));
   EXPECT_EQ(trans, 4u);
-  // Its one NOTIFICATION: tcpdump prints the code and subcode.
+  // tcpdump: "Notification Message (3), length: 21, Cease (6), subcode
+  // Other Configuration Change (6)".
   ASSERT_EQ(t.notifications.size(), 1u);
+  EXPECT_EQ(t.notifications[0].error_code(), ErrorCode::kCease);
+  EXPECT_EQ(t.notifications[0].subcode, cease::kOtherConfigurationChange);
+  EXPECT_TRUE(t.notifications[0].data.empty());
+  // The sessions whose two OPENs both carry the 4-octet AS capability
+  // read 4-octet AS_PATHs, the others 2-octet ones: every UPDATE decodes
+  // cleanly only when each stream gets its own negotiated width.
+  EXPECT_EQ(action_count(t, ErrorAction::kNone), 10u);
+  size_t two_octet = 0;
+  for (const SessionParams& p : t.update_params) two_octet += p.four_octet_as ? 0 : 1;
+  EXPECT_GT(two_octet, 0u);
+  EXPECT_LT(two_octet, t.update_params.size());
 }
 
 TEST(PcapRealData, AddPathCapabilities) {
@@ -727,7 +745,7 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     // The TCP payload starts with 0x61 0x01 before the marker tcpdump finds.
     LOAD_OR_SKIP(t, "bgp-bgp_capabilities_print-oobr-1.pcap");
     ASSERT_EQ(t.framing.size(), 1u);
-    EXPECT_EQ(t.framing[0].code, ErrorCode::kMessageHeader);
+    EXPECT_EQ(t.framing[0].error_code(), ErrorCode::kMessageHeader);
     EXPECT_EQ(t.framing[0].subcode, header_error::kConnectionNotSynchronized);
   }
   {
@@ -783,7 +801,7 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     // second connection's payload starts 0x00 0x49.
     LOAD_OR_SKIP(t, "bgp-as-path-oobr.pcap");
     ASSERT_EQ(t.framing.size(), 2u);
-    for (const NotifyError& e : t.framing) EXPECT_EQ(e.subcode, header_error::kConnectionNotSynchronized);
+    for (const Notification& e : t.framing) EXPECT_EQ(e.subcode, header_error::kConnectionNotSynchronized);
     EXPECT_EQ(t.update, 6u);
   }
   {
@@ -793,10 +811,9 @@ TEST(PcapRealData, MalformedCapturesStopAtTheFirstBadHeader) {
     // connection has two packets; its stream stops at the first.
     LOAD_OR_SKIP(t, "bgp-infinite-loop.pcap");
     ASSERT_EQ(t.framing.size(), 4u);
-    for (const NotifyError& e : t.framing) {
+    for (const Notification& e : t.framing) {
       EXPECT_EQ(e.subcode, header_error::kBadMessageLength);
-      EXPECT_EQ(e.data().size(), 2u);
-      EXPECT_EQ(std::to_integer<uint8_t>(e.data()[1]), 19);
+      EXPECT_EQ(e.data, (std::vector<std::byte>{std::byte{0}, std::byte{19}}));
     }
   }
   for (const char* name : {"bgp_mvpn_6_and_7_oobr.pcap", "bgp_pmsi_tunnel-oobr.pcap", "bgp_vpn_rt-oobr.pcap"}) {

@@ -625,8 +625,9 @@ TEST(PcapRealData, ShutdownCommunications) {
     // Three SYN packets on the same ports, each its own connection.
     ASSERT_EQ(t.notifications.size(), 3u);
     // 1: length 10, "0123456789", then 9 more octets (tcpdump: "Data:
-    //    (length: 9)"): not exactly a length and its text, so not a
-    //    shutdown communication (RFC 9003 section 2); the data is kept.
+    //    (length: 9)"). RFC 9003 section 2 defines the data as the length
+    //    and the text alone; Petrel reads no communication out of data
+    //    with more after it (codec/notification.h), and keeps the data.
     EXPECT_EQ(shutdown_communication(t.notifications[0]), std::nullopt);
     EXPECT_EQ(t.notifications[0].data.size(), 20u);
     // 2: "empty Shutdown Communication": length 0.

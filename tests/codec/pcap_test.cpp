@@ -187,6 +187,78 @@ TEST(Pcap, HeadersThatContradictTheirLengthsAreErrors) {
   }
 }
 
+// The same IPv4 packet behind each link-layer header the reader knows,
+// and an IPv6 one with a destination options header.
+TEST(Pcap, EveryLinkTypeAndIpv6) {
+  Bytes eth = frame(7, text("bgp"));
+  Bytes ip(eth.begin() + 14, eth.end());
+  auto with = [&ip](std::initializer_list<int> head) {
+    Bytes b;
+    for (int v : head) b.push_back(static_cast<std::byte>(v));
+    b.insert(b.end(), ip.begin(), ip.end());
+    return b;
+  };
+  struct Case {
+    uint32_t link;
+    Bytes data;
+  };
+  const Case cases[] = {
+      {link_type::kEthernet, eth},
+      {link_type::kRaw, ip},
+      {link_type::kIpv4, ip},
+      {link_type::kPpp, with({0xff, 0x03, 0x00, 0x21})},
+      {link_type::kPpp, with({0x00, 0x21})},
+      {link_type::kLinuxSll, with({0, 0, 0, 1, 0, 6, 2, 2, 2, 2, 2, 2, 0, 0, 0x08, 0x00})},
+      {link_type::kLinuxSll2, with({0x08, 0x00, 0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 2, 2, 2, 2, 2, 0, 0})},
+      // "MGC", extensions present, 2 octets of them; then Ethernet.
+      {link_type::kJuniperEther, [&eth] {
+         Bytes b;
+         for (int v : {0x4d, 0x47, 0x43, 0x80, 0x00, 0x02, 0x01, 0x00}) b.push_back(static_cast<std::byte>(v));
+         b.insert(b.end(), eth.begin(), eth.end());
+         return b;
+       }()},
+  };
+  for (const Case& c : cases) {
+    auto d = decode_packet(Packet{c.link, static_cast<uint32_t>(c.data.size()), c.data});
+    ASSERT_TRUE(d.ok()) << c.link << ": " << d.error();
+    ASSERT_EQ(d->kind, Kind::kTcp) << c.link;
+    EXPECT_EQ(d->tcp.seq, 7u);
+    EXPECT_EQ(Bytes(d->tcp.payload.begin(), d->tcp.payload.end()), text("bgp")) << c.link;
+    EXPECT_FALSE(d->tcp.truncated);
+  }
+  // An ARP frame and a UDP packet are not TCP; an unknown link type is an
+  // error.
+  Bytes arp = eth;
+  arp[12] = std::byte{0x08};
+  arp[13] = std::byte{0x06};
+  EXPECT_EQ(decode_packet(Packet{link_type::kEthernet, 60, arp})->kind, Kind::kOther);
+  Bytes udp = ip;
+  udp[9] = std::byte{17};
+  EXPECT_EQ(decode_packet(Packet{link_type::kRaw, static_cast<uint32_t>(udp.size()), udp})->kind, Kind::kOther);
+  EXPECT_FALSE(decode_packet(Packet{147, static_cast<uint32_t>(ip.size()), ip}).ok());
+
+  // IPv6: fixed header, 8 octets of destination options, TCP.
+  Bytes v6;
+  put32(v6, 0x60000000, false);
+  Bytes tcp(ip.begin() + 20, ip.end());
+  put16(v6, static_cast<uint16_t>(8 + tcp.size()), false);
+  v6.push_back(std::byte{60});  // next header: destination options
+  v6.push_back(std::byte{64});
+  for (int i = 0; i < 32; ++i) v6.push_back(static_cast<std::byte>(i < 16 ? 0x20 : 0x30));
+  for (int v : {6, 0, 1, 4, 0, 0, 0, 0}) v6.push_back(static_cast<std::byte>(v));  // TCP next; PadN
+  v6.insert(v6.end(), tcp.begin(), tcp.end());
+  auto d = decode_packet(Packet{link_type::kIpv6, static_cast<uint32_t>(v6.size()), v6});
+  ASSERT_TRUE(d.ok()) << d.error();
+  ASSERT_EQ(d->kind, Kind::kTcp);
+  EXPECT_TRUE(d->tcp.src.v6);
+  EXPECT_EQ(Bytes(d->tcp.payload.begin(), d->tcp.payload.end()), text("bgp"));
+  EXPECT_EQ(d->tcp.src.to_string(), "[2020:2020:2020:2020:2020:2020:2020:2020]:40000");
+  // A payload length that says more than the frame holds is an error.
+  Bytes longer = v6;
+  longer[5] = static_cast<std::byte>(std::to_integer<int>(longer[5]) + 1);
+  EXPECT_FALSE(decode_packet(Packet{link_type::kIpv6, static_cast<uint32_t>(longer.size()), longer}).ok());
+}
+
 TEST(Pcap, RetransmissionsGapsAndSynsMakeRuns) {
   Reassembler r;
   auto seg = [&](uint32_t seq, std::string_view s, bool syn = false, bool truncated = false) {

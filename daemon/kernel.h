@@ -2,7 +2,7 @@
 // table's best routes (docs/kernel.md). It follows the table's journals
 // (table::Table::follow/read) and drives fib/'s plan and driver.
 //
-// Thread: its own (DESIGN.md, "Threads"). Installing a full table takes
+// Thread: its own (docs/DESIGN.md, "Threads"). Installing a full table takes
 // the kernel seconds of system time inside sendmsg, and the driver waits
 // for each batch's acks; on the main loop that would stall the HTTP API's
 // and the sessions' hand-offs. When idle, the thread waits in poll() on

@@ -1,7 +1,7 @@
 // RPKI in the daemon: the connections to the RTR caches, the VRP data in
 // force published as an immutable snapshot, and the table's validator.
 //
-// Thread: the caches are served on the main libev loop (DESIGN.md,
+// Thread: the caches are served on the main libev loop (docs/DESIGN.md,
 // "Threads"). RTR traffic is a few PDUs per refresh interval; what costs
 // time is building the VRP table and revalidating the routing table after
 // an update, both rare (minutes apart) and bounded, and a thread of its own

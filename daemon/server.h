@@ -1,5 +1,5 @@
 // The daemon's main loop: configuration, signals, listeners, and the
-// session workers that the peers live on (../shared/DESIGN.md, "Threads").
+// session workers that the peers live on (docs/DESIGN.md, "Threads").
 //
 // Listeners accept only configured peers' addresses (address and, for
 // link-local IPv6, interface); others are closed at once, counted and

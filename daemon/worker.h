@@ -1,6 +1,6 @@
 // A session worker: one thread running one libev loop. Sessions live on one
 // worker from start to close; other threads hand work to it through post(),
-// an ev_async plus a locked queue (../shared/DESIGN.md, "Threads").
+// an ev_async plus a locked queue (docs/DESIGN.md, "Threads").
 #pragma once
 
 #include <ev.h>

@@ -11,7 +11,7 @@
 // the corpus repeatedly for about --ms milliseconds, best of --runs (7),
 // and prints one JSON line:
 //   {"corpus":"bulk","stage":"decode","updates_per_s":...,"prefixes_per_s":...}
-// Only benchmark tools read a clock (../shared/DESIGN.md, "Measuring").
+// Only benchmark tools read a clock (docs/DESIGN.md, "Measuring").
 #include <chrono>
 #include <cstdio>
 #include <cstring>

@@ -9,13 +9,17 @@ kernel's route in Petrel's namespace has A's next hop) and at Petrel's
 internal neighbour (a third BIRD, AS 65001), which receives them with
 LOCAL_PREF 200 and A's longer path: both routers rank the routes alike.
 The prefixes the filter leaves alone go the shorter way, through B, with
-the default LOCAL_PREF (100).
+the default LOCAL_PREF (100). Then the control: a reload takes the filter
+off A (Petrel asks A for its routes again with a ROUTE-REFRESH), and every
+prefix goes the shorter way, through B, in the kernel and at the internal
+neighbour, with LOCAL_PREF 100.
 
 SKIPs while BIRD or the petrel binary is missing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,6 +29,7 @@ import pytest
 import lab as L
 from conftest import require
 from test_kernel import KernelPetrel, routes
+from test_reload import reload
 
 PETREL_ASN, A_ASN, B_ASN = 65001, 65002, 65003
 PREFERRED = ("198.51.100.0/24", "2001:db8:100::/48")   # the filter sets LOCAL_PREF 200
@@ -117,3 +122,23 @@ def test_import_filter_local_pref_makes_the_longer_path_win(lab):
     L.wait_until(lambda: at_inner() == want, 30, f"the internal BIRD holds {want}: {at_inner()}")
     assert bird_route(inner, PREFERRED[0])["next_hop"] == an.v4
     assert bird_route(inner, PLAIN[0])["next_hop"] == bn.v4
+
+    # The control: the filter off A's import by a live reload. A's routes
+    # come again (ROUTE-REFRESH) without LOCAL_PREF, so the degree of
+    # preference is the default on both sides and the shorter path, B's,
+    # wins everywhere: in Petrel, in its kernel and at its internal
+    # neighbour, which now gets LOCAL_PREF 100 and B's path for all four.
+    petrel.peers = [dataclasses.replace(p, import_policy="all") if p.name == "up_a" else p for p in petrel.peers]
+    reload(petrel, petrel.config())
+    ev = petrel.wait_events("reload-peer", peer="up_a")[-1]
+    assert ev["import"] == "filter prefer-a -> all", ev
+    want4 = {PREFERRED[0]: [bn.v4], PLAIN[0]: [bn.v4]}
+    want6 = {PREFERRED[1]: [bn.v6], PLAIN[1]: [bn.v6]}
+    L.wait_until(lambda: kernel() == (want4, want6), 30, f"kernel routes {want4} {want6}: {kernel()}")
+    got = petrel.api(f"/api/routes/{PREFERRED[0]}/explain")
+    assert got and got["decided_by"] == "AS path length", got
+    by_peer = {r["peer"]: r for r in got["routes"]}
+    assert by_peer["up_b"]["best"] and by_peer["up_a"]["local_pref"] == 100, got
+    want = {p: (b_path, "100") for p in PREFERRED + PLAIN}
+    L.wait_until(lambda: at_inner() == want, 30, f"the internal BIRD holds {want}: {at_inner()}")
+    assert bird_route(inner, PREFERRED[0])["next_hop"] == bn.v4

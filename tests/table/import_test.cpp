@@ -460,6 +460,16 @@ TEST(Import, LocalPrefSetByAnExternalPeersImportFilterDecidesTheBest) {
   rb.filter = &prefer;
   import(b, rb, pb);
   EXPECT_EQ(best(), std::pair(b, std::optional<uint32_t>(200)));
+
+  // B's filter changes the MED alone: the set it builds from the UPDATE
+  // has no LOCAL_PREF either (B's 1000 is still discarded), so B's degree
+  // is the default and A's 200 wins again.
+  FilterRule med5;
+  med5.set_med = 5;
+  const Filter med_only{"med-only", {med5}, FilterAction::kReject};
+  rb.filter = &med_only;
+  import(b, rb, pb);
+  EXPECT_EQ(best(), std::pair(a, std::optional<uint32_t>(200)));
 }
 
 // ---- properties

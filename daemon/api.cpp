@@ -324,6 +324,11 @@ void write_prefix_routes(json::Writer& w, const PrefixSnapshot& p, const RouteFi
       w.null();
     else
       w.string(r.rpki);
+    w.key_raw("aspa");
+    if (r.aspa.empty())
+      w.null();
+    else
+      w.string(r.aspa);
     codec::attributes_to_json(r.attributes, w);
     w.end_object();
   }

@@ -165,6 +165,7 @@ struct RouteSnapshot {
   bool best = false;
   bool stale = false;
   std::string_view rpki;  // validation state (daemon/rpki_api.h); empty: RPKI off
+  std::string_view aspa;  // ASPA verification state (daemon/rpki_api.h); empty: not verified
   // For a route that is not the best: the best-path step that decided
   // between it and the best (table::decision_name).
   std::string lost_by;

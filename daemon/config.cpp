@@ -585,8 +585,10 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
 void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   const toml::table* t = ck.table(root, "", "rpki");
   if (!t) return;
-  ck.only_keys(*t, "rpki", {"cache", "reject_invalid", "max_vrps", "answer_timeout", "max_version"});
+  ck.only_keys(*t, "rpki",
+               {"cache", "reject_invalid", "reject_aspa_invalid", "max_vrps", "answer_timeout", "max_version"});
   if (auto v = ck.boolean(*t, "rpki", "reject_invalid")) out.reject_invalid = *v;
+  if (auto v = ck.boolean(*t, "rpki", "reject_aspa_invalid")) out.reject_aspa_invalid = *v;
   if (auto v = ck.integer(*t, "rpki", "max_vrps", 1, 100'000'000, "a VRP count 1..100000000"))
     out.max_vrps = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "rpki", "answer_timeout", 1, 3600, "1..3600 seconds"))

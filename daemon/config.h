@@ -150,6 +150,9 @@ struct RpkiConfig {
   // take no part in best path and export (RFC 6811 section 5 leaves it to
   // policy; off by default).
   bool reject_invalid = false;
+  // The same for ASPA-invalid routes (draft-ietf-sidrops-aspa-verification;
+  // only routes from peers with a local_role are verified).
+  bool reject_aspa_invalid = false;
   // Bounds on what one cache can make us hold and wait for (rpki/client.h).
   uint32_t max_vrps = 4'000'000;  // VRPs and router keys
   uint32_t answer_timeout = 60;   // seconds from a query to its End of Data

@@ -241,6 +241,7 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
       r.best = is_best;
       r.stale = rv.stale;
       if (rv.validation != table::Validation::kUnchecked) r.rpki = validation_name(rv.validation);
+      if (rv.aspa != table::AspaState::kUnchecked) r.aspa = aspa_name(rv.aspa);
       if (!is_best && best >= 0)
         r.lost_by = std::string(table::decision_name(
             table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));

@@ -272,6 +272,12 @@ bool Peer::enter_table(Connection& c) {
   info.internal = n.peer_as == config_.router.asn;
   info.rr_client = peer_.route_reflector_client;
   info.max_paths_per_prefix = peer_.max_paths_per_prefix;
+  // ASPA verification by our role (RFC 9234): downstream for routes from
+  // a provider, upstream for those from a customer, a lateral peer, a
+  // route server or its client.
+  if (!info.internal && peer_.local_role)
+    info.aspa = *peer_.local_role == codec::Role::kCustomer ? table::AspaCheck::kDownstream
+                                                            : table::AspaCheck::kUpstream;
   auto slot = table_.add_peer(info);
   if (!slot) return false;
   table_slot_.store(*slot, std::memory_order_release);

@@ -80,6 +80,24 @@ const VrpSnapshot& VrpStore::local() const {
   return *cached.snap;
 }
 
+// The customers whose ASPA differs between two lists sorted by customer.
+std::vector<uint32_t> changed_customers(std::span<const rpki::Aspa> before, std::span<const rpki::Aspa> after) {
+  std::vector<uint32_t> out;
+  size_t i = 0, j = 0;
+  while (i < before.size() || j < after.size()) {
+    if (j == after.size() || (i < before.size() && before[i].customer < after[j].customer)) {
+      out.push_back(before[i++].customer);
+    } else if (i == before.size() || after[j].customer < before[i].customer) {
+      out.push_back(after[j++].customer);
+    } else {
+      if (before[i].providers != after[j].providers) out.push_back(after[j].customer);
+      ++i;
+      ++j;
+    }
+  }
+  return out;
+}
+
 VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
                            int64_t now_unix_ms, std::span<const rpki::Aspa> aspas) {
   auto old = current_.load();
@@ -87,6 +105,7 @@ VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std:
   s->table = rpki::VrpTable::build(vrps);
   s->aspa = rpki::AspaTable::build(aspas);
   s->aspas = s->aspa.size();
+  s->aspa_list.assign(aspas.begin(), aspas.end());
   for (const rpki::Vrp& v : vrps) (v.prefix.family() == net::IpFamily::V4 ? s->v4 : s->v6) += 1;
   s->vrps = std::move(vrps);
   s->source = std::move(source);
@@ -100,6 +119,7 @@ VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std:
                       std::back_inserter(d.announced));
   std::set_difference(old->vrps.begin(), old->vrps.end(), s->vrps.begin(), s->vrps.end(),
                       std::back_inserter(d.withdrawn));
+  d.aspa_customers = changed_customers(old->aspa_list, s->aspa_list);
   const uint64_t version = s->version;
   current_.store(std::move(s));
   version_.store(version, std::memory_order_release);
@@ -151,6 +171,31 @@ std::optional<uint32_t> RpkiValidator::origin_of(const table::Attrs& a) const {
 table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
   if (!enabled()) return table::Validation::kUnchecked;
   return state_of(store_.local().table.validate(p, origin_of(a)));
+}
+
+table::AspaState RpkiValidator::verify_path(const table::Attrs& a, table::AspaCheck check) const {
+  if (!enabled() || check == table::AspaCheck::kNone) return table::AspaState::kUnchecked;
+  // The path as on the wire, neighbour first; paths longer than this are
+  // rare enough to pay for an allocation.
+  thread_local std::vector<uint32_t> path;
+  path.clear();
+  bool has_as_set = false;
+  for (const codec::AsSegmentView& seg : a.as_path_segments()) {
+    if (seg.type != codec::SegmentType::kAsSequence) {
+      has_as_set = true;
+      continue;
+    }
+    for (size_t i = 0; i < seg.count; ++i) path.push_back(seg.at(i));
+  }
+  const rpki::AspaState s = store_.local().aspa.verify(
+      path, has_as_set,
+      check == table::AspaCheck::kDownstream ? rpki::AspaDirection::kDownstream : rpki::AspaDirection::kUpstream);
+  switch (s) {
+    case rpki::AspaState::kValid: return table::AspaState::kValid;
+    case rpki::AspaState::kInvalid: return table::AspaState::kInvalid;
+    case rpki::AspaState::kUnknown: return table::AspaState::kUnknown;
+  }
+  return table::AspaState::kUnknown;
 }
 
 void RpkiValidator::validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const {

@@ -57,9 +57,11 @@ struct VrpSnapshot {
   rpki::VrpTable table;
   std::vector<rpki::Vrp> vrps;  // sorted, distinct
   size_t v4 = 0, v6 = 0;        // VRPs per family
-  // The same cache's ASPAs (RTR version 2), for AS_PATH verification;
-  // no route carries an ASPA state yet (docs/rpki.md, "ASPA").
+  // The same cache's ASPAs (RTR version 2), for AS_PATH verification
+  // (docs/rpki.md, "ASPA"): the table, and the list (sorted by customer)
+  // that the next publication is compared with.
   rpki::AspaTable aspa;
+  std::vector<rpki::Aspa> aspa_list;
   size_t aspas = 0;
   std::string source;           // the cache they came from; empty: none
   std::optional<uint32_t> serial;
@@ -70,10 +72,17 @@ struct VrpSnapshot {
 struct VrpDelta {
   uint64_t version = 0;
   std::vector<rpki::Vrp> announced, withdrawn;  // sorted
+  // Customer ASes whose ASPA came, went or changed (sorted, distinct):
+  // the routes whose AS_PATH holds one are verified again.
+  std::vector<uint32_t> aspa_customers;
   // In recent_changes() only: the lists were too long to keep
   // (VrpStore::kKeptDeltaVrps) and are left empty.
   bool truncated = false;
 };
+
+// The customers whose ASPA differs between two lists sorted by customer
+// (came, went, or other providers), sorted.
+std::vector<uint32_t> changed_customers(std::span<const rpki::Aspa> before, std::span<const rpki::Aspa> after);
 
 class VrpStore {
  public:
@@ -120,6 +129,9 @@ class RpkiValidator : public table::Validator {
   void set_enabled(bool on) { enabled_.store(on, std::memory_order_relaxed); }
   [[nodiscard]] bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   [[nodiscard]] table::Validation validate(const net::Prefix& p, const table::Attrs& a) const override;
+  // ASPA verification of the AS_PATH (rpki/aspa_table.h) by the peer's
+  // procedure; unchecked while switched off.
+  [[nodiscard]] table::AspaState verify_path(const table::Attrs& a, table::AspaCheck check) const override;
   // One VrpTable::validate_batch call for the routes (their lookups overlap).
   void validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const override;
 

@@ -18,6 +18,8 @@ namespace {
 
 constexpr table::Validation kStates[] = {table::Validation::kValid, table::Validation::kInvalid,
                                          table::Validation::kNotFound};
+constexpr table::AspaState kAspaStates[] = {table::AspaState::kValid, table::AspaState::kInvalid,
+                                            table::AspaState::kUnknown, table::AspaState::kUnchecked};
 
 // The cache states a metric reports, one sample each (1 for the current).
 constexpr std::string_view kCacheStates[] = {"down", "connecting", "syncing", "in-sync"};
@@ -48,6 +50,16 @@ std::string_view validation_name(table::Validation v) {
   return "unchecked";
 }
 
+std::string_view aspa_name(table::AspaState s) {
+  switch (s) {
+    case table::AspaState::kUnchecked: return "unchecked";
+    case table::AspaState::kUnknown: return "unknown";
+    case table::AspaState::kValid: return "valid";
+    case table::AspaState::kInvalid: return "invalid";
+  }
+  return "unchecked";
+}
+
 TableValidationCounts count_validation(const table::Table& t) {
   TableValidationCounts n;
   std::map<uint16_t, ValidationCounts> by_slot;
@@ -56,6 +68,7 @@ TableValidationCounts count_validation(const table::Table& t) {
       const auto s = static_cast<size_t>(table::validation_of(r));
       ++n.routes[s];
       ++by_slot[r.peer][s];
+      ++n.aspa[static_cast<size_t>(table::aspa_of(r))];
     }
   });
   for (const auto& [slot, counts] : by_slot) n.peers.push_back({t.peer(slot).name, counts});
@@ -70,6 +83,7 @@ std::string rpki_json(const RpkiView& v) {
   w.begin_object();
   w.key_raw("enabled").boolean(v.enabled);
   w.key_raw("reject_invalid").boolean(v.reject_invalid);
+  w.key_raw("reject_aspa_invalid").boolean(v.reject_aspa_invalid);
   w.key_raw("vrps").begin_object();
   if (v.vrps) {
     w.member("ipv4", static_cast<uint64_t>(v.vrps->v4));
@@ -89,6 +103,9 @@ std::string rpki_json(const RpkiView& v) {
   };
   w.key_raw("routes").begin_object();
   counts(v.routes);
+  w.end_object();
+  w.key_raw("aspa_routes").begin_object();
+  for (table::AspaState s : kAspaStates) w.member(aspa_name(s), v.aspa_routes[static_cast<size_t>(s)]);
   w.end_object();
   w.key_raw("peers").begin_array();
   for (const PeerValidationCounts& p : v.peers) {
@@ -145,6 +162,10 @@ std::string rpki_metrics(const RpkiView& v) {
     for (std::string_view s : kCacheStates) m.sample({{"cache", c.name}, {"state", s}}, cache_state(c) == s ? 1 : 0);
   m.family("petrel_routes_by_validation", "gauge", "Routes in the table by RPKI validation state (RFC 6811).");
   for (table::Validation s : kStates) m.sample({{"state", validation_name(s)}}, v.routes[static_cast<size_t>(s)]);
+  m.family("petrel_routes_by_aspa", "gauge",
+           "Routes in the table by ASPA verification state (unchecked: from internal peers or peers without a "
+           "local_role).");
+  for (table::AspaState s : kAspaStates) m.sample({{"state", aspa_name(s)}}, v.aspa_routes[static_cast<size_t>(s)]);
   return out;
 }
 
@@ -166,6 +187,7 @@ RpkiView rpki_view(const Server& s) {
   v.enabled = caches.has_value();
   if (!v.enabled) return v;
   v.reject_invalid = s.rpki_reject_invalid();
+  v.reject_aspa_invalid = s.table().reject_aspa_invalid();
   v.vrps = s.vrps().current();
   v.caches = std::move(*caches);
   static std::mutex mu;
@@ -180,6 +202,7 @@ RpkiView rpki_view(const Server& s) {
     have = true;
   }
   v.routes = counts.routes;
+  v.aspa_routes = counts.aspa;
   v.peers = counts.peers;
   return v;
 }

@@ -27,22 +27,29 @@ struct PeerValidationCounts {
   std::string peer;  // the peer's configured name
   ValidationCounts routes{};
 };
+// Routes per ASPA state (table::AspaState order).
+using AspaCounts = std::array<uint64_t, 4>;
 struct TableValidationCounts {
   ValidationCounts routes{};
+  AspaCounts aspa{};
   std::vector<PeerValidationCounts> peers;  // by name
 };
 
 struct RpkiView {
   bool enabled = false;  // caches configured
   bool reject_invalid = false;
+  bool reject_aspa_invalid = false;
   std::shared_ptr<const VrpSnapshot> vrps;  // never null when enabled
   std::vector<RpkiCacheStatus> caches;
   ValidationCounts routes{};                 // the whole table's
+  AspaCounts aspa_routes{};                  // the whole table's, by ASPA state
   std::vector<PeerValidationCounts> peers;  // each peer's, by name
 };
 
 // "valid", "invalid", "not-found"; "unchecked" when RPKI is off.
 std::string_view validation_name(table::Validation v);
+// "unknown", "valid", "invalid"; "unchecked" for routes not verified.
+std::string_view aspa_name(table::AspaState s);
 // One walk of the table under each shard's lock: the whole table's routes
 // and each peer's by state.
 TableValidationCounts count_validation(const table::Table& t);

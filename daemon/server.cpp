@@ -38,6 +38,7 @@ table::TableOptions table_options(const Config& c, const table::Validator& v) {
   table::TableOptions o;
   o.validator = &v;
   o.reject_invalid = c.rpki.reject_invalid;
+  o.reject_aspa_invalid = c.rpki.reject_aspa_invalid;
   o.sweep_threads = c.router.withdraw_threads;  // 0: the table's default
   o.expected_ipv4_prefixes = c.router.expected_ipv4_prefixes;
   o.expected_ipv6_prefixes = c.router.expected_ipv6_prefixes;

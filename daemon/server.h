@@ -167,6 +167,8 @@ class Server {
   void apply_rpki(const RpkiConfig& next);
   // Asks the validator again about the routes to covered() prefixes.
   void revalidate(const std::function<bool(const net::Prefix&)>& covered, std::string_view why);
+  // The ASPAs of these customers changed: their paths verified again.
+  void reverify_paths(const std::vector<uint32_t>& customers);
   // [kernel]: the change under way, one step at a time (a timer on the
   // main loop while one is).
   void apply_kernel(const KernelConfig& next);

@@ -76,6 +76,7 @@ std::unique_ptr<RpkiService> Server::make_rpki(const RpkiConfig& c) {
   return std::make_unique<RpkiService>(c, loop_, vrps_, [this](const VrpDelta& d) {
     DeltaCover cover(d);
     revalidate([&](const net::Prefix& p) { return cover.covers(p); }, "vrps");
+    if (!d.aspa_customers.empty()) reverify_paths(d.aspa_customers);
   });
 }
 
@@ -87,7 +88,33 @@ void Server::revalidate(const std::function<bool(const net::Prefix&)>& covered, 
       {{"routes_changed", n}, {"ms", static_cast<int64_t>(ms.count())}, {"reason", std::string(why)}});
 }
 
+// Past this many changed customers (the first set, a cache reset) every
+// checked route is verified again: cheaper than a search per AS.
+constexpr size_t kEveryPath = 4096;
+
+void Server::reverify_paths(const std::vector<uint32_t>& customers) {
+  auto t0 = std::chrono::steady_clock::now();
+  const bool every = customers.size() > kEveryPath;
+  uint64_t n = table_.reverify_paths([&](const table::Attrs& a) {
+    if (every) return true;
+    for (const codec::AsSegmentView& seg : a.as_path_segments())
+      for (size_t i = 0; i < seg.count; ++i)
+        if (std::binary_search(customers.begin(), customers.end(), seg.at(i))) return true;
+    return false;
+  });
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  log(LogLevel::kInfo, "aspa-reverified",
+      {{"customers_changed", static_cast<uint64_t>(customers.size())}, {"routes_changed", n},
+       {"ms", static_cast<int64_t>(ms.count())}});
+}
+
 void Server::apply_rpki(const RpkiConfig& next) {
+  if (table_.reject_aspa_invalid() != next.reject_aspa_invalid) {
+    const uint64_t n = table_.set_reject_aspa_invalid(next.reject_aspa_invalid);
+    log(LogLevel::kInfo, "rpki-reject-aspa-invalid",
+        {{"reject_aspa_invalid", next.reject_aspa_invalid}, {"best_changed", n}},
+        "best paths chosen again where a route is ASPA-invalid");
+  }
   if (table_.reject_invalid() != next.reject_invalid) {
     const uint64_t n = table_.set_reject_invalid(next.reject_invalid);
     log(LogLevel::kInfo, "rpki-reject-invalid", {{"reject_invalid", next.reject_invalid}, {"best_changed", n}},

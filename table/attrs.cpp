@@ -159,6 +159,11 @@ uint32_t Attrs::neighbour_as() const {
   }
   return 0;
 }
+codec::AsSegmentRange Attrs::as_path_segments() const {
+  auto v = value_of(wire(), codec::attr_type::kAsPath);
+  return codec::AsSegmentRange(v ? *v : bytes::Span(), codec::AsWidth::k4);
+}
+
 uint32_t Attrs::origin_as() const { return path_summary(wire()).origin_as; }
 
 uint32_t Attrs::cluster_list_length() const {

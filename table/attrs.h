@@ -71,6 +71,8 @@ class Attrs {
   [[nodiscard]] uint8_t origin() const { return origin_; }  // 0 IGP, 1 EGP, 2 INCOMPLETE, 3 absent
   [[nodiscard]] uint32_t as_path_length() const { return as_path_len_; }
   [[nodiscard]] uint32_t neighbour_as() const;  // 0: no leading AS_SEQUENCE
+  // The AS_PATH's segments (4-octet ASes; none without an AS_PATH).
+  [[nodiscard]] codec::AsSegmentRange as_path_segments() const;
   [[nodiscard]] uint32_t origin_as() const;     // 0: no trailing AS_SEQUENCE
   [[nodiscard]] bool has_originator_id() const { return flags_ & kHasOriginator; }
   [[nodiscard]] uint32_t originator_id() const {

@@ -203,6 +203,7 @@ std::string dump(const Config& c) {
   line("max_version", number(c.rpki.max_version));
   line("answer_timeout", number(c.rpki.answer_timeout));
   line("reject_invalid", bool_text(c.rpki.reject_invalid));
+  line("slurm", string_list(c.rpki.slurm, [](const SlurmFileConfig& f) { return f.path; }));
   for (const RpkiCacheConfig& r : c.rpki.caches) {
     o += "\n[[rpki.cache]]\n";
     line("address", toml_string(scoped(r.address, r.interface)));

@@ -37,6 +37,7 @@ struct RpkiView {
   bool reject_invalid = false;
   std::shared_ptr<const VrpSnapshot> vrps;  // never null when enabled
   std::vector<RpkiCacheStatus> caches;
+  SlurmStatus slurm;                         // [rpki] slurm
   ValidationCounts routes{};                 // the whole table's
   std::vector<PeerValidationCounts> peers;  // each peer's, by name
 };
@@ -48,7 +49,8 @@ std::string_view validation_name(table::Validation v);
 TableValidationCounts count_validation(const table::Table& t);
 
 std::string rpki_json(const RpkiView& v);
-// petrel_rpki_vrps{family}, petrel_rpki_cache_state{cache,state},
+// petrel_rpki_vrps{family}, petrel_rpki_slurm_entries{kind},
+// petrel_rpki_slurm_vrps{change}, petrel_rpki_cache_state{cache,state},
 // petrel_routes_by_validation{state} (docs/metrics.md); empty when off.
 std::string rpki_metrics(const RpkiView& v);
 api::Response rpki_response(std::string_view method, const RpkiView& v);

@@ -11,28 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 
 import pytest
 
 import lab as L
-from test_rpki import (CACHE_PORTS, HTTP_PORT, Cache, RpkiPetrel, bird_prefixes_and_vrps, http_text, marks, rpki,
-                       vrp_count)
+from test_rpki import (CACHE_PORTS, HTTP_PORT, Cache, L_require_bird, RpkiPetrel, bird_prefixes_and_vrps, http_text,
+                       marks, rpki, vrp_count)
+from test_rpki import _needs  # noqa: F401 (autouse: the petrel binary and stayrtr)
 
 PETREL_ASN = 65001
 BIRD_ASN = 65002
 HOLD = 9
-
-
-@pytest.fixture(autouse=True)
-def _needs():
-    if not os.path.exists(L.petrel_binary()):
-        pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
-    if shutil.which("stayrtr") is None:
-        pytest.skip("stayrtr not found (apt-get install stayrtr; see scripts/install-deps.sh)")
-    if shutil.which("bird") is None:
-        pytest.skip("bird not found (apt-get install bird2)")
 
 
 class SlurmPetrel(RpkiPetrel):
@@ -65,6 +55,7 @@ def sighup(petrel: L.Petrel, outcome: str) -> None:
 
 
 def test_slurm_filters_and_assertions_change_the_marks(lab):
+    L_require_bird()
     me, bird_node = lab.node("petrel"), lab.node("bird")
     # v4[0] valid, v4[1] invalid, v4[2] not found, both IPv6 invalid
     prefixes, v4, v6, cover6, vrps = bird_prefixes_and_vrps(me, bird_node)

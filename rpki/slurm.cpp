@@ -487,7 +487,8 @@ SlurmFilter::Applied SlurmFilter::apply(std::span<const Vrp> vrps) const {
     }
     out.vrps.push_back(v);
   }
-  std::sort(out.vrps.begin(), out.vrps.end());
+  // A client's VRPs come sorted (rpki::Client::vrps()): no sort then.
+  if (!std::is_sorted(out.vrps.begin(), out.vrps.end())) std::sort(out.vrps.begin(), out.vrps.end());
   out.vrps.erase(std::unique(out.vrps.begin(), out.vrps.end()), out.vrps.end());
   const size_t kept = out.vrps.size();
   std::vector<Vrp> merged;

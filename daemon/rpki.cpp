@@ -320,8 +320,9 @@ void RpkiService::reconfigure(const RpkiConfig& config) {
   // The data in force came from a cache gone: whatever comes next (the
   // next cache's data, or none) is published, even none.
   if (source != nullptr && published_ < 0) published_data_ = UINT64_MAX;
-  // New SLURM: the same cache's data is published again through it.
-  if (slurm_changed) published_data_ = UINT64_MAX;
+  // New SLURM: the data in force is published again through it (with no
+  // data in force there is nothing to apply it to).
+  if (slurm_changed && published_ >= 0) published_data_ = UINT64_MAX;
   for (auto& c : old) {
     log(LogLevel::kInfo, "rpki-cache-removed", {{"cache", c->name}, {"active", c.get() == source}},
         c.get() == source ? "removed by a reload: its data is no longer used" : "removed by a reload");

@@ -139,3 +139,4 @@ def test_slurm_checked_by_petrel_check(tmp_path):
     write_slurm(str(b), [], [{"prefix": "198.51.100.0/24", "asn": 64500}])
     r = subprocess.run([L.petrel_binary(), "check", "-c", str(conf)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    assert "rpki.slurm: no [[rpki.cache]]: the SLURM files are checked but not used" in r.stderr, r.stderr

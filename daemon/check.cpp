@@ -57,6 +57,11 @@ int check_main(int argc, char** argv) {
   for (const std::string& w : secret_file_warnings(*cfg)) fmt::print(stderr, "warning: {}\n", w);
   for (const std::string& w : rfc8212_warnings(*cfg)) fmt::print(stderr, "warning: {}: {}\n", cl.config_path, w);
   warn_of_unknown_accounts(*cfg, cl.config_path);
+  if (!cfg->rpki.slurm.empty() && cfg->rpki.caches.empty())
+    fmt::print(stderr,
+               "warning: {}: rpki.slurm: no [[rpki.cache]]: the SLURM files are checked but not used (they amend a "
+               "cache's VRPs; docs/rpki.md, \"SLURM\")\n",
+               cl.config_path);
   size_t n = cfg->peers.size();
   std::string ok = fmt::format("{}: ok ({} peer{})\n", cl.config_path, n, n == 1 ? "" : "s");
   if (cl.has("--dump")) {

@@ -582,11 +582,89 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
 }
 
+// One SLURM file (RFC 8416): read (bounded) and parsed, or why not. A
+// relative path is taken from the configuration file's folder; `path`
+// becomes the path used.
+std::optional<rpki::Slurm> read_slurm(std::string& path, std::string_view config_file, std::string& why) {
+  std::filesystem::path p(path);
+  if (p.is_relative()) {
+    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+    if (!dir.empty()) path = (dir / p).string();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    why = fmt::format("cannot read {}: is a directory", in_quotes(path));
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+    return std::nullopt;
+  }
+  // One byte past the limit is enough for parse_slurm to refuse the file.
+  std::string text(rpki::kMaxSlurmBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    why = fmt::format("cannot read {}: I/O error", in_quotes(path));
+    return std::nullopt;
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  auto parsed = rpki::parse_slurm(text);
+  if (!parsed) {
+    const rpki::SlurmError& e = parsed.error();
+    why = e.line != 0 ? fmt::format("{}:{}:{}: {}", path, e.line, e.column, e.message)
+                      : fmt::format("{}: {}", path, e.to_string());
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
+// [rpki] slurm: the files, each read and checked, then the overlap rule
+// of RFC 8416 section 4.2 across them.
+void parse_slurm_files(Checker& ck, const toml::table& t, RpkiConfig& out) {
+  const toml::array* arr = ck.array(t, "rpki", "slurm", "an array of SLURM file paths");
+  if (!arr) return;
+  std::vector<std::pair<const toml::node*, size_t>> nodes;  // of out.slurm's files: element, index
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string key = fmt::format("rpki.slurm[{}]", idx++);
+    auto s = el.value_exact<std::string>();
+    if (!s || s->empty()) {
+      ck.error(el, key, fmt::format("expected the path of a SLURM file (RFC 8416), got {}",
+                                    s ? std::string("\"\"") : std::string(type_name(el))));
+      continue;
+    }
+    std::string path = *s;
+    std::string why;
+    auto data = read_slurm(path, ck.file(), why);
+    if (!data) {
+      ck.error(el, key, std::move(why));
+      continue;
+    }
+    auto same = std::find_if(out.slurm.begin(), out.slurm.end(), [&](const SlurmFileConfig& f) { return f.path == path; });
+    if (same != out.slurm.end()) {
+      ck.error(el, key, fmt::format("{} is listed twice", in_quotes(path)));
+      continue;
+    }
+    out.slurm.push_back(SlurmFileConfig{std::move(path), std::move(*data)});
+    nodes.emplace_back(&el, idx - 1);
+  }
+  std::vector<rpki::Slurm> files;
+  for (const SlurmFileConfig& f : out.slurm) files.push_back(f.data);
+  if (auto o = rpki::find_overlap(files)) {
+    ck.error(*nodes[o->file_b].first, fmt::format("rpki.slurm[{}]", nodes[o->file_b].second),
+             fmt::format("{} overlaps {}: {} (RFC 8416 section 4.2: no prefix or router SKI of one SLURM file may "
+                         "overlap another's)",
+                         in_quotes(out.slurm[o->file_b].path), in_quotes(out.slurm[o->file_a].path), o->what));
+  }
+}
+
 void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   const toml::table* t = ck.table(root, "", "rpki");
   if (!t) return;
   ck.only_keys(*t, "rpki",
-               {"cache", "reject_invalid", "reject_aspa_invalid", "max_vrps", "answer_timeout", "max_version"});
+               {"cache", "reject_invalid", "reject_aspa_invalid", "max_vrps", "answer_timeout", "max_version", "slurm"});
+  parse_slurm_files(ck, *t, out);
   if (auto v = ck.boolean(*t, "rpki", "reject_invalid")) out.reject_invalid = *v;
   if (auto v = ck.boolean(*t, "rpki", "reject_aspa_invalid")) out.reject_aspa_invalid = *v;
   if (auto v = ck.integer(*t, "rpki", "max_vrps", 1, 100'000'000, "a VRP count 1..100000000"))

@@ -28,6 +28,7 @@
 #include "crates/net/ip.h"
 #include "crates/result/result.h"
 #include "daemon/log.h"
+#include "rpki/slurm.h"
 #include "table/filter.h"
 
 namespace petrel::daemon {
@@ -144,8 +145,20 @@ struct RpkiCacheConfig {
   friend bool operator==(const RpkiCacheConfig&, const RpkiCacheConfig&) = default;
 };
 
+// [rpki] slurm: one SLURM file (RFC 8416), read and checked with the
+// configuration, so that a reload that finds a bad one changes nothing.
+struct SlurmFileConfig {
+  std::string path;  // as used: a relative one taken from the configuration's folder
+  rpki::Slurm data;
+
+  friend bool operator==(const SlurmFileConfig&, const SlurmFileConfig&) = default;
+};
+
 struct RpkiConfig {
   std::vector<RpkiCacheConfig> caches;
+  // Local exceptions applied to every cache's VRPs before they are
+  // published (daemon/rpki.h); checked for overlaps (RFC 8416 section 4.2).
+  std::vector<SlurmFileConfig> slurm;
   // RPKI-invalid routes are kept (revalidation may bring them back) but
   // take no part in best path and export (RFC 6811 section 5 leaves it to
   // policy; off by default).

@@ -205,6 +205,7 @@ std::string dump(const Config& c) {
   line("answer_timeout", number(c.rpki.answer_timeout));
   line("reject_invalid", bool_text(c.rpki.reject_invalid));
   line("reject_aspa_invalid", bool_text(c.rpki.reject_aspa_invalid));
+  line("slurm", string_list(c.rpki.slurm, [](const SlurmFileConfig& f) { return f.path; }));
   for (const RpkiCacheConfig& r : c.rpki.caches) {
     o += "\n[[rpki.cache]]\n";
     line("address", toml_string(scoped(r.address, r.interface)));

@@ -99,13 +99,16 @@ std::vector<uint32_t> changed_customers(std::span<const rpki::Aspa> before, std:
 }
 
 VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                           int64_t now_unix_ms, std::span<const rpki::Aspa> aspas) {
+                           int64_t now_unix_ms, std::span<const rpki::Aspa> aspas, size_t slurm_removed,
+                           size_t slurm_added) {
   auto old = current_.load();
   auto s = std::make_shared<VrpSnapshot>();
   s->table = rpki::VrpTable::build(vrps);
   s->aspa = rpki::AspaTable::build(aspas);
   s->aspas = s->aspa.size();
   s->aspa_list.assign(aspas.begin(), aspas.end());
+  s->slurm_removed = slurm_removed;
+  s->slurm_added = slurm_added;
   for (const rpki::Vrp& v : vrps) (v.prefix.family() == net::IpFamily::V4 ? s->v4 : s->v6) += 1;
   s->vrps = std::move(vrps);
   s->source = std::move(source);
@@ -278,7 +281,29 @@ RpkiService::RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStor
   std::vector<RpkiCacheConfig> sorted = by_preference(config_);
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) caches_.push_back(make_cache(i, sorted[i], seed + i));
+  set_slurm();
   update_status();
+}
+
+void RpkiService::set_slurm() {
+  std::vector<rpki::Slurm> files;
+  SlurmStatus st;
+  for (const SlurmFileConfig& f : config_.slurm) {
+    files.push_back(f.data);
+    st.files.push_back(f.path);
+    st.prefix_filters += f.data.prefix_filters.size();
+    st.bgpsec_filters += f.data.bgpsec_filters.size();
+    st.prefix_assertions += f.data.prefix_assertions.size();
+    st.bgpsec_assertions += f.data.bgpsec_assertions.size();
+  }
+  slurm_ = rpki::SlurmFilter(files);
+  std::lock_guard lock(status_mu_);
+  slurm_status_ = std::move(st);
+}
+
+SlurmStatus RpkiService::slurm_status() const {
+  std::lock_guard lock(status_mu_);
+  return slurm_status_;
 }
 
 std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const RpkiCacheConfig& config,
@@ -302,10 +327,19 @@ std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const 
 void RpkiService::reconfigure(const RpkiConfig& config) {
   const bool bounds = config.max_vrps != config_.max_vrps || config.answer_timeout != config_.answer_timeout ||
                       config.max_version != config_.max_version;
+  const bool slurm_changed = config.slurm != config_.slurm;
   const Cache* source = published_ >= 0 ? caches_[static_cast<size_t>(published_)].get() : nullptr;
   std::vector<std::unique_ptr<Cache>> old = std::move(caches_);
   caches_.clear();
   config_ = config;
+  if (slurm_changed) {
+    set_slurm();
+    const SlurmStatus st = slurm_status();
+    log(LogLevel::kInfo, "rpki-slurm",
+        {{"files", st.files.size()}, {"prefix_filters", st.prefix_filters}, {"prefix_assertions", st.prefix_assertions},
+         {"bgpsec_filters", st.bgpsec_filters}, {"bgpsec_assertions", st.bgpsec_assertions}},
+        "SLURM files changed by a reload: the data in force is published again with them");
+  }
   std::vector<RpkiCacheConfig> sorted = by_preference(config_);
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) {
@@ -331,6 +365,9 @@ void RpkiService::reconfigure(const RpkiConfig& config) {
   // The data in force came from a cache gone: whatever comes next (the
   // next cache's data, or none) is published, even none.
   if (source != nullptr && published_ < 0) published_data_ = UINT64_MAX;
+  // New SLURM: the data in force is published again through it (with no
+  // data in force there is nothing to apply it to).
+  if (slurm_changed && published_ >= 0) published_data_ = UINT64_MAX;
   for (auto& c : old) {
     log(LogLevel::kInfo, "rpki-cache-removed", {{"cache", c->name}, {"active", c.get() == source}},
         c.get() == source ? "removed by a reload: its data is no longer used" : "removed by a reload");
@@ -662,7 +699,8 @@ void RpkiService::publish_if_changed() {
   VrpDelta d;
   if (source >= 0) {
     Cache& c = *caches_[static_cast<size_t>(source)];
-    d = store_.publish(c.client.vrps(), c.name, c.client.serial(), unix_ms(), c.client.aspas());
+    rpki::SlurmFilter::Applied a = slurm_.apply(c.client.vrps());
+    d = store_.publish(std::move(a.vrps), c.name, c.client.serial(), unix_ms(), c.client.aspas(), a.removed, a.added);
   } else {
     d = store_.publish({}, {}, std::nullopt, unix_ms());
   }
@@ -670,7 +708,7 @@ void RpkiService::publish_if_changed() {
   log(LogLevel::kInfo, "rpki-published",
       {{"source", snap->source.empty() ? std::string("none") : snap->source}, {"vrps_v4", snap->v4},
        {"vrps_v6", snap->v6}, {"aspas", snap->aspas}, {"announced", d.announced.size()},
-       {"withdrawn", d.withdrawn.size()}});
+       {"withdrawn", d.withdrawn.size()}, {"slurm_removed", snap->slurm_removed}, {"slurm_added", snap->slurm_added}});
   if (changed_ && (!d.announced.empty() || !d.withdrawn.empty())) changed_(d);
 }
 

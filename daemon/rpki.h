@@ -45,6 +45,7 @@
 #include "daemon/config.h"
 #include "rpki/aspa_table.h"
 #include "rpki/client.h"
+#include "rpki/slurm.h"
 #include "rpki/vrp.h"
 #include "rpki/vrp_table.h"
 #include "table/table.h"
@@ -63,6 +64,9 @@ struct VrpSnapshot {
   rpki::AspaTable aspa;
   std::vector<rpki::Aspa> aspa_list;
   size_t aspas = 0;
+  // SLURM ([rpki] slurm, RFC 8416) applied to the cache's VRPs: those its
+  // filters removed, and its assertions' VRPs that were not there.
+  size_t slurm_removed = 0, slurm_added = 0;
   std::string source;           // the cache they came from; empty: none
   std::optional<uint32_t> serial;
   int64_t published_unix_ms = 0;
@@ -97,8 +101,10 @@ class VrpStore {
 
   // Builds and publishes a snapshot of `vrps` (sorted, distinct); returns
   // what changed against the previous one.
+  // `slurm_removed`, `slurm_added`: what SLURM changed in them (for the API).
   VrpDelta publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                   int64_t now_unix_ms, std::span<const rpki::Aspa> aspas = {});
+                   int64_t now_unix_ms, std::span<const rpki::Aspa> aspas = {}, size_t slurm_removed = 0,
+                   size_t slurm_added = 0);
   // The changes of the last kKeptDeltas publications (oldest first), with
   // at most kKeptDeltaVrps VRPs in all: a larger change (the first full
   // set, a cache reset, a flush) is kept truncated, its lists empty, so
@@ -178,6 +184,12 @@ struct RpkiCacheStatus {
   uint64_t updates = 0, connects = 0, failures = 0;
 };
 
+// The SLURM files in force ([rpki] slurm), as the API shows them.
+struct SlurmStatus {
+  std::vector<std::string> files;
+  size_t prefix_filters = 0, bgpsec_filters = 0, prefix_assertions = 0, bgpsec_assertions = 0;
+};
+
 class RpkiService {
  public:
   // `changed` runs on the loop's thread after each publication.
@@ -199,6 +211,7 @@ class RpkiService {
   void reconfigure(const RpkiConfig& config);
   // A copy for the HTTP thread.
   [[nodiscard]] std::vector<RpkiCacheStatus> status() const;
+  [[nodiscard]] SlurmStatus slurm_status() const;
 
  private:
   struct Cache;
@@ -226,8 +239,14 @@ class RpkiService {
   void publish_if_changed();
   void released(size_t held_before, size_t held_after);
   void update_status();
+  // slurm_ and slurm_status_ from config_.slurm.
+  void set_slurm();
 
   RpkiConfig config_;
+  // SLURM (RFC 8416 section 4.1): applied to every cache's VRPs before
+  // they are published. Without a cache holding data nothing is
+  // published, assertions included (docs/rpki.md, "SLURM").
+  rpki::SlurmFilter slurm_;
   struct ev_loop* loop_;
   VrpStore& store_;
   std::function<void(const VrpDelta&)> changed_;
@@ -237,6 +256,7 @@ class RpkiService {
   bool running_ = false;
   mutable std::mutex status_mu_;
   std::vector<RpkiCacheStatus> status_;
+  SlurmStatus slurm_status_;
 };
 
 }  // namespace petrel::daemon

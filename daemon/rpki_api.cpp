@@ -143,6 +143,17 @@ std::string rpki_json(const RpkiView& v) {
     w.end_object();
   }
   w.end_array();
+  w.key_raw("slurm").begin_object();
+  w.key_raw("files").begin_array();
+  for (const std::string& f : v.slurm.files) w.string(f);
+  w.end_array();
+  w.member("prefix_filters", static_cast<uint64_t>(v.slurm.prefix_filters));
+  w.member("prefix_assertions", static_cast<uint64_t>(v.slurm.prefix_assertions));
+  w.member("bgpsec_filters", static_cast<uint64_t>(v.slurm.bgpsec_filters));
+  w.member("bgpsec_assertions", static_cast<uint64_t>(v.slurm.bgpsec_assertions));
+  w.member("vrps_removed", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_removed : 0));
+  w.member("vrps_added", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_added : 0));
+  w.end_object();
   w.end_object();
   out += '\n';
   return out;
@@ -157,6 +168,15 @@ std::string rpki_metrics(const RpkiView& v) {
   m.sample({{"family", "ipv6"}}, v.vrps ? v.vrps->v6 : 0);
   m.family("petrel_rpki_aspas", "gauge", "ASPAs in force (RTR version 2, from the same cache as the VRPs).");
   m.sample({}, v.vrps ? v.vrps->aspas : 0);
+  m.family("petrel_rpki_slurm_entries", "gauge", "SLURM (RFC 8416) filters and assertions in force, by kind.");
+  m.sample({{"kind", "prefix_filter"}}, v.slurm.prefix_filters);
+  m.sample({{"kind", "prefix_assertion"}}, v.slurm.prefix_assertions);
+  m.sample({{"kind", "bgpsec_filter"}}, v.slurm.bgpsec_filters);
+  m.sample({{"kind", "bgpsec_assertion"}}, v.slurm.bgpsec_assertions);
+  m.family("petrel_rpki_slurm_vrps", "gauge",
+           "VRPs of the cache's data that SLURM filters removed, and assertions' VRPs it added, in force.");
+  m.sample({{"change", "removed"}}, v.vrps ? v.vrps->slurm_removed : 0);
+  m.sample({{"change", "added"}}, v.vrps ? v.vrps->slurm_added : 0);
   m.family("petrel_rpki_cache_state", "gauge", "Each RTR cache's state: 1 for the state it is in.");
   for (const RpkiCacheStatus& c : v.caches)
     for (std::string_view s : kCacheStates) m.sample({{"cache", c.name}, {"state", s}}, cache_state(c) == s ? 1 : 0);
@@ -190,6 +210,7 @@ RpkiView rpki_view(const Server& s) {
   v.reject_aspa_invalid = s.table().reject_aspa_invalid();
   v.vrps = s.vrps().current();
   v.caches = std::move(*caches);
+  v.slurm = s.rpki_slurm();
   static std::mutex mu;
   static std::chrono::steady_clock::time_point at;
   static TableValidationCounts counts;

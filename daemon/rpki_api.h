@@ -41,6 +41,7 @@ struct RpkiView {
   bool reject_aspa_invalid = false;
   std::shared_ptr<const VrpSnapshot> vrps;  // never null when enabled
   std::vector<RpkiCacheStatus> caches;
+  SlurmStatus slurm;                         // [rpki] slurm
   ValidationCounts routes{};                 // the whole table's
   AspaCounts aspa_routes{};                  // the whole table's, by ASPA state
   std::vector<PeerValidationCounts> peers;  // each peer's, by name
@@ -55,7 +56,8 @@ std::string_view aspa_name(table::AspaState s);
 TableValidationCounts count_validation(const table::Table& t);
 
 std::string rpki_json(const RpkiView& v);
-// petrel_rpki_vrps{family}, petrel_rpki_cache_state{cache,state},
+// petrel_rpki_vrps{family}, petrel_rpki_slurm_entries{kind},
+// petrel_rpki_slurm_vrps{change}, petrel_rpki_cache_state{cache,state},
 // petrel_routes_by_validation{state} (docs/metrics.md); empty when off.
 std::string rpki_metrics(const RpkiView& v);
 api::Response rpki_response(std::string_view method, const RpkiView& v);

@@ -101,6 +101,10 @@ class Server {
     if (!rpki_) return std::nullopt;
     return rpki_->status();
   }
+  [[nodiscard]] SlurmStatus rpki_slurm() const {
+    std::lock_guard lock(sections_mu_);
+    return rpki_ ? rpki_->slurm_status() : SlurmStatus{};
+  }
   [[nodiscard]] bool rpki_reject_invalid() const { return table_.reject_invalid(); }
   [[nodiscard]] std::optional<KernelStatus> kernel_status() const {
     std::lock_guard lock(sections_mu_);

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace petrel::daemon {
 namespace {
 
@@ -452,6 +454,43 @@ std::string reload_config(const std::string& a_lines, const std::string& tail = 
          "[[peer]]\nname = \"a\"\naddress = \"198.18.0.2\"\nasn = 65002\n" + a_lines +
          "[[peer]]\nname = \"b\"\naddress = \"198.18.0.3\"\nasn = 65003\nimport = \"all\"\nexport = \"all\"\n" +
          "[[filter]]\nname = \"half\"\n[[filter.rule]]\nprefixes = [\"10.0.0.0/8 le 24\"]\naction = \"accept\"\n" + tail;
+}
+
+// [rpki] slurm: a relative path is taken from the configuration's folder,
+// the file's contents are part of the configuration, so that a changed
+// file (same path) makes the reload apply [rpki] again, and a broken one
+// fails the parse (the reload keeps what is in force).
+TEST(Reload, SlurmFileContentsAreConfiguration) {
+  fs::path dir = fs::temp_directory_path() / ("petrel-slurm-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto slurm = [&](const std::string& assertions) {
+    write_file(dir / "s.json", R"({"slurmVersion": 1, "validationOutputFilters": {"prefixFilters": [],)"
+                               R"( "bgpsecFilters": []}, "locallyAddedAssertions": {"prefixAssertions": [)" +
+                                   assertions + R"(], "bgpsecAssertions": []}})");
+  };
+  const std::string text = reload_config("import = \"all\"\nexport = \"all\"\n", "[rpki]\nslurm = [\"s.json\"]\n");
+  const std::string source = (dir / "petrel.toml").string();
+  slurm(R"({"prefix": "192.0.2.0/24", "asn": 64500})");
+  auto a = parse_config(text, source);
+  ASSERT_TRUE(a.ok()) << errors_text(a.error());
+  ASSERT_EQ(a->rpki.slurm.size(), 1u);
+  EXPECT_EQ(a->rpki.slurm[0].path, (dir / "s.json").string());
+  EXPECT_EQ(a->rpki.slurm[0].data.prefix_assertions.size(), 1u);
+  EXPECT_TRUE(plan_reload(*a, *a).empty());
+  slurm(R"({"prefix": "192.0.2.0/24", "asn": 64501})");
+  auto b = parse_config(text, source);
+  ASSERT_TRUE(b.ok()) << errors_text(b.error());
+  ReloadPlan p = plan_reload(*a, *b);
+  EXPECT_EQ(p.sections, std::vector<std::string>{"rpki"});
+  EXPECT_EQ(applied_config(*a, *b).rpki, b->rpki);
+  slurm(R"({"prefix": "192.0.2.0/24"})");
+  auto c = parse_config(text, source);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(errors_text(c.error()).find("rpki.slurm[0]: " + (dir / "s.json").string() +
+                                        ": /locallyAddedAssertions/prefixAssertions/0/asn: missing"),
+            std::string::npos)
+      << errors_text(c.error());
+  fs::remove_all(dir);
 }
 
 TEST(Reload, NothingChangedIsAnEmptyPlan) {

@@ -189,11 +189,12 @@ def best_flags(petrel: L.Petrel, prefixes) -> dict:
     return res
 
 
-@pytest.mark.parametrize("reject_invalid", [False, True], ids=["keep-invalid", "reject-invalid"])
-def test_rpki_marks_routes_from_bird(lab, reject_invalid):
-    L_require_bird()
-    me, bird_node = lab.node("petrel"), lab.node("bird")
-    prefixes = L.sample_prefixes(bird_node.index)  # 3 IPv4 /28, 2 IPv6 /48
+def bird_prefixes_and_vrps(me: L.Node, bird_node: L.Node):
+    """BIRD's sample prefixes (3 IPv4 /28, 2 IPv6 /48) and a VRP file that
+    makes the first IPv4 one valid, the second invalid, the third not
+    found and both IPv6 ones invalid: (prefixes, v4, v6, the IPv6 /32
+    over them, the file's path)."""
+    prefixes = L.sample_prefixes(bird_node.index)
     v4 = [p for p in prefixes if ":" not in p]
     v6 = [p for p in prefixes if ":" in p]
     cover6 = str(ipaddress.ip_network(v6[0]).supernet(new_prefix=32))
@@ -204,6 +205,14 @@ def test_rpki_marks_routes_from_bird(lab, reject_invalid):
         # v4[2]: not found
         (cover6, 40, BIRD_ASN),  # both IPv6 /48s invalid: longer than the max length
     ])
+    return prefixes, v4, v6, cover6, path
+
+
+@pytest.mark.parametrize("reject_invalid", [False, True], ids=["keep-invalid", "reject-invalid"])
+def test_rpki_marks_routes_from_bird(lab, reject_invalid):
+    L_require_bird()
+    me, bird_node = lab.node("petrel"), lab.node("bird")
+    prefixes, v4, v6, cover6, path = bird_prefixes_and_vrps(me, bird_node)
     cache = Cache(me, CACHE_PORTS[0], path).start()
     petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD)],
                         PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)],

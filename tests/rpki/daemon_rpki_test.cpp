@@ -76,6 +76,33 @@ TEST(VrpStore, PublishesTheAspasWithTheVrps) {
   EXPECT_EQ(store.current()->aspas, 0u);
 }
 
+// What the daemon publishes with SLURM (RpkiService::publish_if_changed):
+// the cache's VRPs through the filter, with its counts kept beside them,
+// and the delta is against the VRPs published before (so a route is
+// revalidated when SLURM alone changed).
+TEST(VrpStore, PublishesVrpsThroughSlurm) {
+  VrpStore store;
+  const std::vector<rpki::Vrp> cache{V("192.0.2.0/24", 24, 1), V("198.51.100.0/24", 24, 2)};
+  rpki::Slurm s;
+  s.prefix_filters.push_back({*net::Prefix::parse("192.0.2.0/24"), std::nullopt, ""});
+  s.prefix_assertions.push_back({*net::Prefix::parse("203.0.113.0/24"), 24, 3, ""});
+  auto a = rpki::SlurmFilter(std::span<const rpki::Slurm>(&s, 1)).apply(cache);
+  VrpDelta d = store.publish(std::move(a.vrps), "c1", 7, 1000, {}, a.removed, a.added);
+  auto snap = store.current();
+  EXPECT_EQ(snap->vrps, (std::vector<rpki::Vrp>{V("198.51.100.0/24", 24, 2), V("203.0.113.0/24", 24, 3)}));
+  EXPECT_EQ(snap->slurm_removed, 1u);
+  EXPECT_EQ(snap->slurm_added, 1u);
+  EXPECT_EQ(snap->table.validate(*net::Prefix::parse("192.0.2.0/24"), 1), rpki::Validity::kNotFound);
+  EXPECT_EQ(snap->table.validate(*net::Prefix::parse("203.0.113.0/24"), 3), rpki::Validity::kValid);
+  EXPECT_EQ(d.announced.size(), 2u);
+  // The same cache data without SLURM: the filtered VRP comes back, the
+  // asserted one goes.
+  d = store.publish(cache, "c1", 7, 2000);
+  EXPECT_EQ(d.announced, (std::vector<rpki::Vrp>{V("192.0.2.0/24", 24, 1)}));
+  EXPECT_EQ(d.withdrawn, (std::vector<rpki::Vrp>{V("203.0.113.0/24", 24, 3)}));
+  EXPECT_EQ(store.current()->slurm_removed, 0u);
+}
+
 TEST(VrpStore, KeepsABoundedListOfChanges) {
   VrpStore store;
   for (uint32_t i = 0; i < VrpStore::kKeptDeltas + 5; ++i) (void)store.publish({V("192.0.2.0/24", 24, i + 1)}, "c", i, i);

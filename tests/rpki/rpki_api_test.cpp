@@ -18,7 +18,7 @@ net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
 RpkiView sample() {
   VrpStore store;
   (void)store.publish({{P("192.0.2.0/24"), 24, 64500}, {P("2001:db8::/32"), 48, 64501}, {P("10.0.0.0/8"), 8, 1}},
-                      "127.0.0.1:323", 7, 1764473000000, std::vector<rpki::Aspa>{{64500, {64501}}, {64502, {0}}});
+                      "127.0.0.1:323", 7, 1764473000000, std::vector<rpki::Aspa>{{64500, {64501}}, {64502, {0}}}, 4, 1);
   RpkiView v;
   v.enabled = true;
   v.vrps = store.current();
@@ -45,6 +45,10 @@ RpkiView sample() {
   v.caches = {a, b};
   v.routes = {0, 5, 3, 2};
   v.peers = {{"bird", {0, 5, 3, 2}}};
+  v.slurm.files = {"/etc/petrel/slurm.json"};
+  v.slurm.prefix_filters = 2;
+  v.slurm.prefix_assertions = 1;
+  v.slurm.bgpsec_assertions = 3;
   return v;
 }
 
@@ -61,6 +65,10 @@ TEST(RpkiApi, Json) {
   EXPECT_NE(j.find(R"("state":"down","client_state":"down","active":false,"failed":true,)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("session_id":null,"serial":null)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("last_update_unix_ms":null)"), std::string::npos) << j;
+  EXPECT_NE(j.find(R"(],"slurm":{"files":["/etc/petrel/slurm.json"],"prefix_filters":2,"prefix_assertions":1,)"
+                   R"("bgpsec_filters":0,"bgpsec_assertions":3,"vrps_removed":4,"vrps_added":1}})"),
+            std::string::npos)
+      << j;
   EXPECT_EQ(j.back(), '\n');
 }
 
@@ -77,7 +85,10 @@ TEST(RpkiApi, MethodsAndDisabled) {
 TEST(RpkiApi, Metrics) {
   std::string m = rpki_metrics(sample());
   for (const char* line : {"petrel_rpki_vrps{family=\"ipv4\"} 2\n", "petrel_rpki_vrps{family=\"ipv6\"} 1\n",
-                           "petrel_rpki_aspas 2\n",
+                           "petrel_rpki_aspas 2\n", "petrel_rpki_slurm_entries{kind=\"prefix_filter\"} 2\n",
+                           "petrel_rpki_slurm_entries{kind=\"bgpsec_assertion\"} 3\n",
+                           "petrel_rpki_slurm_vrps{change=\"removed\"} 4\n",
+                           "petrel_rpki_slurm_vrps{change=\"added\"} 1\n",
                            "petrel_rpki_cache_state{cache=\"127.0.0.1:323\",state=\"in-sync\"} 1\n",
                            "petrel_rpki_cache_state{cache=\"127.0.0.1:323\",state=\"down\"} 0\n",
                            "petrel_rpki_cache_state{cache=\"[2001:db8::1]:8282\",state=\"down\"} 1\n",

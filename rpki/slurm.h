@@ -1,0 +1,147 @@
+// SLURM, Simplified Local Internet Number Resource Management with the
+// RPKI (RFC 8416): an operator's local exceptions to the caches' data.
+//
+// parse_slurm() reads one SLURM file (JSON, RFC 8416 section 3) into
+// checked values, or says which member is wrong and what was expected
+// (a syntax error: its line and column). Bounded against hostile input:
+// kMaxBytes of text, kMaxDepth of nesting, kMaxEntries entries.
+// find_overlap() is the check of RFC 8416 section 4.2 across several
+// files. SlurmFilter applies them to a cache's VRPs (section 4.1): every
+// VRP that a prefix filter matches is removed, then every prefix
+// assertion is added.
+//
+// BGPsec filters and assertions are read, checked and counted, but change
+// nothing: Petrel does no BGPsec path validation and publishes no router
+// keys. ASPA members (draft-ietf-sidrops-aspa-slurm) are refused with an
+// error saying so (docs/rpki.md, "SLURM").
+//
+// Pure: text in, values out; the daemon reads the files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "crates/net/ip.h"
+#include "crates/result/result.h"
+#include "rpki/vrp.h"
+
+namespace petrel::rpki {
+
+// RFC 8416 section 3.3.1: at least one of prefix and asn.
+struct PrefixFilter {
+  std::optional<net::Prefix> prefix;
+  std::optional<uint32_t> asn;
+  std::string comment;
+  friend bool operator==(const PrefixFilter&, const PrefixFilter&) = default;
+};
+
+// Section 3.3.2: at least one of asn and SKI.
+struct BgpsecFilter {
+  std::optional<uint32_t> asn;
+  std::vector<uint8_t> ski;  // empty: none given
+  std::string comment;
+  friend bool operator==(const BgpsecFilter&, const BgpsecFilter&) = default;
+};
+
+// Section 3.4.1: the VRP (prefix, max_len, asn) added; without
+// maxPrefixLength the maximum length is the prefix's own.
+struct PrefixAssertion {
+  net::Prefix prefix;
+  uint8_t max_len = 0;
+  uint32_t asn = 0;
+  std::string comment;
+  friend bool operator==(const PrefixAssertion&, const PrefixAssertion&) = default;
+  [[nodiscard]] Vrp vrp() const { return Vrp{prefix, max_len, asn}; }
+};
+
+// Section 3.4.2.
+struct BgpsecAssertion {
+  uint32_t asn = 0;
+  std::vector<uint8_t> ski;
+  std::vector<uint8_t> router_public_key;
+  std::string comment;
+  friend bool operator==(const BgpsecAssertion&, const BgpsecAssertion&) = default;
+};
+
+struct Slurm {
+  std::vector<PrefixFilter> prefix_filters;
+  std::vector<BgpsecFilter> bgpsec_filters;
+  std::vector<PrefixAssertion> prefix_assertions;
+  std::vector<BgpsecAssertion> bgpsec_assertions;
+  friend bool operator==(const Slurm&, const Slurm&) = default;
+  [[nodiscard]] size_t entries() const {
+    return prefix_filters.size() + bgpsec_filters.size() + prefix_assertions.size() + bgpsec_assertions.size();
+  }
+};
+
+struct SlurmError {
+  // A syntax error's place (1-based), else 0.
+  size_t line = 0, column = 0;
+  // The member at fault as a JSON pointer ("/locallyAddedAssertions/
+  // prefixAssertions/2/maxPrefixLength"); empty for the file as a whole.
+  std::string member;
+  std::string message;
+  // "3:14: syntax error: ..." or "/slurmVersion: expected 1, got 2".
+  [[nodiscard]] std::string to_string() const;
+};
+
+inline constexpr size_t kMaxSlurmBytes = size_t{8} << 20;  // 8 MiB
+inline constexpr size_t kMaxSlurmDepth = 16;                // RFC 8416 needs 4
+inline constexpr size_t kMaxSlurmEntries = 100'000;         // the four lists together
+
+Result<Slurm, SlurmError> parse_slurm(std::string_view text);
+
+// RFC 8416 section 4.2: with several files, no prefix of a prefix filter
+// or assertion of one file may equal, cover or be covered by one of
+// another file's, and no router SKI of one file's BGPsec filters or
+// assertions may be another file's; otherwise none of the files is used.
+struct SlurmOverlap {
+  size_t file_a = 0, file_b = 0;  // indexes into the span, a < b
+  std::string what;               // "prefix 192.0.2.0/24 and 192.0.2.128/25"
+};
+std::optional<SlurmOverlap> find_overlap(std::span<const Slurm> files);
+
+// The filters and assertions of one or more files (already checked by
+// find_overlap), ready to apply to a cache's VRPs.
+class SlurmFilter {
+ public:
+  SlurmFilter() = default;
+  explicit SlurmFilter(std::span<const Slurm> files);
+
+  struct Applied {
+    std::vector<Vrp> vrps;  // sorted, distinct
+    size_t removed = 0;     // VRPs of the input that a filter removed
+    size_t added = 0;       // assertions' VRPs that were not in what remained
+  };
+  // RFC 8416 section 4.1 on `vrps` (any order; repeats are kept once).
+  [[nodiscard]] Applied apply(std::span<const Vrp> vrps) const;
+
+  // Whether a prefix filter matches `v` (section 3.3.1): the filter's
+  // prefix, when it has one, covers or equals v's; its AS, when it has
+  // one, is v's.
+  [[nodiscard]] bool removes(const Vrp& v) const;
+
+  [[nodiscard]] bool empty() const { return asns_.empty() && prefixes_.empty() && assertions_.empty(); }
+
+ private:
+  struct Keyed {
+    net::Prefix prefix;
+    std::optional<uint32_t> asn;
+    friend bool operator<(const Keyed& a, const Keyed& b) { return a.prefix < b.prefix; }
+  };
+  std::vector<uint32_t> asns_;   // filters with an AS and no prefix, sorted
+  std::vector<Keyed> prefixes_;  // filters with a prefix, sorted by it
+  std::vector<uint8_t> lens_[2];  // their distinct prefix lengths (v4, v6)
+  std::vector<Vrp> assertions_;  // sorted, distinct
+};
+
+// Base64url without padding (RFC 4648 section 5, as RFC 8416 asks for
+// SKIs and keys); nothing for any other character or a stray length.
+std::optional<std::vector<uint8_t>> decode_base64url(std::string_view text);
+
+}  // namespace petrel::rpki

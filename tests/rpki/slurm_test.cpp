@@ -1,0 +1,357 @@
+// Tests of rpki/slurm.h: reading SLURM files (RFC 8416 section 3) with
+// their errors, the overlap check across files (section 4.2), and the
+// filters and assertions applied to VRPs (sections 3.3.1, 3.4.1, 4.1),
+// checked against the RFC's definition done naively on random VRP sets.
+#include "rpki/slurm.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+namespace petrel::rpki {
+namespace {
+
+net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
+
+// RFC 8416 section 3.5's example, with valid SKIs.
+constexpr const char* kExample = R"({
+  "slurmVersion": 1,
+  "validationOutputFilters": {
+    "prefixFilters": [
+      { "prefix": "192.0.2.0/24", "comment": "All VRPs encompassed by prefix" },
+      { "asn": 64496, "comment": "All VRPs matching ASN" },
+      { "prefix": "198.51.100.0/24", "asn": 64497, "comment": "All VRPs encompassed by prefix, matching ASN" }
+    ],
+    "bgpsecFilters": [
+      { "asn": 64496, "comment": "All keys for ASN" },
+      { "SKI": "AAECAwQFBgcICQoLDA0ODxAREhM", "comment": "Key matching Router SKI" }
+    ]
+  },
+  "locallyAddedAssertions": {
+    "prefixAssertions": [
+      { "asn": 64496, "prefix": "198.51.100.0/24", "comment": "My other important route" },
+      { "asn": 64496, "prefix": "2001:DB8::/32", "maxPrefixLength": 48 }
+    ],
+    "bgpsecAssertions": [
+      { "asn": 64496, "SKI": "AAECAwQFBgcICQoLDA0ODxAREhM", "routerPublicKey": "MFkwEwYH" }
+    ]
+  }
+})";
+
+std::string error_of(std::string_view text) {
+  auto r = parse_slurm(text);
+  if (r) return "parsed";
+  return r.error().to_string();
+}
+
+std::string with(std::string_view filters, std::string_view assertions) {
+  return std::string(R"({"slurmVersion": 1, "validationOutputFilters": {"prefixFilters": [)") + std::string(filters) +
+         R"(], "bgpsecFilters": []}, "locallyAddedAssertions": {"prefixAssertions": [)" + std::string(assertions) +
+         R"(], "bgpsecAssertions": []}})";
+}
+
+TEST(Slurm, ReadsTheRfcExample) {
+  auto r = parse_slurm(kExample);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  const Slurm& s = *r;
+  ASSERT_EQ(s.prefix_filters.size(), 3u);
+  EXPECT_EQ(s.prefix_filters[0].prefix, P("192.0.2.0/24"));
+  EXPECT_FALSE(s.prefix_filters[0].asn);
+  EXPECT_EQ(s.prefix_filters[0].comment, "All VRPs encompassed by prefix");
+  EXPECT_FALSE(s.prefix_filters[1].prefix);
+  EXPECT_EQ(s.prefix_filters[1].asn, 64496u);
+  EXPECT_EQ(s.prefix_filters[2].asn, 64497u);
+  ASSERT_EQ(s.bgpsec_filters.size(), 2u);
+  EXPECT_EQ(s.bgpsec_filters[1].ski.size(), 20u);
+  EXPECT_EQ(s.bgpsec_filters[1].ski[19], 0x13);
+  ASSERT_EQ(s.prefix_assertions.size(), 2u);
+  EXPECT_EQ(s.prefix_assertions[0].vrp(), (Vrp{P("198.51.100.0/24"), 24, 64496}));
+  EXPECT_EQ(s.prefix_assertions[1].vrp(), (Vrp{P("2001:db8::/32"), 48, 64496}));
+  ASSERT_EQ(s.bgpsec_assertions.size(), 1u);
+  EXPECT_EQ(s.bgpsec_assertions[0].router_public_key.size(), 6u);
+  EXPECT_EQ(s.entries(), 8u);
+}
+
+TEST(Slurm, EmptyListsAreFine) {
+  auto r = parse_slurm(with("", ""));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->entries(), 0u);
+}
+
+TEST(Slurm, SyntaxErrorsSayWhere) {
+  EXPECT_EQ(error_of("{\n  \"slurmVersion\": 1,\n  oops\n}"),
+            "3:3: syntax error while parsing object key - invalid literal; last read: '1,<U+000A>  o'; expected string literal");
+  EXPECT_NE(error_of("").find("1:1: syntax error"), std::string::npos) << error_of("");
+  EXPECT_EQ(error_of("[1]"), "expected a JSON object (RFC 8416 section 3.2), got an array");
+}
+
+TEST(Slurm, BoundsHostileInput) {
+  std::string deep(40, '[');
+  deep += std::string(40, ']');
+  EXPECT_EQ(error_of(deep), "nested more than 16 levels deep");
+  std::string big(kMaxSlurmBytes + 1, ' ');
+  EXPECT_NE(error_of(big).find("more than the 8388608 allowed"), std::string::npos);
+  std::string many;
+  for (size_t i = 0; i <= kMaxSlurmEntries; ++i) many += std::string(i ? "," : "") + R"({"asn":1})";
+  EXPECT_EQ(error_of(with(many, "")), "the file has 100001 filters and assertions, more than the 100000 allowed");
+  EXPECT_EQ(error_of(R"({"slurmVersion": 1, "slurmVersion": 1})"),
+            "member \"slurmVersion\" appears twice in one object");
+}
+
+TEST(Slurm, TopLevelRules) {
+  EXPECT_EQ(error_of(R"({"validationOutputFilters": {}, "locallyAddedAssertions": {}})"),
+            "/slurmVersion: missing (RFC 8416 section 3.2)");
+  EXPECT_EQ(error_of(R"({"slurmVersion": 3})"), "/slurmVersion: expected 1 (RFC 8416 section 3.2), got the number 3");
+  EXPECT_NE(error_of(R"({"slurmVersion": 2})").find("draft-ietf-sidrops-aspa-slurm"), std::string::npos);
+  EXPECT_EQ(error_of(R"({"slurmVersion": 1, "locallyAddedAssertions": {}})"),
+            "/validationOutputFilters: missing (RFC 8416 section 3.2: every member is required)");
+  EXPECT_EQ(error_of(R"({"slurmVersion": 1, "validationOutputFilters": {"prefixFilters": []},
+                          "locallyAddedAssertions": {}})"),
+            "/validationOutputFilters/bgpsecFilters: missing (RFC 8416 section 3.2: every member is required, [] "
+            "for none)");
+  EXPECT_EQ(error_of(R"({"slurmVersion": 1, "extra": 1})"),
+            "/extra: unknown member \"extra\" (expected one of: slurmVersion, validationOutputFilters, "
+            "locallyAddedAssertions)");
+  std::string aspa = with("", "");
+  aspa.replace(aspa.find("\"bgpsecAssertions\""), 0, R"("aspaAssertions": [], )");
+  EXPECT_NE(error_of(aspa).find("/locallyAddedAssertions/aspaAssertions: ASPA exceptions"), std::string::npos)
+      << error_of(aspa);
+}
+
+TEST(Slurm, PrefixFilterRules) {
+  EXPECT_EQ(error_of(with(R"({"comment": "nothing"})", "")),
+            "/validationOutputFilters/prefixFilters/0: a prefix filter needs \"prefix\", \"asn\" or both (RFC 8416 "
+            "section 3.3.1)");
+  EXPECT_EQ(error_of(with(R"({"asn": 1}, {"prefix": "192.0.2.1/24"})", "")),
+            "/validationOutputFilters/prefixFilters/1/prefix: \"192.0.2.1/24\" has bits set past its length (did "
+            "you mean 192.0.2.0/24?)");
+  EXPECT_EQ(error_of(with(R"({"prefix": "192.0.2.0/33"})", "")),
+            "/validationOutputFilters/prefixFilters/0/prefix: expected an IPv4 or IPv6 prefix such as "
+            "\"192.0.2.0/24\", got \"192.0.2.0/33\"");
+  EXPECT_EQ(error_of(with(R"({"asn": 4294967296})", "")),
+            "/validationOutputFilters/prefixFilters/0/asn: expected an AS number 0..4294967295, got the number "
+            "4294967296");
+  EXPECT_EQ(error_of(with(R"({"asn": -1})", "")),
+            "/validationOutputFilters/prefixFilters/0/asn: expected an AS number 0..4294967295, got the number -1");
+  EXPECT_EQ(error_of(with(R"({"asn": "AS1"})", "")),
+            "/validationOutputFilters/prefixFilters/0/asn: expected an AS number 0..4294967295, got a string");
+  EXPECT_EQ(error_of(with(R"({"asn": 1, "maxPrefixLength": 24})", "")),
+            "/validationOutputFilters/prefixFilters/0/maxPrefixLength: unknown member \"maxPrefixLength\" "
+            "(expected one of: prefix, asn, comment)");
+  EXPECT_EQ(error_of(with("1", "")), "/validationOutputFilters/prefixFilters/0: expected an object, got the number 1");
+}
+
+TEST(Slurm, PrefixAssertionRules) {
+  const std::string p = "/locallyAddedAssertions/prefixAssertions/0";
+  EXPECT_EQ(error_of(with("", R"({"prefix": "192.0.2.0/24"})")),
+            p + "/asn: missing (RFC 8416 section 3.4.1: a prefix assertion needs one)");
+  EXPECT_EQ(error_of(with("", R"({"asn": 1})")),
+            p + "/prefix: missing (RFC 8416 section 3.4.1: a prefix assertion needs one)");
+  EXPECT_EQ(error_of(with("", R"({"asn": 1, "prefix": "192.0.2.0/24", "maxPrefixLength": 23})")),
+            p + "/maxPrefixLength: expected a length 24..32 (the prefix's length to the family's), got the number 23");
+  EXPECT_EQ(error_of(with("", R"({"asn": 1, "prefix": "2001:db8::/32", "maxPrefixLength": 129})")),
+            p + "/maxPrefixLength: expected a length 32..128 (the prefix's length to the family's), got the number 129");
+  EXPECT_EQ(error_of(with("", R"({"asn": 1, "prefix": "192.0.2.0/24", "maxPrefixLength": 24.5})")),
+            p + "/maxPrefixLength: expected a length 24..32 (the prefix's length to the family's), got the number 24.5");
+  auto ok = parse_slurm(with("", R"({"asn": 0, "prefix": "0.0.0.0/0", "maxPrefixLength": 32})"));
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  EXPECT_EQ(ok->prefix_assertions[0].vrp(), (Vrp{P("0.0.0.0/0"), 32, 0}));
+}
+
+TEST(Slurm, BgpsecRules) {
+  auto text = [](std::string_view filters, std::string_view assertions) {
+    return std::string(R"({"slurmVersion": 1, "validationOutputFilters": {"prefixFilters": [], "bgpsecFilters": [)") +
+           std::string(filters) + R"(]}, "locallyAddedAssertions": {"prefixAssertions": [], "bgpsecAssertions": [)" +
+           std::string(assertions) + "]}}";
+  };
+  EXPECT_EQ(error_of(text(R"({"comment": "x"})", "")),
+            "/validationOutputFilters/bgpsecFilters/0: a BGPsec filter needs \"asn\", \"SKI\" or both (RFC 8416 "
+            "section 3.3.2)");
+  EXPECT_EQ(error_of(text(R"({"SKI": "Zm9v"})", "")),
+            "/validationOutputFilters/bgpsecFilters/0/SKI: expected a 20-octet key identifier, got 3 octets");
+  EXPECT_EQ(error_of(text(R"({"SKI": "Zm9v+"})", "")),
+            "/validationOutputFilters/bgpsecFilters/0/SKI: expected base64url text without '=' padding (RFC 4648 "
+            "section 5, RFC 8416 section 3.3.2)");
+  EXPECT_EQ(error_of(text("", R"({"asn": 1, "SKI": "AAECAwQFBgcICQoLDA0ODxAREhM"})")),
+            "/locallyAddedAssertions/bgpsecAssertions/0/routerPublicKey: missing (RFC 8416 section 3.4.2)");
+}
+
+TEST(Slurm, Base64url) {
+  EXPECT_EQ(decode_base64url("Zm9vYg"), (std::vector<uint8_t>{'f', 'o', 'o', 'b'}));
+  EXPECT_EQ(decode_base64url("-_8"), (std::vector<uint8_t>{0xfb, 0xff}));
+  EXPECT_FALSE(decode_base64url("Zm9vYg=="));
+  EXPECT_FALSE(decode_base64url("Zm9vY"));
+  EXPECT_FALSE(decode_base64url("Zh"));  // leftover bits set
+  EXPECT_EQ(decode_base64url(""), std::vector<uint8_t>{});
+}
+
+Slurm parsed(const std::string& text) {
+  auto r = parse_slurm(text);
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r ? *r : Slurm{};
+}
+
+TEST(Slurm, OverlapAcrossFiles) {
+  std::vector<Slurm> files{parsed(with(R"({"prefix": "192.0.2.0/24"})", "")),
+                           parsed(with("", R"({"prefix": "198.51.100.0/24", "asn": 1})")),
+                           parsed(with(R"({"asn": 64496})", ""))};
+  EXPECT_FALSE(find_overlap(files));
+  files.push_back(parsed(with("", R"({"prefix": "192.0.2.128/25", "asn": 2})")));
+  auto o = find_overlap(files);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->file_a, 0u);
+  EXPECT_EQ(o->file_b, 3u);
+  EXPECT_EQ(o->what, "prefix 192.0.2.0/24 covers 192.0.2.128/25");
+  files.back() = parsed(with(R"({"prefix": "198.51.100.0/24", "asn": 7})", ""));
+  o = find_overlap(files);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->file_a, 1u);
+  EXPECT_EQ(o->what, "prefix 198.51.100.0/24 is in both");
+  // Within one file, overlaps are the operator's business (section 4.2 is
+  // about several files).
+  EXPECT_FALSE(find_overlap(std::vector<Slurm>{parsed(with(R"({"prefix": "10.0.0.0/8"})",
+                                                            R"({"prefix": "10.1.0.0/16", "asn": 1})"))}));
+  // Different families never overlap.
+  EXPECT_FALSE(find_overlap(std::vector<Slurm>{parsed(with(R"({"prefix": "0.0.0.0/0"})", "")),
+                                               parsed(with(R"({"prefix": "::/0"})", ""))}));
+}
+
+TEST(Slurm, AppliesFiltersThenAssertions) {
+  Slurm s = parsed(kExample);
+  SlurmFilter f(std::span<const Slurm>(&s, 1));
+  std::vector<Vrp> in{
+      {P("192.0.2.0/24"), 24, 1},       // under the first filter's prefix: removed
+      {P("192.0.2.128/25"), 25, 2},     // more specific: removed
+      {P("192.0.0.0/16"), 24, 3},       // covers the filter's prefix, not covered: kept
+      {P("203.0.113.0/24"), 24, 64496}, // AS filter: removed
+      {P("198.51.100.0/25"), 25, 64497},  // prefix and AS: removed
+      {P("198.51.100.0/25"), 25, 64498},  // prefix, other AS: kept
+      {P("198.51.100.0/24"), 24, 64496},  // removed by the AS filter, then asserted again
+  };
+  auto out = f.apply(in);
+  EXPECT_EQ(out.removed, 5u);
+  EXPECT_EQ(out.added, 2u);
+  std::vector<Vrp> want{{P("192.0.0.0/16"), 24, 3},
+                        {P("198.51.100.0/24"), 24, 64496},
+                        {P("198.51.100.0/25"), 25, 64498},
+                        {P("2001:db8::/32"), 48, 64496}};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(out.vrps, want);
+  EXPECT_TRUE(SlurmFilter().apply(in).vrps.size() == in.size());
+}
+
+// ---- The RFC's definition, done plainly, against SlurmFilter.
+
+bool matches_by_definition(const PrefixFilter& f, const Vrp& v) {
+  if (f.prefix && !f.prefix->contains(v.prefix)) return false;
+  if (f.asn && *f.asn != v.asn) return false;
+  return true;
+}
+
+std::vector<Vrp> apply_by_definition(const std::vector<Slurm>& files, const std::vector<Vrp>& vrps) {
+  std::vector<Vrp> out;
+  for (const Vrp& v : vrps) {
+    bool gone = false;
+    for (const Slurm& s : files)
+      for (const PrefixFilter& f : s.prefix_filters) gone = gone || matches_by_definition(f, v);
+    if (!gone && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  for (const Slurm& s : files)
+    for (const PrefixAssertion& a : s.prefix_assertions)
+      if (std::find(out.begin(), out.end(), a.vrp()) == out.end()) out.push_back(a.vrp());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Prefixes in a small space so that filters, assertions and VRPs nest.
+rc::Gen<net::Prefix> gen_small_prefix() {
+  return rc::gen::apply(
+      [](bool v6, uint8_t byte, unsigned len) {
+        std::array<uint8_t, 16> b{};
+        b[0] = v6 ? 0x20 : 10;
+        b[1] = byte;
+        const unsigned max = v6 ? 20u : 16u;
+        return *net::Prefix::make(net::IpAddress::from_bytes(v6 ? net::IpFamily::V6 : net::IpFamily::V4, b.data()),
+                                  4 + len % (max - 3));
+      },
+      rc::gen::arbitrary<bool>(), rc::gen::arbitrary<uint8_t>(), rc::gen::arbitrary<unsigned>());
+}
+
+rc::Gen<Vrp> gen_small_vrp() {
+  return rc::gen::apply(
+      [](net::Prefix p, unsigned extra, uint32_t asn) {
+        return Vrp{p, static_cast<uint8_t>(p.len() + extra % 4), asn % 4};
+      },
+      gen_small_prefix(), rc::gen::arbitrary<unsigned>(), rc::gen::arbitrary<uint32_t>());
+}
+
+rc::Gen<PrefixFilter> gen_filter() {
+  return rc::gen::apply(
+      [](int which, net::Prefix p, uint32_t asn) {
+        PrefixFilter f;
+        if (which != 1) f.prefix = p;
+        if (which != 0) f.asn = asn % 4;
+        return f;
+      },
+      rc::gen::inRange(0, 3), gen_small_prefix(), rc::gen::arbitrary<uint32_t>());
+}
+
+rc::Gen<PrefixAssertion> gen_assertion() {
+  return rc::gen::map(gen_small_vrp(), [](Vrp v) {
+    PrefixAssertion a;
+    a.prefix = v.prefix;
+    a.max_len = v.max_len;
+    a.asn = v.asn;
+    return a;
+  });
+}
+
+RC_GTEST_PROP(Slurm, ApplyAgreesWithTheRfcDefinition, ()) {
+  const auto vrps = *rc::gen::container<std::vector<Vrp>>(gen_small_vrp());
+  std::vector<Slurm> files(*rc::gen::inRange<size_t>(1, 4));
+  for (Slurm& s : files) {
+    s.prefix_filters = *rc::gen::resize(8, rc::gen::container<std::vector<PrefixFilter>>(gen_filter()));
+    s.prefix_assertions = *rc::gen::resize(8, rc::gen::container<std::vector<PrefixAssertion>>(gen_assertion()));
+  }
+  SlurmFilter f(files);
+  auto out = f.apply(vrps);
+  const auto want = apply_by_definition(files, vrps);
+  RC_ASSERT(out.vrps == want);
+  size_t removed = 0;
+  for (const Vrp& v : vrps) {
+    bool gone = false;
+    for (const Slurm& s : files)
+      for (const PrefixFilter& pf : s.prefix_filters) gone = gone || matches_by_definition(pf, v);
+    removed += gone ? 1 : 0;
+    RC_ASSERT(f.removes(v) == gone);
+  }
+  RC_ASSERT(out.removed == removed);
+}
+
+// find_overlap against a plain pairwise scan.
+RC_GTEST_PROP(Slurm, OverlapAgreesWithAPairwiseScan, ()) {
+  std::vector<Slurm> files(*rc::gen::inRange<size_t>(1, 4));
+  for (Slurm& s : files) {
+    s.prefix_filters = *rc::gen::resize(4, rc::gen::container<std::vector<PrefixFilter>>(gen_filter()));
+    s.prefix_assertions = *rc::gen::resize(4, rc::gen::container<std::vector<PrefixAssertion>>(gen_assertion()));
+  }
+  auto prefixes = [](const Slurm& s) {
+    std::vector<net::Prefix> out;
+    for (const auto& f : s.prefix_filters)
+      if (f.prefix) out.push_back(*f.prefix);
+    for (const auto& a : s.prefix_assertions) out.push_back(a.prefix);
+    return out;
+  };
+  bool any = false;
+  for (size_t a = 0; a < files.size(); ++a)
+    for (size_t b = a + 1; b < files.size(); ++b)
+      for (const auto& x : prefixes(files[a]))
+        for (const auto& y : prefixes(files[b])) any = any || x.contains(y) || y.contains(x);
+  RC_ASSERT(find_overlap(files).has_value() == any);
+}
+
+}  // namespace
+}  // namespace petrel::rpki

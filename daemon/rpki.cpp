@@ -709,7 +709,7 @@ void RpkiService::publish_if_changed() {
       {{"source", snap->source.empty() ? std::string("none") : snap->source}, {"vrps_v4", snap->v4},
        {"vrps_v6", snap->v6}, {"aspas", snap->aspas}, {"announced", d.announced.size()},
        {"withdrawn", d.withdrawn.size()}, {"slurm_removed", snap->slurm_removed}, {"slurm_added", snap->slurm_added}});
-  if (changed_ && (!d.announced.empty() || !d.withdrawn.empty())) changed_(d);
+  if (changed_ && (!d.announced.empty() || !d.withdrawn.empty() || !d.aspa_customers.empty())) changed_(d);
 }
 
 void RpkiService::update_status() {

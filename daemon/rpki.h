@@ -192,7 +192,8 @@ struct SlurmStatus {
 
 class RpkiService {
  public:
-  // `changed` runs on the loop's thread after each publication.
+  // `changed` runs on the loop's thread after each publication that changed
+  // VRPs or ASPAs.
   RpkiService(const RpkiConfig& config, struct ev_loop* loop, VrpStore& store,
               std::function<void(const VrpDelta&)> changed);
   ~RpkiService();

@@ -74,8 +74,10 @@ void Server::apply_sections(const Config& next, ReloadPlan& plan) {
 
 std::unique_ptr<RpkiService> Server::make_rpki(const RpkiConfig& c) {
   return std::make_unique<RpkiService>(c, loop_, vrps_, [this](const VrpDelta& d) {
-    DeltaCover cover(d);
-    revalidate([&](const net::Prefix& p) { return cover.covers(p); }, "vrps");
+    if (!d.announced.empty() || !d.withdrawn.empty()) {
+      DeltaCover cover(d);
+      revalidate([&](const net::Prefix& p) { return cover.covers(p); }, "vrps");
+    }
     if (!d.aspa_customers.empty()) reverify_paths(d.aspa_customers);
   });
 }

@@ -21,8 +21,7 @@ its file once (-refresh 3600) and only the full set is checked against
 it; changes of ASPAs (replace, withdraw, unknown withdrawal) are covered
 by tests/rpki/client_aspa_test.cpp.
 
-Not here yet: ASPA states of routes (no route is verified against the
-ASPAs yet; issue 26).
+ASPA states of routes from a real peer: tests/integration/test_aspa.py.
 """
 from __future__ import annotations
 

@@ -331,5 +331,46 @@ TEST(RpkiValidator, TheTableAsksABatchAtOnce) {
   }
 }
 
+// Which customers' ASPAs a publication changed: came, went, or other
+// providers; the routes with those ASes are verified again.
+TEST(VrpStore, NamesTheCustomersWhoseAspaChanged) {
+  VrpStore store;
+  auto d = store.publish({}, "c1", 1, 1000, std::vector<rpki::Aspa>{{64500, {64501}}, {64510, {0}}});
+  EXPECT_EQ(d.aspa_customers, (std::vector<uint32_t>{64500, 64510}));
+  d = store.publish({}, "c1", 2, 2000,
+                    std::vector<rpki::Aspa>{{64500, {64501}}, {64510, {64511}}, {64520, {64521}}});
+  EXPECT_EQ(d.aspa_customers, (std::vector<uint32_t>{64510, 64520}));
+  d = store.publish({}, "c1", 3, 3000, std::vector<rpki::Aspa>{{64510, {64511}}, {64520, {64521}}});
+  EXPECT_EQ(d.aspa_customers, (std::vector<uint32_t>{64500}));
+  d = store.publish({}, "c1", 4, 4000, std::vector<rpki::Aspa>{{64510, {64511}}, {64520, {64521}}});
+  EXPECT_TRUE(d.aspa_customers.empty());
+}
+
+// ASPA verification of a route's AS_PATH by the peer's procedure, from
+// the published ASPAs; unchecked while switched off or for no procedure.
+TEST(RpkiValidator, VerifiesPathsByTheProcedureAsked) {
+  VrpStore store;
+  (void)store.publish({}, "c", 1, 1, std::vector<rpki::Aspa>{{64500, {65002}}});
+  RpkiValidator v(store, 65001);
+  table::Interner interner;
+  auto verify = [&](const codec::AttributeSet& a, table::AspaCheck c) {
+    table::Attrs* in = interner.intern(a);
+    auto r = v.verify_path(*in, c);
+    interner.release(in);
+    return r;
+  };
+  using table::AspaCheck;
+  using table::AspaState;
+  EXPECT_EQ(verify(attrs({seq({65002, 64500})}), AspaCheck::kUpstream), AspaState::kValid);
+  EXPECT_EQ(verify(attrs({seq({65002, 64501, 64500})}), AspaCheck::kUpstream), AspaState::kInvalid);
+  EXPECT_EQ(verify(attrs({seq({65002, 64600})}), AspaCheck::kUpstream), AspaState::kUnknown);
+  EXPECT_EQ(verify(attrs({seq({65002}), set({64500})}), AspaCheck::kUpstream), AspaState::kInvalid);  // an AS_SET
+  // Downstream (from a provider) allows a down-ramp: 64501 may be 64500's customer side.
+  EXPECT_EQ(verify(attrs({seq({65002, 64501, 64500})}), AspaCheck::kDownstream), AspaState::kUnknown);
+  EXPECT_EQ(verify(attrs({seq({65002, 64500})}), AspaCheck::kNone), AspaState::kUnchecked);
+  v.set_enabled(false);
+  EXPECT_EQ(verify(attrs({seq({65002, 64500})}), AspaCheck::kUpstream), AspaState::kUnchecked);
+}
+
 }  // namespace
 }  // namespace petrel::daemon

@@ -149,6 +149,14 @@ void add_sections(const Server& server, api::Snapshot& s) {
                                       n[static_cast<size_t>(table::Validation::kInvalid)],
                                       n[static_cast<size_t>(table::Validation::kNotFound)]));
     sec.rows.emplace_back("invalid routes rejected", yes_no(v.reject_invalid));
+    if (v.vrps) sec.rows.emplace_back("ASPAs", fmt::format("{}", v.vrps->aspas));
+    const auto& a = v.aspa_routes;
+    sec.rows.emplace_back("ASPA: paths valid / invalid / unknown / not verified",
+                          fmt::format("{} / {} / {} / {}", a[static_cast<size_t>(table::AspaState::kValid)],
+                                      a[static_cast<size_t>(table::AspaState::kInvalid)],
+                                      a[static_cast<size_t>(table::AspaState::kUnknown)],
+                                      a[static_cast<size_t>(table::AspaState::kUnchecked)]));
+    sec.rows.emplace_back("ASPA-invalid routes rejected", yes_no(v.reject_aspa_invalid));
     s.sections.push_back(std::move(sec));
   }
 }

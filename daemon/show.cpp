@@ -298,13 +298,15 @@ void add_route_rows(TextTable& t, const json& page) {
     for (const auto& r : pre.value("routes", json::array())) {
       const json& a = r.contains("attributes") ? r["attributes"] : json();
       t.add({at(pre, "prefix"), r.value("best", false) ? "*" : "-", at(r, "peer"), next_hop_of(r), as_path(a),
-             at(a, "origin"), at(a, "local_pref"), at(a, "med"), r.value("best", false) ? "" : at(r, "lost_by")});
+             at(a, "origin"), at(a, "local_pref"), at(a, "med"), at(r, "rpki"), at(r, "aspa"),
+             r.value("best", false) ? "" : at(r, "lost_by")});
     }
   }
 }
 
 TextTable route_table() {
-  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "LOST BY"},
+  return TextTable({"PREFIX", "BEST", "PEER", "NEXT HOP", "AS PATH", "ORIGIN", "LOCPRF", "MED", "RPKI", "ASPA",
+                    "LOST BY"},
                    {0, 0, kNameWidth, kNextHopWidth});
 }
 

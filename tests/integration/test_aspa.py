@@ -102,6 +102,12 @@ def test_aspa_states_reject_and_reverify(lab):
                       "counts by ASPA state")
     assert st["reject_aspa_invalid"] is True, st
     assert st["aspa_routes"] == {"valid": 1, "invalid": 1, "unknown": 1, "unchecked": 0}, st
+    # petrel show: the RPKI and ASPA columns (RPKI: no VRPs, not found).
+    out = me.run([L.petrel_binary(), "show", "--http", f"127.0.0.1:{HTTP_PORT}", "route", LEAK]).stdout
+    head, row = out.splitlines()[0], out.splitlines()[1]
+    assert row[head.index("RPKI"):].split()[:2] == ["not-found", "invalid"], out
+    page = R.http_text(me, "/")
+    assert "ASPA: paths valid / invalid / unknown / not verified" in page and "1 / 1 / 1 / 0" in page, page
     metrics = R.http_text(me, "/metrics")
     assert 'petrel_routes_by_aspa{state="invalid"} 1' in metrics
     assert 'petrel_routes_by_aspa{state="valid"} 1' in metrics

@@ -31,6 +31,7 @@ PETREL_ASN = 65001
 BIRD_ASN = 65002
 HOLD = 9
 PREFIXES = L.sample_prefixes(7, v4=4, v6=3)
+INJECTED = "203.0.113.0/24"
 
 
 def ctl(petrel: L.Petrel, sock: str, *args: str, cwd: str | None = None) -> subprocess.CompletedProcess:
@@ -89,17 +90,22 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
     petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD)], PETREL_ASN,
                       extra_toml=f'[control]\nsocket = "{sock}"\n').start()
     bird.wait_established(30)
-    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) == len(PREFIXES), 30,
+    # An injected route too: our own routes' peer entry is our router id
+    # and AS, their AS path empty.
+    r = ctl(petrel, sock, "route", "announce", INJECTED, "next-hop", "198.51.100.1")
+    assert r.returncode == 0, r
+    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) == len(PREFIXES) + 1, 30,
                  "Petrel holds BIRD's routes")
     want = api_routes(petrel)
-    assert {w[0] for w in want} == set(PREFIXES), want
+    assert {w[0] for w in want} == set(PREFIXES) | {INJECTED}, want
+    assert (INJECTED, me.v4, "", "198.51.100.1") in want, want
     assert any(":" in w[0] for w in want) and any("." in w[0] for w in want), want
 
     # petrel dump FILE: the answer says where and how much.
     out = me.path("table.mrt")
     r = ctl(petrel, sock, "dump", out)
     assert r.returncode == 0, r
-    assert r.stdout.strip() == f"wrote {out}: {len(PREFIXES)} prefixes, {len(want)} routes from 1 peers, " \
+    assert r.stdout.strip() == f"wrote {out}: {len(PREFIXES) + 1} prefixes, {len(want)} routes from 2 peers, " \
         f"{os.path.getsize(out)} bytes", r.stdout
     assert not os.path.exists(out + ".tmp")
     assert petrel.events("dump-written"), "the dump is logged"
@@ -109,7 +115,8 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
     assert len(lines) == len(want), lines
     assert got == want, (got, want)
     for ln in lines:
-        assert ln.split("|")[4] == str(BIRD_ASN), ln
+        f = ln.split("|")
+        assert f[4] == str(PETREL_ASN if f[5] == INJECTED else BIRD_ASN), ln
 
     # (b) Petrel's own reader reads every RIB entry back.
     extract = Path(petrel.binary).resolve().parents[1] / "tools" / "mrt" / "mrt-extract"
@@ -117,7 +124,7 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
         r = subprocess.run([str(extract), "--attributes", out], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r
         assert len(r.stdout.splitlines()) == len(want), r
-        assert f"{1 + len(PREFIXES)} records read" in r.stderr, r.stderr
+        assert f"{2 + len(PREFIXES)} records read" in r.stderr, r.stderr
 
     # A relative name is the caller's directory's.
     r = ctl(petrel, sock, "dump", "relative.mrt", cwd=me.path(""))

@@ -39,6 +39,7 @@ struct Snapshot {
   std::vector<SnapPrefix> prefixes;
   std::vector<SnapRoute> routes;
   std::vector<std::byte> attributes;  // every route's, one after another
+  uint64_t left_out = 0;  // routes of peers past the peer table's bound
 };
 
 // The IPv4 and IPv6 unicast routes of `t`, each shard under its lock only
@@ -54,7 +55,10 @@ Snapshot take_snapshot(const table::Table& t, uint32_t collector_id, uint32_t lo
     for (const auto& r : routes) {
       auto it = index_of.find(r.peer);
       if (it == index_of.end()) {
-        if (s.peers.size() > 0xFFFF) continue;  // more peers than an MRT peer table holds
+        if (s.peers.size() >= 0xFFFF) {  // more peers than an MRT peer table holds
+          ++s.left_out;
+          continue;
+        }
         const table::PeerInfo& info = t.peer(r.peer);
         mrt::DumpPeer d;
         d.bgp_id = info.local ? collector_id : info.router_id;
@@ -161,7 +165,7 @@ DumpOutcome dump_table(const table::Table& t, const std::string& path, uint32_t 
   out.ok = true;
   out.prefixes = w.stats().prefixes;
   out.routes = w.stats().routes;
-  out.routes_left_out = w.stats().routes_left_out;
+  out.routes_left_out = w.stats().routes_left_out + s.left_out;
   out.peers = s.peers.size();
   out.bytes = w.stats().bytes;
   return out;

@@ -10,6 +10,9 @@ peer announcing IPv4 and IPv6 routes.
   FILE.tmp is left behind.
 - Errors: a directory that does not exist (the answer names the file and
   errno's text), a relative path in a raw request.
+- ADD-PATH: BIRD sends two paths per prefix (`add paths tx`); they go in
+  RIB_IPV4_UNICAST_ADDPATH records, which bgpdump lists as TABLE_DUMP2_AP
+  with the path identifiers the API shows.
 - A second dump while one runs is refused; the main loop keeps answering
   meanwhile (the first dump's FILE.tmp is a FIFO nobody reads yet, so its
   open blocks the dump thread until the test reads it).
@@ -191,3 +194,56 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
     # A dump after it is done runs again.
     r = ctl(petrel, sock, "dump", me.path("again.mrt"))
     assert r.returncode == 0, r
+
+
+class AddPathBird(L.Bird):
+    """BIRD sending every path it has (RFC 7911 `add paths tx`): two static
+    protocols give it two routes, two paths, per IPv4 prefix."""
+
+    def config(self) -> str:
+        conf = super().config().replace("  ipv4 { import all; export all;", "  ipv4 { import all; export all; "
+                                        "add paths tx;", 1)
+        routes = " ".join(f"route {p} blackhole {{ bgp_med = 7; }};" for p in AP_PREFIXES)
+        return conf + f"protocol static static_ipv4_b {{ ipv4; {routes} }}\n"
+
+
+AP_PREFIXES = ("198.19.9.0/28", "198.19.9.16/28")
+
+
+def test_mrt_dump_add_path(lab):
+    """Routes with ADD-PATH path identifiers go in RIB_IPV4_UNICAST_ADDPATH
+    records (RFC 8050): bgpdump lists them as TABLE_DUMP2_AP with the path
+    identifiers Petrel's API shows."""
+    require("bird")
+    require("bgpdump")
+    me, bn = lab.node("petrel"), lab.node("bird")
+    sock = me.path("ctl.sock")
+    bird = AddPathBird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, families=("ipv4-unicast",),
+                                     announce=AP_PREFIXES)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, families=("ipv4-unicast",),
+                                        extra=('add_path = { "ipv4-unicast" = "receive" }',))],
+                      PETREL_ASN, extra_toml=f'[control]\nsocket = "{sock}"\n').start()
+    bird.wait_established(30)
+
+    def paths() -> set[tuple[str, int, str]] | None:
+        out = set()
+        for p in AP_PREFIXES:
+            got = petrel.api(f"/api/routes/{p}")
+            if not isinstance(got, dict) or len(got.get("routes", [])) != 2:
+                return None
+            for r in got["routes"]:
+                out.add((p, r["path_id"], r["peer_address"]))
+        return out
+    want = L.wait_until(paths, 30, "Petrel holds two paths per prefix")
+    assert all(pid != 0 for _, pid, _ in want), want
+    out = me.path("ap.mrt")
+    r = ctl(petrel, sock, "dump", out)
+    assert r.returncode == 0, r
+    b = subprocess.run(["bgpdump", "-m", out], capture_output=True, text=True, timeout=60)
+    assert b.returncode == 0, b
+    got = set()
+    for ln in b.stdout.splitlines():
+        f = ln.split("|")
+        assert f[0] == "TABLE_DUMP2_AP", ln
+        got.add((f[5], int(f[6]), f[3]))
+    assert got == want, (got, want)

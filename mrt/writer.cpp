@@ -50,7 +50,7 @@ void end_record(bytes::Writer& w, size_t at) {
 
 }  // namespace
 
-std::vector<std::byte> rib_attributes(bytes::Span attributes) {
+std::optional<std::vector<std::byte>> rib_attributes(bytes::Span attributes) {
   std::vector<std::byte> out;
   out.reserve(attributes.size());
   bytes::Writer w(out);
@@ -58,22 +58,22 @@ std::vector<std::byte> rib_attributes(bytes::Span attributes) {
   while (!in.empty()) {
     auto flags = in.u8();
     auto type = in.u8();
-    if (!flags || !type) break;
+    if (!flags || !type) return std::nullopt;
     std::optional<uint16_t> len;
     if (*flags & kFlagExtendedLength) len = in.u16();
     else if (auto l = in.u8()) len = *l;
-    if (!len) break;
+    if (!len) return std::nullopt;
     auto value = in.take(*len);
-    if (!value) break;
+    if (!value) return std::nullopt;
     if (*type == kTypeMpUnreachNlri) continue;
     if (*type == kTypeMpReachNlri) {
       // AFI (2), SAFI (1), next hop length (1), next hop: only the last two.
       bytes::Reader m(*value);
-      if (!m.skip(3)) continue;
+      if (!m.skip(3)) return std::nullopt;
       auto nh_len = m.u8();
-      if (!nh_len) continue;
+      if (!nh_len) return std::nullopt;
       auto nh = m.take(*nh_len);
-      if (!nh) continue;
+      if (!nh) return std::nullopt;
       std::vector<std::byte> v;
       bytes::Writer vw(v);
       vw.u8(*nh_len);
@@ -129,11 +129,11 @@ void TableDumpWriter::rib_record(const net::Prefix& prefix, std::span<const Dump
   uint16_t count = 0;
   for (const DumpRoute& r : routes) {
     if (r.path_id.has_value() != add_path) continue;
-    std::vector<std::byte> attrs = rib_attributes(r.attributes);
-    const size_t entry = 2 + 4 + (add_path ? 4 : 0) + 2 + attrs.size();
+    std::optional<std::vector<std::byte>> attrs = rib_attributes(r.attributes);
+    const size_t entry = 2 + 4 + (add_path ? 4 : 0) + 2 + (attrs ? attrs->size() : 0);
     const uint64_t body = count == 0 ? 0 : out.size() - at - kHeaderBytes;
     const uint64_t head = count == 0 ? 4 + 1 + prefix.wire_bytes() + 2 : 0;
-    if (r.peer_index >= peer_count_ || attrs.size() > kMaxRibAttributes || count >= kMaxRibEntries ||
+    if (!attrs || r.peer_index >= peer_count_ || attrs->size() > kMaxRibAttributes || count >= kMaxRibEntries ||
         body + head + entry > kMaxRecordBody) {
       ++stats_.routes_left_out;
       continue;
@@ -148,8 +148,8 @@ void TableDumpWriter::rib_record(const net::Prefix& prefix, std::span<const Dump
     w.u16(r.peer_index);
     w.u32(r.originated);
     if (add_path) w.u32(*r.path_id);
-    w.u16(static_cast<uint16_t>(attrs.size()));
-    w.bytes(attrs);
+    w.u16(static_cast<uint16_t>(attrs->size()));
+    w.bytes(*attrs);
     ++count;
   }
   if (count == 0) return;

@@ -16,7 +16,8 @@
 // MP_UNREACH_NLRI is left out. Nothing is truncated silently: a route
 // whose attributes do not fit a RIB entry's 16-bit length, or that would
 // make a record longer than its 32-bit length or hold more than 65535
-// entries, is left out and counted in Stats.
+// entries, or whose attributes' framing is broken, is left out and counted
+// in DumpStats.
 #pragma once
 
 #include <cstddef>
@@ -50,7 +51,7 @@ struct DumpStats {
   uint64_t records = 0;           // PEER_INDEX_TABLE included
   uint64_t prefixes = 0;          // prefixes with at least one route written
   uint64_t routes = 0;            // RIB entries written
-  uint64_t routes_left_out = 0;   // too large for a RIB entry or a record
+  uint64_t routes_left_out = 0;   // too large for a RIB entry or a record, or broken
   uint64_t bytes = 0;             // appended in all
 };
 
@@ -63,9 +64,10 @@ inline constexpr uint64_t kMaxRecordBody = 0xFFFFFFFFull;
 
 // `attributes` with MP_REACH_NLRI abbreviated to its next hop length and
 // next hop, and MP_UNREACH_NLRI left out; every other attribute as it is.
-// Attributes whose framing is broken end the copy (what came before is
-// kept): the input is the table's own canonical bytes, but it is checked.
-std::vector<std::byte> rib_attributes(bytes::Span attributes);
+// Nothing when the framing is broken (an attribute or an MP_REACH_NLRI
+// next hop running past its end): the input is the table's own canonical
+// bytes, but it is checked, and such a route is left out and counted.
+std::optional<std::vector<std::byte>> rib_attributes(bytes::Span attributes);
 
 class TableDumpWriter {
  public:

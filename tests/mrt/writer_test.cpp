@@ -160,16 +160,35 @@ TEST(MrtWriter, RibAttributesDropsMpUnreachAndKeepsExtendedLength) {
   w.u8(99);
   w.u16(300);
   w.bytes(long_value);
-  Bytes out = rib_attributes(in);
+  auto out = rib_attributes(in);
+  ASSERT_TRUE(out.has_value());
   Bytes want = hex("40 01 01 02");
   bytes::Writer ww(want);
   ww.u8(0xd0);
   ww.u8(99);
   ww.u16(300);
   ww.bytes(long_value);
-  EXPECT_EQ(out, want);
-  // Broken framing ends the copy; what came before stays.
-  EXPECT_EQ(rib_attributes(hex("40 01 01 00  40 02 09 02")), hex("40 01 01 00"));
+  EXPECT_EQ(*out, want);
+  // Broken framing: nothing (the route is left out and counted, below).
+  EXPECT_FALSE(rib_attributes(hex("40 01 01 00  40 02 09 02")).has_value());
+  EXPECT_FALSE(rib_attributes(hex("40 01")).has_value());
+  EXPECT_FALSE(rib_attributes(hex("80 0e 05 0002 01 10 20")).has_value());  // next hop past its end
+  EXPECT_TRUE(rib_attributes({}).has_value());
+}
+
+TEST(MrtWriter, BrokenAttributesAreLeftOutAndCounted) {
+  Bytes out;
+  TableDumpWriter w(1);
+  ASSERT_TRUE(w.peer_index_table(7, "", some_peers(1), out));
+  Bytes broken = hex("40 01 01 00  40 02 09 02");
+  Bytes ok = v4_attributes({1}, 1);
+  std::vector<DumpRoute> routes = {{0, 1, std::nullopt, broken}, {0, 1, 3u, ok}};
+  w.rib(*net::Prefix::parse("192.0.2.0/24"), routes, out);
+  EXPECT_EQ(w.stats().routes, 1u);
+  EXPECT_EQ(w.stats().routes_left_out, 1u);
+  auto recs = records(out);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[1].subtype, static_cast<uint16_t>(TableDumpV2::kRibIpv4UnicastAddPath));
 }
 
 TEST(MrtWriter, AddPathRoutesGoToTheAddPathSubtype) {
@@ -378,6 +397,43 @@ RC_GTEST_PROP(MrtWriterProp, RandomTablesRoundTrip, ()) {
   size_t read = 0;
   for (const auto& [p, n] : got) read += n;
   RC_ASSERT(read == total);
+}
+
+// Hostile attribute bytes: every route is written or left out and
+// counted, and whatever is written reads back.
+RC_GTEST_PROP(MrtWriterProp, RandomAttributeBytesAreWrittenOrCounted, ()) {
+  const auto n = *rc::gen::inRange<size_t>(0, 20);
+  std::vector<Bytes> attrs;
+  for (size_t i = 0; i < n; ++i)
+    attrs.push_back(*rc::gen::container<Bytes>(*rc::gen::inRange<size_t>(0, 64),
+                                               rc::gen::map(rc::gen::arbitrary<uint8_t>(), [](uint8_t b) {
+                                                 return std::byte{b};
+                                               })));
+  std::vector<DumpRoute> routes;
+  for (size_t i = 0; i < n; ++i) {
+    DumpRoute d;
+    d.peer_index = *rc::gen::inRange<uint16_t>(0, 3);
+    if (*rc::gen::arbitrary<bool>()) d.path_id = static_cast<uint32_t>(i);
+    d.attributes = attrs[i];
+    routes.push_back(d);
+  }
+  Bytes out;
+  TableDumpWriter w(1);
+  RC_ASSERT(w.peer_index_table(1, "", some_peers(2), out));
+  w.rib(*net::Prefix::parse("2001:db8::/32"), routes, out);
+  RC_ASSERT(w.stats().routes + w.stats().routes_left_out == n);
+  RecordReader reader(out);
+  uint64_t entries = 0;
+  for (int i = 0; i < 10 && !reader.done(); ++i) {
+    auto rec = reader.next();
+    RC_ASSERT(rec.ok());
+    if (!is_rib(*rec)) continue;
+    auto rib = decode_rib(*rec);
+    RC_ASSERT(rib.ok());
+    entries += rib->entry_count;
+  }
+  RC_ASSERT(reader.done());
+  RC_ASSERT(entries == w.stats().routes);
 }
 
 }  // namespace

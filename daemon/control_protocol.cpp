@@ -325,7 +325,7 @@ std::string answer_dump(const DumpSummary& d) {
                      std::to_string(d.routes) + " routes from " + std::to_string(d.peers) + " peers, " +
                      std::to_string(d.bytes) + " bytes";
   if (d.routes_left_out != 0)
-    text += "; " + std::to_string(d.routes_left_out) + " routes left out (too large for an MRT record)";
+    text += "; " + std::to_string(d.routes_left_out) + " routes left out (too large for an MRT record, or malformed)";
   return dumped(Json{{"ok", true},
                      {"result", text},
                      {"file", d.file},

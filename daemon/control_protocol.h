@@ -74,7 +74,7 @@ struct DumpSummary {
   uint64_t routes = 0;
   uint64_t peers = 0;
   uint64_t bytes = 0;
-  uint64_t routes_left_out = 0;  // too large for an MRT record
+  uint64_t routes_left_out = 0;  // too large for an MRT record, or malformed
 };
 std::string answer_dump(const DumpSummary& d);
 // The announce request line that injects `route` (parse_request gives it

@@ -26,7 +26,7 @@ struct DumpOutcome {
   std::string error;  // when !ok: what failed, with the file and errno's text
   uint64_t prefixes = 0;
   uint64_t routes = 0;
-  uint64_t routes_left_out = 0;  // too large for an MRT record
+  uint64_t routes_left_out = 0;  // too large for an MRT record, or malformed
   uint64_t peers = 0;
   uint64_t bytes = 0;
 };

@@ -134,6 +134,7 @@ void ControlServer::accept_all() {
     Conn& c = conns_.emplace_back();
     c.server = this;
     c.fd = fd;
+    c.id = next_id_++;
     ev_io_init(&c.rd, &ControlServer::on_read, fd, EV_READ);
     c.rd.data = &c;
     ev_io_init(&c.wr, &ControlServer::on_write, fd, EV_WRITE);
@@ -169,16 +170,28 @@ void ControlServer::read_from(Conn& c) {
 // when the connection was closed (c is gone).
 bool ControlServer::process(Conn& c) {
   size_t start = 0;
-  while (c.out.empty() && !c.closing) {
+  while (c.out.empty() && !c.closing && !c.waiting) {
     size_t nl = c.in.find('\n', start);
     if (nl == std::string::npos) break;
     std::string_view line(c.in.data() + start, nl - start);
     start = nl + 1;
     if (line.empty() || line == "\r") continue;
     control::ParseResult r = control::parse_request(line);
-    c.out = (r.request ? handler_(*r.request) : control::answer_error(r.error)) + "\n";
     c.in.erase(0, start);
     start = 0;
+    if (r.request && deferred_) {
+      const uint64_t id = c.id;
+      auto now = deferred_(*r.request, [this, id](std::string a) { answer_later(id, std::move(a)); });
+      if (!now) {
+        // Not read from until the answer is written (flush starts reading again).
+        c.waiting = true;
+        ev_io_stop(loop_, &c.rd);
+        return true;
+      }
+      c.out = *now + "\n";
+    } else {
+      c.out = (r.request ? handler_(*r.request) : control::answer_error(r.error)) + "\n";
+    }
     if (!flush(c)) return false;
   }
   c.in.erase(0, start);
@@ -217,6 +230,16 @@ bool ControlServer::flush(Conn& c) {
     return process(c);  // lines that came while the answer waited
   }
   return true;
+}
+
+void ControlServer::answer_later(uint64_t id, std::string answer) {
+  for (Conn& c : conns_) {
+    if (c.id != id || !c.waiting) continue;
+    c.waiting = false;
+    c.out = std::move(answer) + "\n";
+    (void)flush(c);
+    return;
+  }
 }
 
 void ControlServer::close(Conn& c) {

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <list>
+#include <optional>
 #include <string>
 
 #include "daemon/config.h"
@@ -25,8 +26,15 @@ class ControlServer {
  public:
   // The answer line (without its newline) to one request.
   using Handler = std::function<std::string(const control::ControlRequest&)>;
+  // An answer given later (a dump runs on its own thread): called on the
+  // main loop, at most once; nothing when the connection has gone.
+  using Reply = std::function<void(std::string)>;
+  // Tried before Handler: the answer now, or nullopt when it calls the
+  // Reply later. The connection reads no further request meanwhile.
+  using DeferredHandler = std::function<std::optional<std::string>(const control::ControlRequest&, Reply)>;
 
-  ControlServer(struct ev_loop* loop, Handler handler) : loop_(loop), handler_(std::move(handler)) {}
+  ControlServer(struct ev_loop* loop, Handler handler, DeferredHandler deferred = {})
+      : loop_(loop), handler_(std::move(handler)), deferred_(std::move(deferred)) {}
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
@@ -45,6 +53,8 @@ class ControlServer {
     ev_io rd{}, wr{};
     std::string in, out;
     bool closing = false;  // close once out is written
+    bool waiting = false;  // a deferred answer is due
+    uint64_t id = 0;
   };
 
   static void on_accept(struct ev_loop*, ev_io* w, int);
@@ -55,9 +65,12 @@ class ControlServer {
   bool process(Conn& c);
   bool flush(Conn& c);
   void close(Conn& c);
+  void answer_later(uint64_t id, std::string answer);
 
   struct ev_loop* loop_;
   Handler handler_;
+  DeferredHandler deferred_;
+  uint64_t next_id_ = 1;
   std::string path_;
   uint32_t max_connections_ = 16;
   int fd_ = -1;

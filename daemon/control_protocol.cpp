@@ -8,6 +8,7 @@
 //    "med": N, "local_pref": N, "origin": "igp"|"egp"|"incomplete"}
 //   {"command": "withdraw", "prefix": P}
 //   {"command": "routes"}
+//   {"command": "dump", "file": ABSOLUTE_PATH}   (file optional)
 // Answers: {"ok": true, ...} or {"ok": false, "error": TEXT, "details": [..]}.
 #include "daemon/control_protocol.h"
 
@@ -170,6 +171,16 @@ ParseResult parse_request(std::string_view line) {
     if (command == "reload") return ParseResult{ControlRequest{Reload{}}, {}};
     return ParseResult{ControlRequest{ListRoutes{}}, {}};
   }
+  if (command == "dump") {
+    if (auto e = only_keys(j, {"command", "file"})) return fail(*e);
+    Dump d;
+    if (auto e = string_at(j, "file", kMaxDumpPathBytes, d.file, false)) return fail(*e);
+    if (j.contains("file") && (d.file.empty() || d.file.front() != '/'))
+      return fail("\"file\" must be an absolute path");
+    if (d.file.find('\0') != std::string::npos) return fail("\"file\" must not hold a NUL byte");
+    if (d.file.ends_with("/")) return fail("\"file\" names a directory, not a file");
+    return ParseResult{ControlRequest{std::move(d)}, {}};
+  }
   if (command == "peer") return parse_peer(j);
   if (command == "announce") return parse_announce(j);
   if (command == "withdraw") {
@@ -178,7 +189,7 @@ ParseResult parse_request(std::string_view line) {
     if (auto e = prefix_at(j, w.prefix)) return fail(*e);
     return ParseResult{ControlRequest{w}, {}};
   }
-  return fail("\"command\" must be one of reload, peer, announce, withdraw, routes");
+  return fail("\"command\" must be one of reload, peer, announce, withdraw, routes, dump");
 }
 
 ArgsResult request_from_args(const std::vector<std::string_view>& args) {
@@ -254,6 +265,14 @@ ArgsResult request_from_args(const std::vector<std::string_view>& args) {
     }
     return dump(j);
   }
+  if (cmd == "dump") {
+    // The client made FILE absolute (the daemon's directory is not the
+    // caller's).
+    if (args.size() > 2) return usage("expected: dump [FILE]");
+    Json j{{"command", "dump"}};
+    if (args.size() == 2) j["file"] = std::string(args[1]);
+    return dump(j);
+  }
   return usage("unknown command \"" + std::string(cmd) + "\"");
 }
 
@@ -299,6 +318,22 @@ std::string answer_routes(const std::vector<OriginateConfig>& routes) {
     arr.push_back(std::move(r));
   }
   return dumped(Json{{"ok", true}, {"routes", std::move(arr)}});
+}
+
+std::string answer_dump(const DumpSummary& d) {
+  std::string text = "wrote " + d.file + ": " + std::to_string(d.prefixes) + " prefixes, " +
+                     std::to_string(d.routes) + " routes from " + std::to_string(d.peers) + " peers, " +
+                     std::to_string(d.bytes) + " bytes";
+  if (d.routes_left_out != 0)
+    text += "; " + std::to_string(d.routes_left_out) + " routes left out (too large for an MRT record, or malformed)";
+  return dumped(Json{{"ok", true},
+                     {"result", text},
+                     {"file", d.file},
+                     {"prefixes", d.prefixes},
+                     {"routes", d.routes},
+                     {"peers", d.peers},
+                     {"bytes", d.bytes},
+                     {"routes_left_out", d.routes_left_out}});
 }
 
 std::string announce_request(const OriginateConfig& route) {

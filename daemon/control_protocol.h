@@ -44,7 +44,15 @@ struct Withdraw {
 
 struct ListRoutes {};
 
-using ControlRequest = std::variant<Reload, PeerCommand, Announce, Withdraw, ListRoutes>;
+// An MRT table dump (docs/operations.md, "MRT table dumps") to `file`, an
+// absolute path; empty: the daemon's default (daemon/mrt_dump.h).
+struct Dump {
+  std::string file;
+};
+// The longest file name a dump request takes.
+inline constexpr size_t kMaxDumpPathBytes = 4096;
+
+using ControlRequest = std::variant<Reload, PeerCommand, Announce, Withdraw, ListRoutes, Dump>;
 
 struct ParseResult {
   std::optional<ControlRequest> request;
@@ -59,13 +67,23 @@ std::string answer_ok(std::string_view text = {});  // text: what was done, for 
 std::string answer_error(std::string_view error, const std::vector<std::string>& details = {});
 // The injected routes, as "routes": [{"prefix": ..., ...}].
 std::string answer_routes(const std::vector<OriginateConfig>& routes);
+// A dump written: where, and what it holds.
+struct DumpSummary {
+  std::string file;
+  uint64_t prefixes = 0;
+  uint64_t routes = 0;
+  uint64_t peers = 0;
+  uint64_t bytes = 0;
+  uint64_t routes_left_out = 0;  // too large for an MRT record, or malformed
+};
+std::string answer_dump(const DumpSummary& d);
 // The announce request line that injects `route` (parse_request gives it
 // back): the lines of control.injected_routes_file.
 std::string announce_request(const OriginateConfig& route);
 
 const char* peer_action_name(PeerAction a);
 
-// The `petrel reload | peer | route` command line (after the socket
+// The `petrel reload | peer | route | dump` command line (after the socket
 // option) as one request line, or a usage error. Only the words are
 // checked here; the daemon checks the values (parse_request).
 struct ArgsResult {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ constexpr std::string_view kUsage =
     "                          [large-communities L ...] [med N] [local-pref N] [origin igp|egp|incomplete]\n"
     "       petrel [-s SOCKET] route withdraw PREFIX\n"
     "       petrel [-s SOCKET] route list\n"
+    "       petrel [-s SOCKET] dump [FILE]\n"
     "\n"
     "Commands to a running daemon over its control socket (docs/operations.md).\n"
     "  -s, --socket PATH   the control socket (default /run/petrel/petrel.sock)\n"
@@ -151,6 +153,18 @@ int ctl_main(int argc, char** argv) {
     }
     args.push_back(a);
   }
+  // dump FILE: the daemon runs elsewhere, so a relative name is made
+  // absolute here, against the caller's directory.
+  std::string absolute;
+  if (command == "dump" && args.size() == 2 && !args[1].empty() && args[1].front() != '/') {
+    std::error_code ec;
+    absolute = std::filesystem::absolute(std::filesystem::path(args[1]), ec).lexically_normal().string();
+    if (ec) {
+      fmt::print(stderr, "petrel dump: {}: {}\n", args[1], ec.message());
+      return kExitFailure;
+    }
+    args[1] = absolute;
+  }
   control::ArgsResult req = control::request_from_args(args);
   if (req.line.empty()) {
     fmt::print(stderr, "petrel {}: {}\n{}", command, req.error, kUsage);
@@ -173,7 +187,7 @@ int ctl_main(int argc, char** argv) {
         if (d.is_string()) fmt::print(stderr, "{}\n", d.get<std::string>());
     return kExitFailure;
   }
-  if (j.contains("routes")) fmt::print("{}\n", j["routes"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (j.contains("routes") && j["routes"].is_array()) fmt::print("{}\n", j["routes"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   else if (j.contains("result") && j["result"].is_string()) fmt::print("{}\n", j["result"].get<std::string>());
   return kExitOk;
 }

@@ -26,12 +26,13 @@ constexpr std::string_view kUsage =
     "  reload                  reload the running daemon's configuration (control socket)\n"
     "  peer NAME ...           disable, enable, reset or shut down a peer's session\n"
     "  route ...               announce or withdraw an injected route\n"
+    "  dump [FILE]             write the routing table as an MRT file (control socket)\n"
     "  help [COMMAND]          this text, or a command's\n"
     "\n"
     "options (before or after the command):\n"
     "  --version               print the version\n"
     "  -c, --config FILE       configuration file (default /etc/petrel/petrel.toml)\n"
-    "  -s, --socket PATH       the control socket (reload, peer, route)\n"
+    "  -s, --socket PATH       the control socket (reload, peer, route, dump)\n"
     "\n"
     "`petrel COMMAND --help` describes a command.\n";
 
@@ -42,7 +43,7 @@ int dispatch(std::string_view cmd, int argc, char** argv) {
   if (cmd == "check") return check_main(argc, argv);
   if (cmd == "decode") return decode_main(argc, argv);
   if (cmd == "show") return show_main(argc, argv);
-  if (cmd == "reload" || cmd == "peer" || cmd == "route") return ctl_main(argc, argv);
+  if (cmd == "reload" || cmd == "peer" || cmd == "route" || cmd == "dump") return ctl_main(argc, argv);
   return -1;
 }
 

@@ -101,6 +101,7 @@ std::vector<std::shared_ptr<Peer>> Server::peers() const {
 }
 
 Server::~Server() {
+  join_dump();  // it reads the table
   ev_timer_stop(loop_, &kernel_timer_);
   control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
@@ -190,7 +191,12 @@ bool Server::start() {
     listeners_.push_back(std::move(l));
   }
   if (!config_.control.socket.empty()) {
-    control_ = std::make_unique<ControlServer>(loop_, [this](const control::ControlRequest& r) { return control(r); });
+    control_ = std::make_unique<ControlServer>(
+        loop_, [this](const control::ControlRequest& r) { return control(r); },
+        [this](const control::ControlRequest& r, ControlServer::Reply reply) -> std::optional<std::string> {
+          if (const auto* d = std::get_if<control::Dump>(&r)) return control_dump(*d, std::move(reply));
+          return control(r);
+        });
     std::string err;
     if (!control_->start(config_.control, err)) {
       control_.reset();
@@ -218,6 +224,9 @@ bool Server::start() {
   ev_signal_start(loop_, &sighup_);
   ev_async_init(&shutdown_done_, [](struct ev_loop* loop, ev_async*, int) { ev_break(loop, EVBREAK_ALL); });
   ev_async_start(loop_, &shutdown_done_);
+  ev_async_init(&dump_done_, &Server::on_dump_done);
+  dump_done_.data = this;
+  ev_async_start(loop_, &dump_done_);
   // Watches the workers: one that died of an error is fatal for the daemon.
   if (auto interval = service::watchdog_interval()) {
     // systemd's WatchdogSec: the main loop says it is alive twice a period.
@@ -534,6 +543,55 @@ std::string Server::control(const control::ControlRequest& request) {
   std::vector<OriginateConfig> routes;
   for (const auto& [prefix, route] : injected_) routes.push_back(route);
   return control::answer_routes(routes);
+}
+
+std::optional<std::string> Server::control_dump(const control::Dump& d, ControlServer::Reply reply) {
+  if (shutting_down_) return control::answer_error("petrel is shutting down");
+  if (dump_thread_.joinable()) return control::answer_error("a dump is running already: try again when it is done");
+  const std::time_t now = std::time(nullptr);
+  const std::string path = d.file.empty() ? default_dump_path(now) : d.file;
+  const uint32_t id = config_.router.router_id.v4_value();
+  const uint32_t as = config_.router.asn;
+  dump_reply_ = std::move(reply);
+  log(LogLevel::kInfo, "dump-started", {{"file", path}});
+  dump_thread_ = std::thread([this, path, id, as, now] {
+    DumpOutcome o = dump_table(table_, path, id, as, now);
+    {
+      std::lock_guard lock(dump_mu_);
+      dump_outcome_ = std::move(o);
+    }
+    ev_async_send(loop_, &dump_done_);
+  });
+  return std::nullopt;
+}
+
+void Server::on_dump_done(struct ev_loop*, ev_async* w, int) {
+  auto* s = static_cast<Server*>(w->data);
+  std::optional<DumpOutcome> o;
+  {
+    std::lock_guard lock(s->dump_mu_);
+    o.swap(s->dump_outcome_);
+  }
+  if (!o) return;
+  s->join_dump();
+  std::string answer;
+  if (o->ok) {
+    log(LogLevel::kInfo, "dump-written",
+        {{"file", o->path}, {"prefixes", o->prefixes}, {"routes", o->routes}, {"bytes", o->bytes},
+         {"routes_left_out", o->routes_left_out}});
+    answer = control::answer_dump(
+        control::DumpSummary{o->path, o->prefixes, o->routes, o->peers, o->bytes, o->routes_left_out});
+  } else {
+    log(LogLevel::kWarn, "dump-failed", {{"file", o->path}}, o->error);
+    answer = control::answer_error(o->error);
+  }
+  ControlServer::Reply reply = std::move(s->dump_reply_);
+  s->dump_reply_ = nullptr;
+  if (reply && s->control_) reply(std::move(answer));
+}
+
+void Server::join_dump() {
+  if (dump_thread_.joinable()) dump_thread_.join();
 }
 
 std::string Server::control_peer(const control::PeerCommand& c) {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "daemon/control.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
+#include "daemon/mrt_dump.h"
 #include "daemon/peer.h"
 #include "daemon/rpki.h"
 #include "daemon/sockets.h"
@@ -180,6 +182,11 @@ class Server {
   static void on_kernel_step(struct ev_loop*, ev_timer* w, int);
   [[nodiscard]] KernelConfig kernel_in_effect() const;
   std::string control_peer(const control::PeerCommand& c);
+  // `petrel dump`: starts the dump thread and answers when it is done
+  // (on_dump_done); an error now when one is running or we are stopping.
+  std::optional<std::string> control_dump(const control::Dump& d, ControlServer::Reply reply);
+  static void on_dump_done(struct ev_loop*, ev_async* w, int);
+  void join_dump();
   std::string control_announce(const OriginateConfig& route);
   std::string control_withdraw(const net::Prefix& prefix);
   // control.injected_routes_file: the injected routes read back at start
@@ -240,6 +247,13 @@ class Server {
   ev_timer watchdog_{};
   ev_timer service_alive_{};  // systemd's watchdog keep-alive (WatchdogSec)
   ev_async shutdown_done_{};
+  // The MRT dump running (at most one): its thread, the answer it owes,
+  // and its outcome, handed to the main loop through dump_done_.
+  std::thread dump_thread_;
+  ControlServer::Reply dump_reply_;
+  std::mutex dump_mu_;
+  std::optional<DumpOutcome> dump_outcome_;
+  ev_async dump_done_{};
   std::atomic<size_t> peers_closed_{0};
   std::atomic<uint64_t> refused_{0};
   bool shutting_down_ = false;

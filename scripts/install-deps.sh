@@ -20,6 +20,8 @@ PACKAGES=(
   prometheus
   # the interop lab's real peers and its test runner (docs/interop.md)
   bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest python3-pytest-xdist
+  # reads Petrel's MRT dumps in tests/integration/test_mrt_dump.py
+  bgpdump
   # the status page rendered headless (tests/integration/test_http.py; ~52 s to install)
   chromium
 )

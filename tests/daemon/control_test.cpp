@@ -127,6 +127,24 @@ TEST(ControlArgs, Commands) {
   }
 }
 
+TEST(ControlParse, Dump) {
+  auto r = parse_request(R"({"command":"dump"})");
+  ASSERT_TRUE(r.request) << r.error;
+  ASSERT_TRUE(std::holds_alternative<Dump>(*r.request));
+  EXPECT_TRUE(std::get<Dump>(*r.request).file.empty());
+  r = parse_request(R"({"command":"dump","file":"/tmp/x.mrt"})");
+  ASSERT_TRUE(r.request) << r.error;
+  EXPECT_EQ(std::get<Dump>(*r.request).file, "/tmp/x.mrt");
+  for (const char* bad : {R"({"command":"dump","file":"x.mrt"})", R"({"command":"dump","file":""})",
+                          R"({"command":"dump","file":"/tmp/"})", R"({"command":"dump","file":"/a\u0000b"})",
+                          R"({"command":"dump","file":7})", R"({"command":"dump","path":"/x"})"})
+    EXPECT_FALSE(parse_request(bad).request) << bad;
+  EXPECT_FALSE(parse_request(R"({"command":"dump","file":")" + std::string(kMaxDumpPathBytes, 'a') + "\"}").request);
+  EXPECT_EQ(request_from_args({"dump"}).line, R"({"command":"dump"})");
+  EXPECT_TRUE(parse_request(request_from_args({"dump", "/var/tmp/t.mrt"}).line).request);
+  EXPECT_TRUE(request_from_args({"dump", "/a", "/b"}).line.empty());
+}
+
 TEST(ControlAnswer, Shapes) {
   EXPECT_EQ(answer_ok(), R"({"ok":true})");
   auto e = nlohmann::json::parse(answer_error("bad", {"f.toml:1:2: x: y"}));
@@ -138,6 +156,12 @@ TEST(ControlAnswer, Shapes) {
   o.prefix = *net::Prefix::parse("192.0.2.0/24");
   auto r = nlohmann::json::parse(answer_routes({o}));
   EXPECT_EQ(r["routes"][0]["origin"], "injected");
+  auto d = nlohmann::json::parse(answer_dump(DumpSummary{"/tmp/d.mrt", 3, 4, 2, 100, 1}));
+  EXPECT_TRUE(d["ok"].get<bool>());
+  EXPECT_EQ(d["file"], "/tmp/d.mrt");
+  EXPECT_EQ(d["prefixes"], 3);
+  EXPECT_EQ(d["routes"], 4);
+  EXPECT_NE(d["result"].get<std::string>().find("1 routes left out"), std::string::npos);
 }
 
 // The lines of control.injected_routes_file read back as what was injected.

@@ -29,6 +29,7 @@ BINARIES = {
     "frr": ("/usr/lib/frr/bgpd", "frr"),
     "gobgp": ("gobgpd", "gobgpd"),
     "openbgpd": ("bgpctl", "openbgpd"),
+    "bgpdump": ("bgpdump", "bgpdump"),   # reads MRT files (test_mrt_dump.py)
 }
 
 

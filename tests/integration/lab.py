@@ -553,6 +553,17 @@ class Bird(Peer):
     def birdc(self, *cmd: str) -> str:
         return run(["birdc", "-s", self.sock, *cmd], timeout=10).stdout
 
+    def since(self) -> float:
+        """When the protocol entered its state (`show protocols`' since
+        column, HH:MM:SS.mmm), in seconds into the day. BIRD renders its
+        monotonic clock as wall-clock time at each call, so two readings of
+        one moment can differ by a millisecond: compare with same_moment()."""
+        line = next(x for x in self.birdc("show", "protocols", self.proto).splitlines()
+                    if x.startswith(self.proto))
+        h, m, s = line.split()[4].split(":")
+        return int(h) * 3600 + int(m) * 60 + float(s)
+
+
     def state(self) -> PeerState:
         out = self.birdc("show", "protocols", "all", self.proto)
         m = re.search(r"BGP state:\s+(\S+)", out)
@@ -578,6 +589,11 @@ class Bird(Peer):
             if tok and "/" in tok[0] and (":" in tok[0]) == want6:
                 res.add(str(ipaddress.ip_network(tok[0])))
         return res
+
+
+def same_moment(a: float, b: float) -> bool:
+    """Two Bird.since() readings of one state change (within 10 ms)."""
+    return abs(a - b) < 0.01
 
 
 # ---- FRR bgpd (alone, -Z: no zebra)

@@ -36,12 +36,6 @@ ONE = tuple(f"10.61.{i}.0/24" for i in range(64))
 TWO = tuple(f"10.62.{i}.0/24" for i in range(32))
 
 
-def bird_since(b: L.Bird) -> str:
-    """The time BIRD's protocol entered its state (its "since" column)."""
-    line = b.birdc("show", "protocols", b.proto).splitlines()[-1].split()
-    return " ".join(line[3:5])
-
-
 def gobgp_uptime(g: L.GoBgp) -> object:
     data = json.loads(g.gobgp("neighbor", g._nbr(), "-j"))
     return data["timers"]["state"].get("uptime")
@@ -75,12 +69,12 @@ def test_peers_added_changed_and_removed_live(lab):
     gobgp.wait_established(30)
     wait_gobgp(gobgp, set(ONE), 30)
     assert not two.state().established
-    since_one, up_gobgp = bird_since(one), gobgp_uptime(gobgp)
+    since_one, up_gobgp = one.since(), gobgp_uptime(gobgp)
 
     def others_untouched() -> None:
         assert established_total(petrel, "one") == 1
         assert established_total(petrel, "gobgp") == 1
-        assert bird_since(one) == since_one, one.birdc("show", "protocols", one.proto)
+        assert L.same_moment(one.since(), since_one), one.birdc("show", "protocols", one.proto)
         assert gobgp_uptime(gobgp) == up_gobgp
 
     # A peer added.
@@ -95,13 +89,13 @@ def test_peers_added_changed_and_removed_live(lab):
     others_untouched()
 
     # A timer changed: that session only starts again.
-    since_two = bird_since(two)
+    since_two = two.since()
     p_two.hold_time = 12
     reload(petrel, petrel.config())
     assert petrel.events("reloaded")[-1]["peers_reset"] == "1"
     L.wait_until(lambda: "Received: Other configuration change" in bird_log(two), 15,
                  "BIRD two received Cease / Other Configuration Change")
-    L.wait_until(lambda: established_total(petrel, "two") == 1 and bird_since(two) != since_two
+    L.wait_until(lambda: established_total(petrel, "two") == 1 and not L.same_moment(two.since(), since_two)
                  and two.state().established, 30, "two established again")
     assert petrel.api_peer("two")["hold_time"] == 12
     wait_gobgp(gobgp, set(ONE) | set(TWO))

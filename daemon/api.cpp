@@ -157,6 +157,8 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.key_raw("roles").begin_object();
   if (p.local_role.empty()) w.key_raw("local").null();
   else w.member("local", p.local_role);
+  if (p.peer_role.empty()) w.key_raw("peer").null();
+  else w.member("peer", p.peer_role);
   w.member("route_leaks", p.route_leaks);
   w.end_object();
   w.key_raw("max_prefixes").begin_object();

@@ -73,6 +73,7 @@ struct PeerSnapshot {
   // RFC 9234: our role on the session ("" none) and the UPDATEs refused as
   // route leaks (OTC).
   std::string local_role;
+  std::string peer_role;  // what its OPEN announced ("" none, or not established)
   uint64_t route_leaks = 0;
   // max_prefixes: the limits (0: none), the action, and what happened.
   std::array<uint32_t, codec::kKnownFamilies> max_prefixes{};

@@ -84,6 +84,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.first_as = c.first_as.load(kRelaxed);
   p.enforce_first_as = pc.enforce_first_as;
   if (pc.local_role) p.local_role = std::string(table::role_name(*pc.local_role));
+  if (st.peer_role) p.peer_role = std::string(table::role_name(*st.peer_role));
   p.route_leaks = c.route_leaks.load(kRelaxed);
   p.max_prefixes = pc.max_prefixes;
   p.max_prefixes_warn_only = pc.max_prefixes_warn_only;

@@ -448,7 +448,10 @@ void Peer::set_status(fsm::State s, std::string_view error) {
   status_.state = s;
   if (!error.empty()) status_.last_error = std::string(error);
   if (s == fsm::State::kEstablished && status_.established_since_ms == 0) status_.established_since_ms = now_ms();
-  if (s != fsm::State::kEstablished) status_.established_since_ms = 0;
+  if (s != fsm::State::kEstablished) {
+    status_.established_since_ms = 0;
+    status_.peer_role.reset();
+  }
 }
 
 void Peer::start() {
@@ -801,6 +804,10 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       set_status(fsm::State::kEstablished, {});
       backoff_.reset();
       const auto& n = *c.fsm.negotiated();
+      {
+        std::lock_guard<std::mutex> lock(status_mu_);
+        status_.peer_role = n.peer_role;
+      }
       std::string fams;
       for (codec::Family f : n.all_families) {
         char buf[32];

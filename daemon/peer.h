@@ -102,6 +102,8 @@ struct PeerStatus {
   std::string last_error;
   int64_t established_since_ms = 0;  // steady clock; 0 when not established
   GracefulStatus graceful;
+  // RFC 9234: the role the peer's OPEN announced, while established.
+  std::optional<codec::Role> peer_role;
 };
 
 // What an operator's command did (Peer::admin): ok false when it could

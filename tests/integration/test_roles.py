@@ -93,7 +93,7 @@ def test_role_capability_with_bird(lab):
     L.wait_until(lambda: (petrel.api("/api/routes?prefix=10.91.0.0/24") or {}).get("prefixes"), 20,
                  "BIRD's route in Petrel's table")
     st = petrel.api_peer("cust")
-    assert st["roles"] == {"local": "provider", "route_leaks": 0}, st
+    assert st["roles"] == {"local": "provider", "peer": "customer", "route_leaks": 0}, st
 
     # Customer against customer: Role Mismatch (2/11), the session never
     # comes up. (BIRD's lab session is a protocol named "peer", which its
@@ -173,7 +173,8 @@ def test_otc_on_import_and_export(lab):
     # The leak: refused, counted, logged once, sent to nobody.
     st = L.wait_until(lambda: (lambda s: s if s and s["roles"]["route_leaks"] == 1 else None)(
         petrel.api_peer("customer")), 20, "the leak counted")
-    assert st["roles"]["local"] == "provider", st
+    assert st["roles"]["local"] == "provider" and st["roles"]["peer"] is None, st   # the speaker offers none
+    assert petrel.api_peer("provider")["roles"]["peer"] == "provider"
     assert (petrel.api(f"/api/routes?prefix={LEAKED_ROUTE}") or {}).get("prefixes", []) == []
     assert len(petrel.events("route-leak", peer="customer")) == 1
     status, _, body = http_get(me, "/metrics")

@@ -495,22 +495,26 @@ uint64_t Table::reverify_paths(const std::function<bool(const Attrs&)>& affected
   uint64_t changed = 0;
   sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
     using E = std::remove_pointer_t<decltype(entry_type(m))>;
-    // Per attribute set and procedure, asked once per shard's map.
+    // The last set's answers (affected, and its state by the procedure)
+    // serve the routes that follow with the same set and procedure (the
+    // paths of one prefix, a peer's routes that sit side by side).
     const Attrs* last = nullptr;
     AspaCheck last_check = AspaCheck::kNone;
+    bool last_affected = false;
     AspaState last_state = AspaState::kUnchecked;
     m.for_each([&](E& e) {
       const BestId before = best_id(e);
       bool any = false;
       for (Route& r : e.routes()) {
         const AspaCheck check = peers_[r.peer].info.aspa;
-        if (check == AspaCheck::kNone || !affected(*r.attrs)) continue;
+        if (check == AspaCheck::kNone) continue;
         if (r.attrs != last || check != last_check) {
           last = r.attrs;
           last_check = check;
-          last_state = options_.validator->verify_path(*r.attrs, check);
+          last_affected = affected(*r.attrs);
+          if (last_affected) last_state = options_.validator->verify_path(*r.attrs, check);
         }
-        if (last_state == aspa_of(r)) continue;
+        if (!last_affected || last_state == aspa_of(r)) continue;
         r.flags = static_cast<uint16_t>((r.flags & ~Route::kAspaMask) |
                                         (static_cast<uint16_t>(last_state) << Route::kAspaShift));
         any = true;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
@@ -26,7 +27,10 @@
 #include <tuple>
 #include <utility>
 
+#include <re2/re2.h>
+
 #include "table/export.h"
+#include "table/policy.h"
 
 namespace petrel::daemon {
 
@@ -1068,9 +1072,25 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
       peer.shutdown_message = std::string(*s);
   }
   if (auto v = ck.boolean(t, p, "enabled")) peer.enabled = *v;
-  constexpr std::string_view kPolicyWhat = "\"all\", \"none\" or the name of a [[filter]]";
-  if (auto s = ck.string(t, p, "import", kPolicyWhat)) peer.import_filter = std::string(*s);
-  if (auto s = ck.string(t, p, "export", kPolicyWhat)) peer.export_filter = std::string(*s);
+  constexpr std::string_view kPolicyWhat =
+      "\"all\", \"none\", or the name of a [[policy]] or [[filter]] (or an array of them, applied in order)";
+  for (std::string_view key : {"import", "export"}) {
+    const toml::node* n = t.get(key);
+    if (!n) continue;
+    std::vector<std::string> names;
+    if (const auto* s = n->as_string()) {
+      names.push_back(s->get());
+    } else if (const toml::array* a = n->as_array(); a && !a->empty()) {
+      size_t i = 0;
+      for (const toml::node& el : *a)
+        if (auto name = ck.string_node(el, fmt::format("{}[{}]", join(p, key), i++), "a policy name"))
+          names.emplace_back(*name);
+    } else {
+      ck.error(*n, join(p, key), fmt::format("expected {}, got {}", kPolicyWhat, type_name(*n)));
+      continue;
+    }
+    (key == "import" ? peer.import_filter : peer.export_filter) = std::move(names);
+  }
   if (auto v = ck.boolean(t, p, "route_reflector_client")) {
     if (*v && peer.asn != 0 && peer.asn != router_asn)
       ck.error(*t.get("route_reflector_client"), join(p, "route_reflector_client"),
@@ -1164,6 +1184,31 @@ std::optional<table::FilterAction> parse_action(Checker& ck, const toml::table& 
   return std::nullopt;
 }
 
+// A [[filter]], [[policy]] or set's required `name`: checked, and noted in
+// `seen` (name -> line). `reserved`: "all" and "none" are not allowed.
+// `elsewhere`: what else already has the name, if anything. Empty when
+// missing or wrong.
+std::string unique_name(Checker& ck, const toml::table& t, std::string_view p, std::string_view kind,
+                        std::map<std::string, uint32_t>& seen, bool reserved,
+                        const std::function<std::optional<std::string>(std::string_view)>& elsewhere = {}) {
+  if (!t.get("name")) ck.missing(t, p, "name", "a unique name of letters, digits, '_', '.', '-'");
+  auto s = ck.string(t, p, "name", "a name of letters, digits, '_', '.', '-'");
+  if (!s) return {};
+  const toml::node& n = *t.get("name");
+  if (!valid_peer_name(*s) || (reserved && (*s == "all" || *s == "none"))) {
+    ck.error(n, join(p, "name"),
+             fmt::format("expected 1..{} letters, digits, '_', '.', '-'{}, got {}", kMaxNameLen,
+                         reserved ? " other than \"all\" and \"none\"" : "", in_quotes(*s)));
+  } else if (auto it = seen.find(std::string(*s)); it != seen.end()) {
+    ck.error(n, join(p, "name"), fmt::format("{} name {} is already used at line {}", kind, in_quotes(*s), it->second));
+  } else if (auto other = elsewhere ? elsewhere(*s) : std::nullopt) {
+    ck.error(n, join(p, "name"), fmt::format("{} is already the name of a {}", in_quotes(*s), *other));
+  } else {
+    seen.emplace(std::string(*s), n.source().begin.line);
+  }
+  return std::string(*s);
+}
+
 void parse_filters(Checker& ck, const toml::table& root, std::vector<table::Filter>& out) {
   const toml::array* arr = ck.array(root, "", "filter", "an array of tables ([[filter]])");
   if (!arr) return;
@@ -1179,19 +1224,7 @@ void parse_filters(Checker& ck, const toml::table& root, std::vector<table::Filt
     ck.only_keys(*t, p, {"name", "default", "rule"});
     const size_t errors_before = ck.count();
     table::Filter f;
-    if (!t->get("name")) ck.missing(*t, p, "name", "a unique name of letters, digits, '_', '.', '-'");
-    if (auto s = ck.string(*t, p, "name", "a name of letters, digits, '_', '.', '-'")) {
-      const toml::node& n = *t->get("name");
-      if (!valid_peer_name(*s) || *s == "all" || *s == "none")
-        ck.error(n, join(p, "name"),
-                 fmt::format("expected 1..{} letters, digits, '_', '.', '-' other than \"all\" and \"none\", got {}",
-                             kMaxNameLen, in_quotes(*s)));
-      else if (auto it = seen.find(std::string(*s)); it != seen.end())
-        ck.error(n, join(p, "name"), fmt::format("filter name {} is already used at line {}", in_quotes(*s), it->second));
-      else
-        seen.emplace(std::string(*s), n.source().begin.line);
-      f.name = std::string(*s);
-    }
+    f.name = unique_name(ck, *t, p, "filter", seen, true);
     if (auto a = parse_action(ck, *t, p, "default")) f.default_action = *a;
     if (const toml::array* rules = ck.array(*t, p, "rule", "an array of tables ([[filter.rule]])")) {
       size_t ridx = 0;
@@ -1222,6 +1255,408 @@ void parse_filters(Checker& ck, const toml::table& root, std::vector<table::Filt
       }
     }
     if (ck.count() == errors_before) out.push_back(std::move(f));
+  }
+}
+
+// ---- [[prefix_set]], [[as_set]], [[community_set]] and [[policy]]
+// (docs/policy.md)
+
+// Named sets by kind: their entries as text, with where each came from
+// (a TOML array element or a line of the set's file) for error messages.
+struct SetEntries {
+  std::map<std::string, std::vector<std::string>> prefix, as, community;
+};
+
+constexpr std::string_view kRangeWhat = "prefix ranges \"PREFIX\", \"PREFIX le N\", \"PREFIX ge N le M\"";
+constexpr std::string_view kPatternWhat =
+    "communities \"A:B\" (or a well-known name), large communities \"A:B:C\" or \"rt:A:B\" / \"soo:A:B\", with \"*\" "
+    "for any value";
+constexpr std::string_view kAsWhat = "AS numbers N or ranges \"N-M\"";
+constexpr size_t kMaxSetFileBytes = 64 << 20;
+constexpr size_t kMaxSetEntries = 1 << 21;
+
+// The lines of a set's file (one entry per line; '#' starts a comment;
+// blank lines skipped), or an error at the `file` key.
+std::optional<std::vector<std::pair<std::string, uint32_t>>> read_set_file(Checker& ck, const toml::node& key_node,
+                                                                          std::string_view key, std::string_view file) {
+  namespace fs = std::filesystem;
+  fs::path path(file);
+  if (path.is_relative()) path = fs::path(ck.file()).parent_path() / path;
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) {
+    ck.error(key_node, key, fmt::format("cannot read {}: {}", in_quotes(path.string()), ec.message()));
+    return std::nullopt;
+  }
+  if (size > kMaxSetFileBytes) {
+    ck.error(key_node, key, fmt::format("{} is {} bytes; at most {}", in_quotes(path.string()), size, kMaxSetFileBytes));
+    return std::nullopt;
+  }
+  std::ifstream in(path);
+  if (!in) {
+    ck.error(key_node, key, fmt::format("cannot open {}: {}", in_quotes(path.string()), std::strerror(errno)));
+    return std::nullopt;
+  }
+  std::vector<std::pair<std::string, uint32_t>> out;
+  std::string line;
+  uint32_t no = 0;
+  while (std::getline(in, line) && out.size() <= kMaxSetEntries) {
+    ++no;
+    if (size_t h = line.find('#'); h != std::string::npos) line.erase(h);
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    size_t e = line.find_last_not_of(" \t\r");
+    out.emplace_back(line.substr(b, e - b + 1), no);
+  }
+  return out;
+}
+
+// One [[prefix_set]] / [[as_set]] / [[community_set]] array: each entry
+// checked by `check` (nothing: fine; else why not), from `list_key` and
+// `file`.
+template <typename Check>
+void parse_sets(Checker& ck, const toml::table& root, std::string_view section, std::string_view list_key,
+                std::string_view what, Check&& check, std::map<std::string, std::vector<std::string>>& out,
+                std::map<std::string, uint32_t>& names) {
+  const toml::array* arr = ck.array(root, "", section, fmt::format("an array of tables ([[{}]])", section));
+  if (!arr) return;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("{}[{}]", section, idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[{}]]), got {}", section, type_name(el)));
+      continue;
+    }
+    ck.only_keys(*t, p, {"name", list_key, "file"});
+    std::string name = unique_name(ck, *t, p, "set", names, false);
+    std::vector<std::string> entries;
+    if (const toml::array* list = ck.array(*t, p, list_key, fmt::format("an array of {}", what))) {
+      size_t i = 0;
+      for (const toml::node& n : *list) {
+        std::string k = fmt::format("{}.{}[{}]", p, list_key, i++);
+        std::string text;
+        if (const auto* v = n.as_integer()) text = std::to_string(v->get());
+        else if (const auto* s = n.as_string()) text = s->get();
+        else {
+          ck.error(n, k, fmt::format("expected {}, got {}", what, type_name(n)));
+          continue;
+        }
+        if (auto why = check(text)) ck.error(n, k, *why);
+        else entries.push_back(std::move(text));
+      }
+    }
+    if (auto file = ck.string(*t, p, "file", "a file name (relative to this file's directory)")) {
+      const toml::node& n = *t->get("file");
+      if (auto lines = read_set_file(ck, n, join(p, "file"), *file)) {
+        if (lines->size() > kMaxSetEntries)
+          ck.error(n, join(p, "file"), fmt::format("more than {} entries", kMaxSetEntries));
+        for (auto& [text, line] : *lines) {
+          if (auto why = check(text)) {
+            ck.error(n, join(p, "file"), fmt::format("{} line {}: {}", *file, line, *why));
+            break;  // one error per file: the rest is likely the same
+          }
+          entries.push_back(std::move(text));
+        }
+      }
+    }
+    if (!name.empty()) out[name] = std::move(entries);
+  }
+}
+
+std::optional<std::string> check_range_text(const std::string& s) {
+  std::string why;
+  if (table::PrefixRange::parse(s, &why)) return std::nullopt;
+  return why;
+}
+std::optional<std::string> check_as_text(const std::string& s) {
+  std::string why;
+  if (table::NumberRange::parse(s, kMaxU32, &why)) return std::nullopt;
+  return fmt::format("expected an AS number N or a range \"N-M\", got {}: {}", in_quotes(s), why);
+}
+std::optional<std::string> check_pattern_text(const std::string& s) {
+  std::string why;
+  if (table::CommunityPattern::parse(s, &why)) return std::nullopt;
+  return why;
+}
+
+// The entries of a match list: literals and "@NAME" references to a set of
+// the kind, in order, each parsed by `parse`.
+template <typename T, typename Parse>
+std::vector<T> parse_refs(Checker& ck, const toml::table& t, std::string_view path, std::string_view key,
+                          std::string_view what, const std::map<std::string, std::vector<std::string>>& sets,
+                          std::string_view set_kind, Parse&& parse) {
+  std::vector<T> out;
+  const toml::node* node = t.get(key);
+  if (!node) return out;
+  std::vector<const toml::node*> items;
+  if (const toml::array* arr = node->as_array()) {
+    for (const toml::node& n : *arr) items.push_back(&n);
+  } else {
+    items.push_back(node);
+  }
+  size_t idx = 0;
+  for (const toml::node* n : items) {
+    std::string k = node->is_array() ? fmt::format("{}[{}]", join(path, key), idx++) : join(path, key);
+    std::string text;
+    if (const auto* v = n->as_integer()) text = std::to_string(v->get());
+    else if (const auto* s = n->as_string()) text = s->get();
+    else {
+      ck.error(*n, k, fmt::format("expected {} or \"@NAME\" of a [[{}]], got {}", what, set_kind, type_name(*n)));
+      continue;
+    }
+    if (text.starts_with("@")) {
+      auto it = sets.find(text.substr(1));
+      if (it == sets.end()) {
+        ck.error(*n, k, fmt::format("no [[{}]] is named {}", set_kind, in_quotes(text.substr(1))));
+        continue;
+      }
+      for (const std::string& e : it->second) {
+        std::string why;
+        if (auto v = parse(e, why)) out.push_back(std::move(*v));
+      }
+      continue;
+    }
+    std::string why;
+    if (auto v = parse(text, why)) out.push_back(std::move(*v));
+    else ck.error(*n, k, why.empty() ? fmt::format("expected {}, got {}", what, in_quotes(text)) : why);
+  }
+  return out;
+}
+
+// An integer N, or a string "N" / "N-M".
+std::optional<table::NumberRange> parse_number_range(Checker& ck, const toml::table& t, std::string_view path,
+                                                     std::string_view key, uint32_t max) {
+  const toml::node* n = t.get(key);
+  if (!n) return std::nullopt;
+  std::string text;
+  if (const auto* v = n->as_integer()) text = std::to_string(v->get());
+  else if (const auto* s = n->as_string()) text = s->get();
+  std::string why = "expected a number N or a range \"N-M\"";
+  if (!text.empty())
+    if (auto r = table::NumberRange::parse(text, max, &why)) return r;
+  ck.error(*n, join(path, key), fmt::format("{} (0..{}), got {}", why, max, n->is_string() ? in_quotes(text) : std::string(type_name(*n))));
+  return std::nullopt;
+}
+
+// A list of words from `names` into a bit mask (bit = the word's value).
+template <typename E>
+uint8_t parse_word_mask(Checker& ck, const toml::table& t, std::string_view path, std::string_view key,
+                        std::initializer_list<std::pair<std::string_view, E>> names) {
+  std::vector<std::string_view> words;
+  for (const auto& [w, v] : names) words.push_back(w);
+  const std::string what = fmt::format("one or more of \"{}\"", fmt::join(words, "\", \""));
+  auto list = parse_list<E>(ck, t, path, key, what, [&](std::string_view s, std::string&) -> std::optional<E> {
+    for (const auto& [w, v] : names)
+      if (w == s) return v;
+    return std::nullopt;
+  });
+  uint8_t mask = 0;
+  for (E v : list) mask = static_cast<uint8_t>(mask | 1u << static_cast<unsigned>(v));
+  return mask;
+}
+
+std::optional<table::PolicyThen> parse_then(Checker& ck, const toml::table& t, std::string_view path,
+                                            std::string_view key) {
+  auto s = ck.string(t, path, key, "\"accept\", \"reject\" or \"next\"");
+  if (!s) return std::nullopt;
+  for (auto v : {table::PolicyThen::kAccept, table::PolicyThen::kReject, table::PolicyThen::kNext})
+    if (table::policy_then_name(v) == *s) return v;
+  ck.error(*t.get(key), join(path, key), fmt::format("expected \"accept\", \"reject\" or \"next\", got {}", in_quotes(*s)));
+  return std::nullopt;
+}
+
+void parse_match(Checker& ck, const toml::table& m, std::string_view p, const SetEntries& sets,
+                 table::PolicyMatch& out) {
+  ck.only_keys(m, p,
+               {"prefix", "prefix_length", "family", "as_path", "origin_as", "first_as", "as_path_contains",
+                "as_path_length", "as_set", "community", "community_all", "next_hop", "peer", "peer_as", "peer_role",
+                "peer_type", "rpki", "aspa", "origin", "med", "local_pref", "otc"});
+  auto range_parse = [](std::string_view s, std::string& why) { return table::PrefixRange::parse(s, &why); };
+  auto as_parse = [](std::string_view s, std::string& why) {
+    auto r = table::NumberRange::parse(s, static_cast<uint32_t>(kMaxU32), &why);
+    if (!r) why = fmt::format("expected an AS number N or a range \"N-M\", got {}", in_quotes(s));
+    return r;
+  };
+  auto pattern_parse = [](std::string_view s, std::string& why) { return table::CommunityPattern::parse(s, &why); };
+  out.prefix = parse_refs<table::PrefixRange>(ck, m, p, "prefix", kRangeWhat, sets.prefix, "prefix_set", range_parse);
+  out.prefix_length = parse_number_range(ck, m, p, "prefix_length", 128);
+  if (auto s = ck.string(m, p, "family", "\"ipv4\" or \"ipv6\"")) {
+    if (*s == "ipv4") out.family = net::IpFamily::V4;
+    else if (*s == "ipv6") out.family = net::IpFamily::V6;
+    else ck.error(*m.get("family"), join(p, "family"), fmt::format("expected \"ipv4\" or \"ipv6\", got {}", in_quotes(*s)));
+  }
+  if (auto s = ck.string(m, p, "as_path", "a regular expression over the AS path (docs/policy.md)")) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    RE2 re(table::as_path_regex(*s), o);
+    if (!re.ok())
+      ck.error(*m.get("as_path"), join(p, "as_path"), fmt::format("{} is not a regular expression: {}", in_quotes(*s), re.error()));
+    else
+      out.as_path = std::string(*s);
+  }
+  out.origin_as = parse_refs<table::NumberRange>(ck, m, p, "origin_as", kAsWhat, sets.as, "as_set", as_parse);
+  out.first_as = parse_refs<table::NumberRange>(ck, m, p, "first_as", kAsWhat, sets.as, "as_set", as_parse);
+  out.as_path_contains = parse_refs<table::NumberRange>(ck, m, p, "as_path_contains", kAsWhat, sets.as, "as_set", as_parse);
+  out.as_path_length = parse_number_range(ck, m, p, "as_path_length", 65535);
+  out.as_set = ck.boolean(m, p, "as_set");
+  out.community = parse_refs<table::CommunityPattern>(ck, m, p, "community", kPatternWhat, sets.community,
+                                                      "community_set", pattern_parse);
+  out.community_all = parse_refs<table::CommunityPattern>(ck, m, p, "community_all", kPatternWhat, sets.community,
+                                                          "community_set", pattern_parse);
+  out.next_hop = parse_list<net::Prefix>(ck, m, p, "next_hop", "addresses or prefixes",
+                                         [](std::string_view s, std::string&) -> std::optional<net::Prefix> {
+                                           if (auto a = net::IpAddress::parse(s))
+                                             return net::Prefix::make(*a, net::IpAddress::max_len(a->family()));
+                                           return net::Prefix::parse(s, net::Prefix::HostBits::kReject);
+                                         });
+  out.peer = parse_list<std::string>(ck, m, p, "peer", "peer names", [](std::string_view s, std::string&) {
+    return std::optional<std::string>(std::string(s));
+  });
+  out.peer_as = parse_refs<table::NumberRange>(ck, m, p, "peer_as", kAsWhat, sets.as, "as_set", as_parse);
+  out.peer_role = parse_list<codec::Role>(ck, m, p, "peer_role",
+                                          "roles \"provider\", \"customer\", \"peer\", \"rs\", \"rs-client\"",
+                                          [](std::string_view s, std::string&) { return table::parse_role(s); });
+  out.peer_type = parse_list<table::PeerType>(ck, m, p, "peer_type", "\"external\", \"internal\" or \"local\"",
+                                              [](std::string_view s, std::string&) -> std::optional<table::PeerType> {
+                                                for (auto v : {table::PeerType::kExternal, table::PeerType::kInternal,
+                                                               table::PeerType::kLocal})
+                                                  if (table::peer_type_name(v) == s) return v;
+                                                return std::nullopt;
+                                              });
+  out.rpki = parse_word_mask<table::Validation>(
+      ck, m, p, "rpki",
+      {{"valid", table::Validation::kValid}, {"invalid", table::Validation::kInvalid},
+       {"not-found", table::Validation::kNotFound}, {"unchecked", table::Validation::kUnchecked}});
+  out.aspa = parse_word_mask<table::AspaState>(
+      ck, m, p, "aspa",
+      {{"valid", table::AspaState::kValid}, {"invalid", table::AspaState::kInvalid},
+       {"unknown", table::AspaState::kUnknown}, {"unchecked", table::AspaState::kUnchecked}});
+  out.origin = parse_word_mask<codec::Origin>(
+      ck, m, p, "origin",
+      {{"igp", codec::Origin::kIgp}, {"egp", codec::Origin::kEgp}, {"incomplete", codec::Origin::kIncomplete}});
+  out.med = parse_number_range(ck, m, p, "med", static_cast<uint32_t>(kMaxU32));
+  out.local_pref = parse_number_range(ck, m, p, "local_pref", static_cast<uint32_t>(kMaxU32));
+  out.otc = ck.boolean(m, p, "otc");
+}
+
+void parse_actions(Checker& ck, const toml::table& s, std::string_view p, const SetEntries& sets,
+                   table::PolicyActions& out) {
+  ck.only_keys(s, p,
+               {"community_strip", "community_remove", "community_add", "local_pref", "med", "origin", "next_hop",
+                "prepend", "prepend_as"});
+  out.strip = parse_word_mask<table::CommunityPattern::Kind>(
+      ck, s, p, "community_strip",
+      {{"standard", table::CommunityPattern::Kind::kStandard}, {"large", table::CommunityPattern::Kind::kLarge},
+       {"extended", table::CommunityPattern::Kind::kExtended}});
+  auto pattern_parse = [](std::string_view x, std::string& why) { return table::CommunityPattern::parse(x, &why); };
+  out.community_remove = parse_refs<table::CommunityPattern>(ck, s, p, "community_remove", kPatternWhat,
+                                                             sets.community, "community_set", pattern_parse);
+  out.community_add = parse_refs<table::CommunityPattern>(
+      ck, s, p, "community_add", "communities (no \"*\")", sets.community, "community_set",
+      [](std::string_view x, std::string& why) -> std::optional<table::CommunityPattern> {
+        auto c = table::CommunityPattern::parse(x, &why);
+        if (c && !c->exact()) {
+          why = fmt::format("{} has a \"*\": only exact communities can be added", in_quotes(x));
+          return std::nullopt;
+        }
+        return c;
+      });
+  if (auto v = ck.integer(s, p, "local_pref", 0, kMaxU32, "a LOCAL_PREF 0..4294967295"))
+    out.local_pref = static_cast<uint32_t>(*v);
+  if (const toml::node* n = s.get("med")) {
+    constexpr std::string_view kMedWhat = "a MED 0..4294967295, or \"+N\" / \"-N\" to add or subtract";
+    if (const auto* i = n->as_integer(); i && i->get() >= 0 && i->get() <= kMaxU32) {
+      out.med_op = table::MedOp::kSet;
+      out.med = static_cast<uint32_t>(i->get());
+    } else if (const auto* str = n->as_string();
+               str && str->get().size() > 1 && (str->get()[0] == '+' || str->get()[0] == '-')) {
+      auto r = table::NumberRange::parse(std::string_view(str->get()).substr(1), static_cast<uint32_t>(kMaxU32));
+      if (r && r->lo == r->hi) {
+        out.med_op = str->get()[0] == '+' ? table::MedOp::kAdd : table::MedOp::kSubtract;
+        out.med = r->lo;
+      } else {
+        ck.error(*n, join(p, "med"), fmt::format("expected {}, got {}", kMedWhat, in_quotes(str->get())));
+      }
+    } else {
+      ck.error(*n, join(p, "med"), fmt::format("expected {}, got {}", kMedWhat, n->is_string() ? in_quotes(n->as_string()->get()) : std::string(type_name(*n))));
+    }
+  }
+  if (auto o = ck.string(s, p, "origin", "\"igp\", \"egp\" or \"incomplete\"")) {
+    if (*o == "igp") out.origin = codec::Origin::kIgp;
+    else if (*o == "egp") out.origin = codec::Origin::kEgp;
+    else if (*o == "incomplete") out.origin = codec::Origin::kIncomplete;
+    else ck.error(*s.get("origin"), join(p, "origin"), fmt::format("expected \"igp\", \"egp\" or \"incomplete\", got {}", in_quotes(*o)));
+  }
+  if (auto nh = ck.string(s, p, "next_hop", "\"self\", \"unchanged\" or an IP address")) {
+    if (*nh == "self") {
+      out.next_hop_op = table::NextHopOp::kSelf;
+    } else if (*nh == "unchanged") {
+      out.next_hop_op = table::NextHopOp::kUnchanged;
+    } else if (auto a = net::IpAddress::parse(*nh); a && !a->is_multicast() && !a->is_unspecified()) {
+      out.next_hop_op = table::NextHopOp::kAddress;
+      out.next_hop = *a;
+    } else {
+      ck.error(*s.get("next_hop"), join(p, "next_hop"),
+               fmt::format("expected \"self\", \"unchanged\" or a unicast IP address, got {}", in_quotes(*nh)));
+    }
+  }
+  if (auto v = ck.integer(s, p, "prepend", 1, 32, "a count 1..32")) out.prepend = static_cast<uint8_t>(*v);
+  if (auto v = ck.asn(s, p, "prepend_as")) {
+    out.prepend_as = *v;
+    if (!out.prepend) ck.error(*s.get("prepend_as"), join(p, "prepend_as"), "prepend_as needs prepend (how many times)");
+  }
+}
+
+void parse_policies(Checker& ck, const toml::table& root, std::vector<table::PolicyDef>& out,
+                    const std::vector<table::Filter>& filters) {
+  SetEntries sets;
+  std::map<std::string, uint32_t> set_names;
+  parse_sets(ck, root, "prefix_set", "prefixes", kRangeWhat, check_range_text, sets.prefix, set_names);
+  parse_sets(ck, root, "as_set", "asns", kAsWhat, check_as_text, sets.as, set_names);
+  parse_sets(ck, root, "community_set", "communities", kPatternWhat, check_pattern_text, sets.community, set_names);
+  const toml::array* arr = ck.array(root, "", "policy", "an array of tables ([[policy]])");
+  if (!arr) return;
+  std::map<std::string, uint32_t> seen;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("policy[{}]", idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[policy]]), got {}", type_name(el)));
+      continue;
+    }
+    ck.only_keys(*t, p, {"name", "default", "term"});
+    table::PolicyDef d;
+    d.name = unique_name(ck, *t, p, "policy", seen, true, [&](std::string_view name) {
+      return std::any_of(filters.begin(), filters.end(), [&](const table::Filter& f) { return f.name == name; })
+                 ? std::optional<std::string>("[[filter]]")
+                 : std::nullopt;
+    });
+    if (auto v = parse_then(ck, *t, p, "default")) d.default_then = *v;
+    if (const toml::array* terms = ck.array(*t, p, "term", "an array of tables ([[policy.term]])")) {
+      size_t tidx = 0;
+      for (const toml::node& tn : *terms) {
+        std::string tp = fmt::format("{}.term[{}]", p, tidx++);
+        const toml::table* tt = tn.as_table();
+        if (!tt) {
+          ck.error(tn, tp, fmt::format("expected a table ([[policy.term]]), got {}", type_name(tn)));
+          continue;
+        }
+        ck.only_keys(*tt, tp, {"name", "match", "set", "then"});
+        table::PolicyTerm term;
+        if (auto s = ck.string(*tt, tp, "name", "a name for logs and the API")) term.name = std::string(*s);
+        if (const toml::table* m = ck.table(*tt, tp, "match")) parse_match(ck, *m, join(tp, "match"), sets, term.match);
+        if (const toml::table* s = ck.table(*tt, tp, "set")) parse_actions(ck, *s, join(tp, "set"), sets, term.set);
+        if (auto v = parse_then(ck, *tt, tp, "then")) term.then = *v;
+        if (term.then == table::PolicyThen::kReject && term.set.any())
+          ck.error(*tt, tp, "a term that rejects cannot set attributes");
+        d.terms.push_back(std::move(term));
+      }
+    }
+    // Kept with errors too (the file is refused anyway), so that peers
+    // naming it are not also told it does not exist.
+    if (!d.name.empty()) out.push_back(std::move(d));
   }
 }
 
@@ -1274,7 +1709,12 @@ void parse_originate(Checker& ck, const toml::table& root, std::vector<Originate
   }
 }
 
-// A peer's import and export must name "all", "none" or a [[filter]].
+// A peer's import and export must name "all", "none" or [[policy]]s and
+// [[filter]]s; a chain must compile, and use only what its direction has:
+// on import, no RPKI or ASPA state (the table validates after import) and
+// no "self" or "unchanged" next hop; on export, no peer conditions (an
+// export policy belongs to the peer it exports to; tag routes on import
+// with communities and match those).
 void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg) {
   const toml::array* arr = root["peer"].as_array();
   if (!arr) return;
@@ -1283,14 +1723,56 @@ void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg)
     if (!t) continue;
     for (std::string_view key : {"import", "export"}) {
       const toml::node* n = t->get(key);
-      const auto* s = n ? n->as_string() : nullptr;
-      if (!s) continue;
-      std::string_view name = s->get();
-      if (name == "all" || name == "none" || cfg.find_filter(name)) continue;
-      std::string known;
-      for (const auto& f : cfg.filters) known += fmt::format(", \"{}\"", f.name);
-      ck.error(*n, fmt::format("peer[{}].{}", i, key),
-               fmt::format("no [[filter]] is named {}; expected \"all\", \"none\"{}", in_quotes(name), known));
+      if (!n) continue;
+      std::vector<const toml::node*> items;
+      if (n->is_string()) items.push_back(n);
+      else if (const toml::array* a = n->as_array())
+        for (const toml::node& el : *a) items.push_back(&el);
+      std::vector<table::PolicyDef> chain;
+      bool special = false;
+      for (size_t k = 0; k < items.size(); ++k) {
+        const auto* s = items[k]->as_string();
+        if (!s) continue;
+        const std::string k_path = n->is_array() ? fmt::format("peer[{}].{}[{}]", i, key, k) : fmt::format("peer[{}].{}", i, key);
+        std::string_view name = s->get();
+        if (name == "all" || name == "none") {
+          if (items.size() > 1)
+            ck.error(*items[k], k_path, fmt::format("{} stands alone: it cannot be chained with policies", in_quotes(name)));
+          special = true;
+          continue;
+        }
+        if (auto d = cfg.find_policy(name)) {
+          const bool import = key == "import";
+          for (size_t ti = 0; ti < d->terms.size(); ++ti) {
+            const table::PolicyTerm& term = d->terms[ti];
+            std::string where = fmt::format("policy {} term {}", in_quotes(d->name),
+                                            term.name.empty() ? fmt::format("[{}]", ti) : in_quotes(term.name));
+            if (import && (term.match.rpki || term.match.aspa))
+              ck.error(*items[k], k_path,
+                       fmt::format("{} matches rpki or aspa, which apply in export policies: routes are validated "
+                                   "once in the table (use [rpki] reject_invalid / reject_aspa_invalid on import)",
+                                   where));
+            if (import && (term.set.next_hop_op == table::NextHopOp::kSelf ||
+                           term.set.next_hop_op == table::NextHopOp::kUnchanged))
+              ck.error(*items[k], k_path, fmt::format("{} sets next_hop \"self\" or \"unchanged\", which apply on export", where));
+            if (!import && term.match.about_peer())
+              ck.error(*items[k], k_path,
+                       fmt::format("{} matches peer, peer_as or peer_role, which apply in import policies (tag routes "
+                                   "with a community on import and match it on export)",
+                                   where));
+          }
+          chain.push_back(std::move(*d));
+          continue;
+        }
+        std::string known;
+        for (const auto& f : cfg.policies) known += fmt::format(", \"{}\"", f.name);
+        for (const auto& f : cfg.filters) known += fmt::format(", \"{}\"", f.name);
+        ck.error(*items[k], k_path,
+                 fmt::format("no [[policy]] or [[filter]] is named {}; expected \"all\", \"none\"{}", in_quotes(name), known));
+      }
+      std::string why;
+      if (!special && !chain.empty() && !table::PolicyChain::compile(std::move(chain), &why))
+        ck.error(*n, fmt::format("peer[{}].{}", i, key), why);
     }
   }
 }
@@ -1320,7 +1802,8 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
     return fail(ck.take());
   }
   const toml::table& root = parsed.table();
-  ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "originate"});
+  ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "prefix_set",
+                          "as_set", "community_set", "policy", "originate"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
@@ -1330,6 +1813,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_rpki(ck, root, cfg.rpki);
   parse_peers(ck, root, cfg.router, cfg.peers);
   parse_filters(ck, root, cfg.filters);
+  parse_policies(ck, root, cfg.policies, cfg.filters);
   parse_originate(ck, root, cfg.originate);
   check_peer_filters(ck, root, cfg);
   if (!ck.ok()) return fail(ck.take());
@@ -1340,6 +1824,13 @@ const table::Filter* Config::find_filter(std::string_view name) const {
   for (const auto& f : filters)
     if (f.name == name) return &f;
   return nullptr;
+}
+
+std::optional<table::PolicyDef> Config::find_policy(std::string_view name) const {
+  for (const auto& p : policies)
+    if (p.name == name) return p;
+  if (const table::Filter* f = find_filter(name)) return table::policy_of_filter(*f);
+  return std::nullopt;
 }
 
 uint8_t default_multihop(const PeerConfig& peer, uint32_t local_asn) { return peer.is_ebgp(local_asn) ? 1 : 255; }

@@ -30,6 +30,7 @@
 #include "daemon/log.h"
 #include "rpki/slurm.h"
 #include "table/filter.h"
+#include "table/policy.h"
 
 namespace petrel::daemon {
 
@@ -215,10 +216,11 @@ struct PeerConfig {
   std::optional<uint32_t> send_hold_time;
   std::string shutdown_message;     // RFC 9003; at most 255 octets of UTF-8
   bool enabled = true;
-  // "all", "none" or a [[filter]]'s name; nothing when not configured
-  // (RFC 8212: then an external peer gets nothing and gives nothing).
-  std::optional<std::string> import_filter;
-  std::optional<std::string> export_filter;
+  // "all", "none", or the names of [[policy]]s and [[filter]]s chained in
+  // order; nothing when not configured (RFC 8212: then an external peer
+  // gets nothing and gives nothing).
+  std::optional<std::vector<std::string>> import_filter;
+  std::optional<std::vector<std::string>> export_filter;
   bool route_reflector_client = false;  // RFC 4456
   // RFC 7947: an external peer that Petrel serves as a route server (no AS
   // of ours prepended, next hop and MED unchanged, per-client best path).
@@ -294,11 +296,16 @@ struct Config {
   RpkiConfig rpki;
   std::vector<PeerConfig> peers;  // in file order
   std::vector<table::Filter> filters;  // [[filter]], in file order
+  // [[policy]], in file order, with the sets they name ([[prefix_set]],
+  // [[as_set]], [[community_set]]) written out in place.
+  std::vector<table::PolicyDef> policies;
   std::vector<OriginateConfig> originate;
 
   // The filter a peer's import or export names: nullptr for "all" (and
   // for "none", which `none` reports); the filter otherwise.
   [[nodiscard]] const table::Filter* find_filter(std::string_view name) const;
+  // The [[policy]] or [[filter]] (as a policy) of that name.
+  [[nodiscard]] std::optional<table::PolicyDef> find_policy(std::string_view name) const;
 
   friend bool operator==(const Config&, const Config&) = default;
 };
@@ -347,18 +354,15 @@ std::string dump(const Config& config);
 inline constexpr std::string_view kDumpSecretPlaceholder = "(not shown)";
 
 // A peer's import or export policy as it applies (config_dump.cpp): the
-// filter it names, copied so that it outlives a reloaded Config, or none
-// (nullptr) for "all"; `none` for "none" and, under RFC 8212
+// chain of policies it names, compiled, so that it outlives a reloaded
+// Config, or none (nullptr) for "all"; `none` for "none" and, under RFC 8212
 // (router.rfc8212), for an external peer with no policy configured.
 struct Policy {
-  std::shared_ptr<const table::Filter> filter;
+  std::shared_ptr<const table::PolicyChain> filter;
   bool none = false;
   bool rfc8212 = false;  // none because no policy is configured (not compared)
-  // The same outcome: a filter's name is not compared, only what it does.
   friend bool operator==(const Policy& a, const Policy& b) {
-    return a.none == b.none &&
-           (a.filter == b.filter || (a.filter && b.filter && a.filter->rules == b.filter->rules &&
-                                     a.filter->default_action == b.filter->default_action));
+    return a.none == b.none && (a.filter == b.filter || (a.filter && b.filter && *a.filter == *b.filter));
   }
 };
 Policy import_policy(const Config& config, const PeerConfig& peer);

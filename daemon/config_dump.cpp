@@ -241,9 +241,12 @@ std::string dump(const Config& c) {
     const std::string_view no_policy = refused         ? "\"none\" (RFC 8212, router.rfc8212)"
                                        : p.is_ebgp(c.router.asn) ? "\"all\" (router.rfc8212 = false)"
                                                                  : "\"all\" (an internal peer)";
-    if (p.import_filter) line("import", toml_string(*p.import_filter));
+    auto names = [](const std::vector<std::string>& v) {
+      return v.size() == 1 ? toml_string(v[0]) : string_list(v, [](const std::string& x) { return x; });
+    };
+    if (p.import_filter) line("import", names(*p.import_filter));
     else unset("import", no_policy);
-    if (p.export_filter) line("export", toml_string(*p.export_filter));
+    if (p.export_filter) line("export", names(*p.export_filter));
     else unset("export", no_policy);
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("route_server_client", bool_text(p.route_server_client));
@@ -309,6 +312,90 @@ std::string dump(const Config& c) {
     }
   }
 
+  for (const table::PolicyDef& d : c.policies) {
+    o += "\n[[policy]]\n";
+    line("name", toml_string(d.name));
+    line("default", toml_string(table::policy_then_name(d.default_then)));
+    for (const table::PolicyTerm& t : d.terms) {
+      o += "\n[[policy.term]]\n";
+      line("name", toml_string(t.name));
+      const table::PolicyMatch& m = t.match;
+      auto ranges = [](const std::vector<table::NumberRange>& v) {
+        return string_list(v, [](const table::NumberRange& r) { return r.to_string(); });
+      };
+      auto patterns = [](const std::vector<table::CommunityPattern>& v) {
+        return string_list(v, [](const table::CommunityPattern& x) { return x.to_string(); });
+      };
+      auto words = [](uint8_t mask, auto name_of, std::initializer_list<uint8_t> values) {
+        std::vector<std::string> w;
+        for (uint8_t v : values)
+          if (mask >> v & 1) w.emplace_back(name_of(v));
+        return string_list(w, [](const std::string& x) { return x; });
+      };
+      std::vector<std::string> match;
+      auto add = [&](std::string_view key, std::string value) { match.push_back(fmt::format("{} = {}", key, value)); };
+      if (!m.prefix.empty()) add("prefix", string_list(m.prefix, [](const table::PrefixRange& r) { return r.to_string(); }));
+      if (m.prefix_length) add("prefix_length", toml_string(m.prefix_length->to_string()));
+      if (m.family) add("family", toml_string(*m.family == net::IpFamily::V4 ? "ipv4" : "ipv6"));
+      if (!m.as_path.empty()) add("as_path", toml_string(m.as_path));
+      if (!m.origin_as.empty()) add("origin_as", ranges(m.origin_as));
+      if (!m.first_as.empty()) add("first_as", ranges(m.first_as));
+      if (!m.as_path_contains.empty()) add("as_path_contains", ranges(m.as_path_contains));
+      if (m.as_path_length) add("as_path_length", toml_string(m.as_path_length->to_string()));
+      if (m.as_set) add("as_set", std::string(bool_text(*m.as_set)));
+      if (!m.community.empty()) add("community", patterns(m.community));
+      if (!m.community_all.empty()) add("community_all", patterns(m.community_all));
+      if (!m.next_hop.empty()) add("next_hop", string_list(m.next_hop, [](const net::Prefix& x) { return x.to_string(); }));
+      if (!m.peer.empty()) add("peer", string_list(m.peer, [](const std::string& x) { return x; }));
+      if (!m.peer_as.empty()) add("peer_as", ranges(m.peer_as));
+      if (!m.peer_role.empty())
+        add("peer_role", string_list(m.peer_role, [](codec::Role r) { return std::string(table::role_name(r)); }));
+      if (!m.peer_type.empty())
+        add("peer_type", string_list(m.peer_type, [](table::PeerType x) { return std::string(table::peer_type_name(x)); }));
+      auto rpki_name = [](uint8_t v) -> std::string_view {
+        return v == 0 ? "unchecked" : v == 1 ? "not-found" : v == 2 ? "valid" : "invalid";
+      };
+      auto aspa_name = [](uint8_t v) -> std::string_view {
+        return v == 0 ? "unchecked" : v == 1 ? "unknown" : v == 2 ? "valid" : "invalid";
+      };
+      auto origin_name = [](uint8_t v) -> std::string_view { return v == 0 ? "igp" : v == 1 ? "egp" : "incomplete"; };
+      if (m.rpki) add("rpki", words(m.rpki, rpki_name, {0, 1, 2, 3}));
+      if (m.aspa) add("aspa", words(m.aspa, aspa_name, {0, 1, 2, 3}));
+      if (m.origin) add("origin", words(m.origin, origin_name, {0, 1, 2}));
+      if (m.med) add("med", toml_string(m.med->to_string()));
+      if (m.local_pref) add("local_pref", toml_string(m.local_pref->to_string()));
+      if (m.otc) add("otc", std::string(bool_text(*m.otc)));
+      if (match.empty()) unset("match", "every route");
+      else line("match", fmt::format("{{ {} }}", fmt::join(match, ", ")));
+      const table::PolicyActions& a = t.set;
+      std::vector<std::string> set;
+      auto put = [&](std::string_view key, std::string value) { set.push_back(fmt::format("{} = {}", key, value)); };
+      auto kind_name = [](uint8_t v) -> std::string_view { return v == 0 ? "standard" : v == 1 ? "large" : "extended"; };
+      if (a.strip) put("community_strip", words(a.strip, kind_name, {0, 1, 2}));
+      if (!a.community_remove.empty()) put("community_remove", patterns(a.community_remove));
+      if (!a.community_add.empty()) put("community_add", patterns(a.community_add));
+      if (a.local_pref) put("local_pref", std::to_string(*a.local_pref));
+      switch (a.med_op) {
+        case table::MedOp::kNone: break;
+        case table::MedOp::kSet: put("med", std::to_string(a.med)); break;
+        case table::MedOp::kAdd: put("med", toml_string("+" + std::to_string(a.med))); break;
+        case table::MedOp::kSubtract: put("med", toml_string("-" + std::to_string(a.med))); break;
+      }
+      if (a.origin) put("origin", toml_string(origin_name(static_cast<uint8_t>(*a.origin))));
+      switch (a.next_hop_op) {
+        case table::NextHopOp::kNone: break;
+        case table::NextHopOp::kSelf: put("next_hop", toml_string("self")); break;
+        case table::NextHopOp::kUnchanged: put("next_hop", toml_string("unchanged")); break;
+        case table::NextHopOp::kAddress: put("next_hop", toml_string(a.next_hop->to_string())); break;
+      }
+      if (a.prepend) put("prepend", std::to_string(a.prepend));
+      if (a.prepend_as) put("prepend_as", std::to_string(a.prepend_as));
+      if (set.empty()) unset("set", "no change");
+      else line("set", fmt::format("{{ {} }}", fmt::join(set, ", ")));
+      line("then", toml_string(table::policy_then_name(t.then)));
+    }
+  }
+
   for (const OriginateConfig& x : c.originate) {
     o += "\n[[originate]]\n";
     line("prefix", toml_string(x.prefix.to_string()));
@@ -329,14 +416,19 @@ std::string dump(const Config& c) {
 
 namespace {
 
-Policy resolve_policy(const Config& config, const PeerConfig& peer, const std::optional<std::string>& name) {
+Policy resolve_policy(const Config& config, const PeerConfig& peer,
+                      const std::optional<std::vector<std::string>>& name) {
   Policy p;
   if (!name) {
     p.none = p.rfc8212 = peer.is_ebgp(config.router.asn) && config.router.rfc8212;
-  } else if (*name == "none") {
+  } else if (name->size() == 1 && (*name)[0] == "none") {
     p.none = true;
-  } else if (*name != "all") {
-    if (const table::Filter* f = config.find_filter(*name)) p.filter = std::make_shared<const table::Filter>(*f);
+  } else if (!(name->size() == 1 && (*name)[0] == "all")) {
+    std::vector<table::PolicyDef> chain;
+    for (const std::string& n : *name)
+      if (auto d = config.find_policy(n)) chain.push_back(std::move(*d));
+    // parse_config compiled the same chain: it compiles again.
+    p.filter = table::PolicyChain::compile(std::move(chain));
   }
   return p;
 }
@@ -480,6 +572,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
 Config applied_config(const Config& running, const Config& next) {
   Config c = running;
   c.filters = next.filters;
+  c.policies = next.policies;
   c.router.rfc8212 = next.router.rfc8212;
   c.originate = next.originate;
   c.peers = next.peers;  // every peer key applies live (plan_reload)

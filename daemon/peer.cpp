@@ -677,7 +677,7 @@ namespace {
 
 std::string policy_text(const Policy& p) {
   if (p.none) return p.rfc8212 ? "none (RFC 8212)" : "none";
-  return p.filter ? "filter " + p.filter->name : "all";
+  return p.filter ? "policy " + p.filter->name() : "all";
 }
 
 }  // namespace
@@ -967,6 +967,7 @@ void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool t
   rules.families = n.families;
   rules.none = import_.none;
   rules.filter = import_.filter.get();
+  rules.peer_name = peer_.name;
   if (!rules.internal) rules.local_role = peer_.local_role;
   const table::ImportOutcome out = table::import_update(u, treat_as_withdraw, rules, batch_);
   for (size_t i = 0; i < codec::kKnownFamilies; ++i) {

@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return o;
   }();
   static table::Table tables[2] = {table::Table(small), table::Table(small)};
-  static const table::Filter accept_all{"all", {}, table::FilterAction::kAccept};
+  static const auto accept_all = table::PolicyChain::compile({table::PolicyDef{"all", {}, table::PolicyThen::kAccept}});
   table::ImportRules rules;
   rules.local_as = 65001;
   rules.router_id = id;
@@ -97,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     info.internal = rules.internal;
     const uint16_t slot = *t.add_peer(info);
     table::ImportRules r = rules;
-    if (i == 1) r.filter = &accept_all;
+    if (i == 1) r.filter = accept_all.get();
     table::Batch b(t);
     outcome[i] = table::import_update(v, taw, r, b);
     t.apply(slot, b);

@@ -9,6 +9,7 @@ PACKAGES=(
   # libraries
   libmnl-dev libev-dev libtomlplusplus-dev libjemalloc-dev libfmt-dev
   nlohmann-json3-dev libmicrohttpd-dev zlib1g-dev libcap-dev libsystemd-dev
+  libre2-dev  # AS-path regular expressions in policies (table/policy.cpp)
   # tests
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo

@@ -16,8 +16,8 @@ bool is_confed(codec::SegmentType t) {
   return t == codec::SegmentType::kConfedSequence || t == codec::SegmentType::kConfedSet;
 }
 
-// RFC 4271 section 5.1.2 (b) with RFC 5065 section 5.3: confederation
-// segments go, then our AS leads the path.
+}  // namespace
+
 void prepend_as(codec::AsPath& path, uint32_t asn) {
   std::erase_if(path.segments, [](const codec::AsSegment& s) { return is_confed(s.type); });
   if (!path.segments.empty() && path.segments.front().type == codec::SegmentType::kAsSequence &&
@@ -28,6 +28,8 @@ void prepend_as(codec::AsPath& path, uint32_t asn) {
   }
   path.segments.insert(path.segments.begin(), codec::AsSegment{codec::SegmentType::kAsSequence, {asn}});
 }
+
+namespace {
 
 // RFC 7947 section 2.2.1: a route-server client gets the route's own next
 // hop (a third-party next hop, RFC 4271 section 5.1.3). RFC 2545 section 3:

@@ -133,6 +133,10 @@ struct Exported {
 Exported export_route(const ExportTarget& to, const ExportSource& from, codec::Family f,
                       const codec::AttributeSet& attrs);
 
+// RFC 4271 section 5.1.2 (b) with RFC 5065 section 5.3: confederation
+// segments go, then `asn` leads the path.
+void prepend_as(codec::AsPath& path, uint32_t asn);
+
 // How many times `asn` appears in the AS_PATH (for the own-AS check on
 // import, with its allow_own_as allowance).
 uint32_t count_as(const codec::AttributeSet& attrs, uint32_t asn);

@@ -13,18 +13,18 @@ constexpr size_t kChunkBytes = 256 * 1024;  // a chunk of the stream is closed p
 constexpr uint32_t kNoSlot = UINT32_MAX;    // the group's target: nobody's split horizon
 constexpr size_t kWalkSlice = 32 * 1024;    // octets a walk writes per pump
 
-// Whether two filters do the same (their names aside).
-bool same_filter(const Filter* a, const Filter* b) {
+// Whether two policies are the same.
+bool same_filter(const PolicyChain* a, const PolicyChain* b) {
   if (a == b) return true;
   if (!a || !b) return false;
-  return a->rules == b->rules && a->default_action == b->default_action;
+  return *a == *b;
 }
 
 }  // namespace
 
 class ExportGroup {
  public:
-  ExportGroup(Table& table, Interner& out_sets, ExporterSetup setup, std::shared_ptr<const Filter> filter, bool alone)
+  ExportGroup(Table& table, Interner& out_sets, ExporterSetup setup, std::shared_ptr<const PolicyChain> filter, bool alone)
       : setup_(std::move(setup)),
         filter_(std::move(filter)),
         alone_(alone),
@@ -82,7 +82,7 @@ class ExportGroup {
 
   std::mutex mu_;
   ExporterSetup setup_;  // the group's: shared, target.slot kNoSlot (unless alone)
-  std::shared_ptr<const Filter> filter_;
+  std::shared_ptr<const PolicyChain> filter_;
   bool alone_;           // one member, not to be joined: an exporter of its own
   Exporter exporter_;
   std::deque<Chunk> chunks_;
@@ -99,7 +99,7 @@ class ExportGroup {
 
 ExportGroups::~ExportGroups() = default;
 
-bool ExportGroups::same_group(const ExporterSetup& a, const Filter* fa, const ExporterSetup& b, const Filter* fb) {
+bool ExportGroups::same_group(const ExporterSetup& a, const PolicyChain* fa, const ExporterSetup& b, const PolicyChain* fb) {
   ExportTarget ta = a.target, tb = b.target;
   ta.slot = tb.slot = kNoSlot;
   return ta == tb && same_filter(fa, fb) && a.send_nothing == b.send_nothing &&
@@ -110,7 +110,7 @@ bool ExportGroups::same_group(const ExporterSetup& a, const Filter* fa, const Ex
          a.families.bits() == b.families.bits() && a.add_path_max == b.add_path_max;
 }
 
-std::shared_ptr<ExportGroup> ExportGroups::make(const ExporterSetup& setup, std::shared_ptr<const Filter> filter,
+std::shared_ptr<ExportGroup> ExportGroups::make(const ExporterSetup& setup, std::shared_ptr<const PolicyChain> filter,
                                                 bool alone) {
   ExporterSetup g = setup;
   g.filter = filter.get();
@@ -121,7 +121,7 @@ std::shared_ptr<ExportGroup> ExportGroups::make(const ExporterSetup& setup, std:
   return group;
 }
 
-std::unique_ptr<GroupMember> ExportGroups::join(ExporterSetup setup, std::shared_ptr<const Filter> filter,
+std::unique_ptr<GroupMember> ExportGroups::join(ExporterSetup setup, std::shared_ptr<const PolicyChain> filter,
                                                 uint16_t slot) {
   setup.filter = filter.get();
   // ADD-PATH send picks each peer's best n paths among the others': a
@@ -183,7 +183,7 @@ ExportGroups::Stats ExportGroups::stats() const {
 // ---- GroupMember
 
 GroupMember::GroupMember(ExportGroups& groups, std::shared_ptr<ExportGroup> group, ExporterSetup setup,
-                         std::shared_ptr<const Filter> filter, uint16_t slot)
+                         std::shared_ptr<const PolicyChain> filter, uint16_t slot)
     : groups_(groups),
       group_(std::move(group)),
       setup_(std::move(setup)),
@@ -228,7 +228,7 @@ RefreshOutcome GroupMember::refresh(codec::Family f) {
   return RefreshOutcome::kQueued;
 }
 
-void GroupMember::set_filter(std::shared_ptr<const Filter> filter, bool send_nothing) {
+void GroupMember::set_filter(std::shared_ptr<const PolicyChain> filter, bool send_nothing) {
   std::lock_guard lock(group_->mu_);
   switch_to_.emplace(std::move(filter), send_nothing);
 }

@@ -61,7 +61,7 @@ class GroupMember {
   RefreshOutcome refresh(codec::Family f);
   // A new export filter: the member leaves its group (exporter.h's
   // set_filter on an exporter of its own). `filter` is kept alive.
-  void set_filter(std::shared_ptr<const Filter> filter, bool send_nothing);
+  void set_filter(std::shared_ptr<const PolicyChain> filter, bool send_nothing);
 
   [[nodiscard]] bool initial_done() const;
   [[nodiscard]] const ExporterCounters& counters() const { return counters_; }
@@ -78,7 +78,7 @@ class GroupMember {
   friend class ExportGroups;
   friend class ExportGroup;
   GroupMember(ExportGroups& groups, std::shared_ptr<ExportGroup> group, ExporterSetup setup,
-              std::shared_ptr<const Filter> filter, uint16_t slot);
+              std::shared_ptr<const PolicyChain> filter, uint16_t slot);
   // Under the group's lock.
   size_t copy_stream(std::vector<std::byte>& out, size_t budget);
   void walk_step(std::vector<std::byte>& out, size_t budget);
@@ -88,7 +88,7 @@ class GroupMember {
   ExportGroups& groups_;
   std::shared_ptr<ExportGroup> group_;
   ExporterSetup setup_;  // the member's (target.slot its own)
-  std::shared_ptr<const Filter> filter_;
+  std::shared_ptr<const PolicyChain> filter_;
   uint16_t slot_;
   codec::UpdateBuilder builder_;
   uint64_t pos_ = 0;  // in the group's stream
@@ -102,7 +102,7 @@ class GroupMember {
   bool eor_owed_ = false;  // after the joining walk, End-of-RIB is the member's to send
   std::atomic<bool> too_slow_{false};  // set under the group's lock; the stream no longer waits for it
   // A new filter waits for the member to have read the whole stream.
-  std::optional<std::pair<std::shared_ptr<const Filter>, bool>> switch_to_;
+  std::optional<std::pair<std::shared_ptr<const PolicyChain>, bool>> switch_to_;
   ExporterCounters counters_;
   std::optional<OversizedRoute> first_oversized_;
   uint64_t oversized_seen_ = 0;  // of the group's counter, when last read
@@ -126,7 +126,7 @@ class ExportGroups {
 
   // A member for the peer in table slot `slot` with `setup` (setup.filter
   // is taken from `filter`, which the group keeps alive).
-  std::unique_ptr<GroupMember> join(ExporterSetup setup, std::shared_ptr<const Filter> filter, uint16_t slot);
+  std::unique_ptr<GroupMember> join(ExporterSetup setup, std::shared_ptr<const PolicyChain> filter, uint16_t slot);
 
   struct Stats {
     size_t groups = 0;
@@ -136,12 +136,12 @@ class ExportGroups {
   };
   [[nodiscard]] Stats stats() const;
   // Whether two setups (and filters) give the same outcome: one group.
-  static bool same_group(const ExporterSetup& a, const Filter* fa, const ExporterSetup& b, const Filter* fb);
+  static bool same_group(const ExporterSetup& a, const PolicyChain* fa, const ExporterSetup& b, const PolicyChain* fb);
 
  private:
   friend class GroupMember;
   // A group of one (an exporter of its own) for `setup`.
-  std::shared_ptr<ExportGroup> make(const ExporterSetup& setup, std::shared_ptr<const Filter> filter,
+  std::shared_ptr<ExportGroup> make(const ExporterSetup& setup, std::shared_ptr<const PolicyChain> filter,
                                     bool alone);
 
   Table& table_;

@@ -149,6 +149,8 @@ void Exporter::take(const FollowEvent& ev) {
     Interner::acquire(s.attrs);
     s.source = Source::of(*ev.best->peer);
     s.slot = ev.best->slot;
+    s.validation = ev.best->validation;
+    s.aspa = ev.best->aspa;
   }
   seen_.push_back(std::move(s));
 }
@@ -346,22 +348,51 @@ void Exporter::settle(std::vector<Seen>& seen) {
 }
 
 Attrs* Exporter::outgoing(const Seen& s) {
+  CacheKey key = cache_key(s);
+  PolicyVerdict verdict;
+  std::optional<codec::PathAttributes> decoded;  // the source's, when the policy read them
   if (setup_.filter) {
-    codec::AttributeSet src = s.attrs->decode();
-    if (!evaluate(*setup_.filter, s.prefix, src).accept) {
+    decoded = s.attrs->decode().decode();
+    RouteFacts facts;
+    facts.prefix = &s.prefix;
+    facts.rpki = s.validation;
+    facts.aspa = s.aspa;
+    facts.peer_type = s.source.local ? PeerType::kLocal : s.source.internal ? PeerType::kInternal : PeerType::kExternal;
+    verdict = setup_.filter->evaluate(*decoded, facts, policy_scratch_);
+    if (!verdict.accept) {
       counters_.filtered.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
+    if (verdict.changes()) {
+      auto it = std::find(verdicts_.begin(), verdicts_.end(), verdict);
+      if (it == verdicts_.end() && verdicts_.size() < kMaxVerdicts) it = verdicts_.insert(verdicts_.end(), verdict);
+      // Past the bound: no number, so no cache (0 would be "no changes").
+      key.verdict = it == verdicts_.end() ? 0 : static_cast<uint16_t>(it - verdicts_.begin() + 1);
+    }
   }
-  const CacheKey key = cache_key(s);
-  if (Attrs** hit = cache_.find(key)) {
+  const bool cached = !verdict.changes() || key.verdict != 0;
+  if (Attrs** hit = cached ? cache_.find(key) : nullptr) {
     if (*hit) Interner::acquire(*hit);
     return *hit;
   }
   if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
   const PeerInfo src = s.source.info();
-  Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family_at(s.family), s.attrs->decode());
+  const codec::Family family = family_at(s.family);
+  Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family, s.attrs->decode());
+  if (e.verdict == ExportVerdict::kSend && verdict.changes()) {
+    codec::PathAttributes pa = e.attrs.decode();
+    ApplyContext ctx;
+    ctx.local_as = setup_.target.local_as;
+    ctx.family = family;
+    ctx.original = &*decoded;
+    ctx.self_v4 = setup_.target.next_hop_v4;
+    ctx.self_v6 = setup_.target.next_hop_v6;
+    ctx.extended_next_hop_v4 = setup_.target.extended_next_hop_v4;
+    if (setup_.filter->apply(verdict, pa, ctx)) e.attrs = codec::AttributeSet::from(pa);
+    else e.verdict = ExportVerdict::kNoNextHop;
+  }
   Attrs* out = e.verdict == ExportVerdict::kSend ? out_sets_.intern(e.attrs) : nullptr;
+  if (!cached) return out;  // the caller's reference
   if (e.verdict == ExportVerdict::kOversized) {
     // Counted once per source set while the cache holds the answer.
     counters_.oversized.fetch_add(1, std::memory_order_relaxed);
@@ -384,6 +415,8 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
     PeerInfo source;
     uint32_t slot, path_id;
     bool eligible;
+    Validation validation;
+    AspaState aspa;
   };
   std::vector<Path> paths;
   table_.lookup_all(s.family, s.prefix, [&](std::span<const RouteView> routes, int) {
@@ -396,7 +429,8 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
       v.internal = r.peer->internal;
       v.rr_client = r.peer->rr_client;
       v.local = r.peer->local;
-      paths.push_back({const_cast<Attrs*>(r.attrs), std::move(v), r.slot, r.path_id, table_.eligible(r)});
+      paths.push_back(
+          {const_cast<Attrs*>(r.attrs), std::move(v), r.slot, r.path_id, table_.eligible(r), r.validation, r.aspa});
     }
   });
   // Best-path order: the best, then the best of the rest, and so on.
@@ -414,7 +448,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
     index.erase(index.begin() + b);
     if (refused && x.attrs == refused->attrs && x.slot == refused->slot) continue;  // asked already
     if (x.slot == not_from) continue;
-    Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot, s.shard};
+    Seen one{s.prefix, s.family, x.attrs, Source::of(x.source), x.slot, s.shard, x.validation, x.aspa};
     Attrs* out = outgoing(one);
     if (!out) continue;  // not for this peer (its own, NO_EXPORT, a filter): the next one may be
     // Stable: the source's slot and path identifier, never 0.
@@ -600,11 +634,13 @@ void Exporter::end_refresh_if_done(PerFamily& pf, codec::Family fam, std::vector
   pf.refresh_again = false;
 }
 
-void Exporter::set_filter(const Filter* filter, bool send_nothing) {
+void Exporter::set_filter(const PolicyChain* filter, bool send_nothing) {
   // "none" once routes went out: a filter that refuses everything, so what
   // the peer holds is withdrawn (send_nothing alone would stop reading).
-  static const Filter kNothing{"none", {}, FilterAction::kReject};
-  setup_.filter = send_nothing && primed_ ? &kNothing : filter;
+  static const auto kNothing = PolicyChain::compile({PolicyDef{"none", {}, PolicyThen::kReject}});
+  setup_.filter = send_nothing && primed_ ? kNothing.get() : filter;
+  clear_cache();  // its answers were the old policy's
+  verdicts_.clear();
   setup_.send_nothing = send_nothing && !primed_;
   follower_ = table_.follow();  // the whole table again, compared with the Adj-RIB-Out
 }

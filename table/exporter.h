@@ -51,7 +51,7 @@
 #include "codec/types.h"
 #include "codec/update_builder.h"
 #include "table/export.h"
-#include "table/filter.h"
+#include "table/policy.h"
 #include "table/flat_map.h"
 #include "table/prefix_map.h"
 #include "table/table.h"
@@ -60,7 +60,7 @@ namespace petrel::table {
 
 struct ExporterSetup {
   ExportTarget target;
-  const Filter* filter = nullptr;  // nullptr: everything the rules allow
+  const PolicyChain* filter = nullptr;  // nullptr: everything the rules allow
   bool send_nothing = false;       // export "none" or RFC 8212: only End-of-RIB
   codec::SessionParams params;     // of the session (4-octet AS, ADD-PATH, message size)
   codec::FamilySet families;       // negotiated families to send
@@ -174,7 +174,7 @@ class Exporter {
   // announcements for what it now lets through. send_nothing: export
   // "none" (what the peer holds is withdrawn). `filter` must stay valid
   // while the exporter uses it.
-  void set_filter(const Filter* filter, bool send_nothing);
+  void set_filter(const PolicyChain* filter, bool send_nothing);
 
   // True once End-of-RIB went out for every family.
   [[nodiscard]] bool initial_done() const { return initial_sent_; }
@@ -297,6 +297,8 @@ class Exporter {
     Source source;
     uint32_t slot;
     uint16_t shard;  // the table's shard of the prefix
+    Validation validation = Validation::kUnchecked;  // the route's, for the export policy
+    AspaState aspa = AspaState::kUnchecked;
   };
 
   // Nothing queued (cheaper than pending() == 0: pump asks every round).
@@ -371,13 +373,14 @@ class Exporter {
     uint32_t slot = 0;
     FamilyIndex family = 0;
     uint8_t kind = 0;  // internal, reflection client, local: one bit each
+    uint16_t verdict = 0;  // the export policy's changes: verdicts_[verdict - 1]; 0: none
     friend bool operator==(const CacheKey&, const CacheKey&) = default;
   };
   struct CacheTraits {
     static CacheKey empty() { return {}; }
     static uint64_t hash(const CacheKey& k) {
       return reinterpret_cast<uintptr_t>(k.src) ^ (uint64_t{k.router_id} << 32 | k.slot << 8 | k.kind) ^
-             (uint64_t{k.family} << 56);
+             (uint64_t{k.family} << 56) ^ (uint64_t{k.verdict} << 40);
     }
   };
   static CacheKey cache_key(const Seen& s) {
@@ -387,6 +390,11 @@ class Exporter {
   // Outgoing set per source set and source: both references held, so an
   // address is never reused while it is a key.
   FlatMap<CacheKey, Attrs*, CacheTraits> cache_;
+  // The export policy's verdicts with changes seen, numbered for the cache
+  // key (bounded: past kMaxVerdicts, such routes bypass the cache).
+  static constexpr size_t kMaxVerdicts = 4096;
+  std::vector<PolicyVerdict> verdicts_;
+  PolicyChain::Prepared policy_scratch_;
   std::vector<StreamMark>* marks_ = nullptr;
   std::vector<std::array<uint64_t, kFamilies>> by_source_;  // shared: settled routes per source slot
   std::vector<std::array<uint64_t, kFamilies>> other_for_;  // shared: settled kOtherPathId routes per member

@@ -9,14 +9,6 @@ namespace petrel::table {
 
 namespace {
 
-std::optional<uint32_t> parse_u32(std::string_view s) {
-  uint32_t v = 0;
-  if (s.empty()) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // Splits on runs of spaces.
 std::vector<std::string_view> words(std::string_view s) {
   std::vector<std::string_view> out;
@@ -43,6 +35,14 @@ bool has_large_community(const codec::AttributeSet& attrs, const codec::LargeCom
 }
 
 }  // namespace
+
+std::optional<uint32_t> parse_u32(std::string_view s) {
+  uint32_t v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 bool PrefixRange::contains(const net::Prefix& p) const {
   return prefix.contains(p) && p.len() >= ge && p.len() <= le;

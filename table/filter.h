@@ -75,5 +75,7 @@ codec::AttributeSet apply_verdict(const codec::AttributeSet& attrs, const Filter
 std::optional<uint32_t> parse_community(std::string_view text);
 std::optional<codec::LargeCommunity> parse_large_community(std::string_view text);
 std::string community_text(uint32_t c);
+// A decimal number 0..4294967295 and nothing else.
+std::optional<uint32_t> parse_u32(std::string_view s);
 
 }  // namespace petrel::table

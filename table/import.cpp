@@ -54,6 +54,11 @@ ImportRefusal loop_of(const Attrs& attrs, const ImportRules& rules) {
 // (counted as refused announcements when `refused`, else as withdrawals).
 void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet* set,
                    bool withdraw_all, bool refused, Batch& batch, ImportOutcome& out) {
+  // The policy's scratch space and the set decoded, for every family's
+  // announcements of the UPDATE.
+  thread_local PolicyChain::Prepared scratch;
+  codec::PathAttributes decoded;
+  bool prepared = false;
   for (const auto& range : u.withdrawals()) {
     const int fi = taken(range, rules);
     if (fi < 0 || range.empty()) continue;
@@ -78,29 +83,49 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
       }
       continue;
     }
-    // The filter decides prefix by prefix; accepted routes whose
-    // attributes it changes go in as a set of their own.
+    // The policy decides prefix by prefix (its attribute conditions once
+    // for the UPDATE); accepted routes whose attributes it changes go in
+    // as a set of their own per verdict.
     std::vector<codec::NlriPrefix> plain, refuse;
-    std::vector<std::pair<FilterVerdict, std::vector<codec::NlriPrefix>>> changed;
+    std::vector<std::pair<PolicyVerdict, std::vector<codec::NlriPrefix>>> changed;
     uint32_t n = 0;
+    if (rules.filter && !prepared) {
+      decoded = set->decode();
+      RouteFacts facts;
+      facts.peer_name = rules.peer_name;
+      facts.peer_as = rules.peer_as;
+      facts.local_role = rules.local_role;
+      facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
+      rules.filter->prepare(decoded, facts, scratch);
+      prepared = true;
+    }
     for (const auto& p : range) {
       ++n;
-      const FilterVerdict v = rules.filter ? evaluate(*rules.filter, p.prefix, *set) : FilterVerdict{true, {}, {}};
+      PolicyVerdict v;
+      v.accept = true;
+      if (rules.filter) {
+        RouteFacts facts;
+        facts.prefix = &p.prefix;
+        v = rules.filter->decide(facts, scratch);
+      }
       if (!v.accept) {
         refuse.push_back(p);
-      } else if (!v.changes_attributes()) {
+      } else if (!v.changes()) {
         plain.push_back(p);
       } else {
-        auto it = std::find_if(changed.begin(), changed.end(), [&](const auto& g) {
-          return g.first.local_pref == v.local_pref && g.first.med == v.med;
-        });
+        auto it = std::find_if(changed.begin(), changed.end(), [&](const auto& g) { return g.first == v; });
         if (it == changed.end()) it = changed.insert(changed.end(), {v, {}});
         it->second.push_back(p);
       }
     }
     batch.add(f, set, plain, refuse);
     for (const auto& [v, ps] : changed) {
-      const codec::AttributeSet m = apply_verdict(*set, v);
+      codec::PathAttributes pa = decoded;
+      ApplyContext ctx;
+      ctx.local_as = rules.local_as;
+      ctx.family = codec::kKnownFamilyList[f];
+      rules.filter->apply(v, pa, ctx);
+      const codec::AttributeSet m = codec::AttributeSet::from(pa);
       batch.add(f, &m, ps, {});
     }
     out.announced[i] += n;

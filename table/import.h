@@ -24,7 +24,8 @@
 //      refused; a route from a provider, lateral peer or route server
 //      without OTC gets OTC with the peer's AS. Petrel applies it to every
 //      family it carries.
-//   6. The import filter, prefix by prefix.
+//   6. The import policy (policy.h): its conditions on the attributes
+//      once per UPDATE, then prefix by prefix.
 // The UPDATE's routes refused by 3, 4 or 5 are treated as withdrawn, so that
 // an earlier version of them leaves the table.
 //
@@ -41,7 +42,7 @@
 #include "codec/capabilities.h"
 #include "codec/types.h"
 #include "codec/update.h"
-#include "table/filter.h"
+#include "table/policy.h"
 #include "table/table.h"
 
 namespace petrel::table {
@@ -57,7 +58,8 @@ struct ImportRules {
   uint8_t allow_own_as = 0;
   codec::FamilySet families;      // negotiated for the session
   bool none = false;              // import "none" (or RFC 8212)
-  const Filter* filter = nullptr; // nullptr: accept all
+  const PolicyChain* filter = nullptr;  // the import policy; nullptr: accept all
+  std::string_view peer_name;           // for the policy's peer conditions
   std::optional<codec::Role> local_role;  // RFC 9234: ours on the session (external peers)
 };
 

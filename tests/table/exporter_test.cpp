@@ -6,6 +6,7 @@
 // moments with a journal retention small enough to force resyncs, the
 // peer's RIB equals what the rules say it should hold.
 #include "table/exporter.h"
+#include "tests/table/chain_of.h"
 #include "table/export_group.h"
 
 #include <gtest/gtest.h>
@@ -428,7 +429,7 @@ TEST(Exporter, ExportFilter) {
   r2.communities = {0xFDE80001};
   f.rules = {r1, r2};
   auto s = fx.setup();
-  s.filter = &f;
+  s.filter = kept(f);
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
   drain(ex, rib);
@@ -452,7 +453,7 @@ TEST(Exporter, ANewFilterSendsOnlyTheDifference) {
   FilterRule r;
   for (uint32_t i = 0; i < 5; ++i) r.prefixes.push_back(PrefixRange{nth(i), 24, 24});
   half.rules = {r};
-  ex.set_filter(&half, false);
+  ex.set_filter(kept(half), false);
   drain(ex, rib);
   EXPECT_EQ(rib.routes.size(), 5u);
   EXPECT_EQ(rib.routes.count(nth(4)), 1u);
@@ -479,7 +480,7 @@ TEST(Exporter, ANewFilterSendsOnlyTheDifference) {
   PeerRib nrib;
   drain(none, nrib);
   ASSERT_EQ(nrib.end_of_rib, 1);
-  none.set_filter(&half, false);
+  none.set_filter(kept(half), false);
   drain(none, nrib);
   EXPECT_EQ(nrib.routes.size(), 5u);
   EXPECT_EQ(nrib.end_of_rib, 1);
@@ -829,7 +830,7 @@ TEST(Exporter, RouteServerClientGetsTheBestPathThatMayGoToIt) {
 
   Filter f = refusing(kTagged, "no-tagged");
   auto rs = fx.setup();
-  rs.filter = &f;
+  rs.filter = kept(f);
   rs.target.route_server_client = true;
   Exporter ex(fx.table, fx.out, rs);
   PeerRib rib;
@@ -960,7 +961,7 @@ RC_GTEST_PROP(Exporter, PeerEndsInStepWithTheTableWhateverTheTiming, ()) {
 // prefix, the best path of those the rules and its filter let through.
 // The fixture's two peers give a prefix at most two paths: the best, then
 // the other.
-std::map<net::Prefix, codec::AttributeSet> client_says(Fixture& fx, const ExporterSetup& s) {
+std::map<net::Prefix, codec::AttributeSet> client_says(Fixture& fx, const ExporterSetup& s, const Filter* f) {
   std::map<net::Prefix, codec::AttributeSet> want;
   std::vector<net::Prefix> prefixes;  // (walk holds the shard lock that lookup_all takes)
   fx.table.walk([&](const Change& c, const std::optional<RouteView>&, auto) { prefixes.push_back(c.prefix); });
@@ -972,7 +973,7 @@ std::map<net::Prefix, codec::AttributeSet> client_says(Fixture& fx, const Export
         if (i != static_cast<size_t>(best) && fx.table.eligible(routes[i])) order.push_back(i);
       for (size_t i : order) {
         const codec::AttributeSet a = routes[i].attrs->decode();
-        if (s.filter && !evaluate(*s.filter, p, a).accept) continue;
+        if (f && !evaluate(*f, p, a).accept) continue;
         auto e = export_route(s.target, ExportSource{routes[i].peer, routes[i].slot}, kV4, a);
         if (e.verdict != ExportVerdict::kSend) continue;
         want.emplace(p, e.attrs);
@@ -990,7 +991,7 @@ RC_GTEST_PROP(Exporter, RouteServerClientEndsWithTheBestPathThatMayGoToIt, ()) {
   ExporterSetup s = fx.setup(*rc::gen::element<uint32_t>(100, 0));  // 0: peer A itself
   s.target.route_server_client = true;
   Filter f = refusing(1, "no-1");
-  s.filter = &f;
+  s.filter = kept(f);
   Exporter ex(fx.table, fx.out, s);
   PeerRib rib;
   const int steps = *rc::gen::inRange(1, 40);
@@ -1011,7 +1012,7 @@ RC_GTEST_PROP(Exporter, RouteServerClientEndsWithTheBestPathThatMayGoToIt, ()) {
     }
   }
   drain(ex, rib);
-  RC_ASSERT(rib.routes == client_says(fx, s));
+  RC_ASSERT(rib.routes == client_says(fx, s, &f));
   for (const auto& [np, a] : rib.paths) RC_ASSERT(np.path_id == 0u);
 }
 
@@ -1234,9 +1235,10 @@ TEST(ExportGroup, AMemberTooFarBehindIsToldSoAndTheOthersGoOn) {
 TEST(ExportGroup, DifferentFiltersAndAddPathMakeDifferentGroups) {
   Fixture fx;
   ExportGroups groups(fx.table, fx.out);
-  auto two = std::make_shared<const Filter>(refuse_two());
-  auto also_two = std::make_shared<Filter>(refuse_two());
-  also_two->name = "another-name";  // the same rules: the same group
+  auto two = chain(refuse_two());
+  Filter renamed = refuse_two();
+  renamed.name = "another-name";  // the same rules: the same group
+  auto also_two = chain(renamed);
   auto g1 = groups.join(fx.setup(100), two, 100);
   auto g2 = groups.join(fx.setup(101), also_two, 101);
   auto g3 = groups.join(fx.setup(102), nullptr, 102);
@@ -1294,11 +1296,12 @@ TEST(ExportGroup, ANewFilterMovesTheMemberOutAndSendsOnlyTheDifference) {
   rib.strict = false;
   drain(*m, rib);
   ASSERT_EQ(rib.routes.size(), 4u);
-  auto f = std::make_shared<const Filter>(refuse_two());
+  const Filter model = refuse_two();
+  auto f = chain(model);
   m->set_filter(f, false);
   const int announced = rib.announcements, updates = rib.updates;
   drain(*m, rib);
-  EXPECT_EQ(rib.routes, peer_says(fx, s, f.get()));
+  EXPECT_EQ(rib.routes, peer_says(fx, s, &model));
   EXPECT_EQ(rib.routes.size(), 2u);
   EXPECT_EQ(rib.announcements, announced);  // nothing announced again
   EXPECT_EQ(rib.updates, updates + 1);      // one withdrawal
@@ -1307,7 +1310,7 @@ TEST(ExportGroup, ANewFilterMovesTheMemberOutAndSendsOnlyTheDifference) {
   EXPECT_EQ(groups.stats().groups, 2u);
   fx.announce(fx.a, attrs(64496, 0, {0xFDE80001}), {nth(9)});
   drain(*m, rib);
-  EXPECT_EQ(rib.routes, peer_says(fx, s, f.get()));
+  EXPECT_EQ(rib.routes, peer_says(fx, s, &model));
 }
 
 // Members of a group, joining, leaving, reading at random moments, with
@@ -1321,12 +1324,13 @@ RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, 
   const uint64_t history = *rc::gen::element<uint64_t>(0, 300, ExportGroups::kHistory);
   ExportGroups groups(fx.table, fx.out, ExportGroups::kMaxLag, history);
   const std::vector<uint16_t> slots = {fx.a, fx.b, 100, 101};
-  auto two = std::make_shared<const Filter>(refuse_two());
+  const Filter two_model = refuse_two();
+  auto two = chain(two_model);
   struct Member {
     std::unique_ptr<GroupMember> m;
     PeerRib rib;
     ExporterSetup setup;
-    std::shared_ptr<const Filter> filter;
+    std::shared_ptr<const PolicyChain> filter;
   };
   std::vector<std::optional<Member>> members(slots.size());
   auto join = [&](size_t i) {

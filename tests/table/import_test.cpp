@@ -4,6 +4,7 @@
 // path), loops, policy, counting; and the max_prefixes watch against a
 // naive model.
 #include "table/import.h"
+#include "tests/table/chain_of.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -172,7 +173,7 @@ TEST(Import, ClassicNlriIsUnnegotiatedOnAnIpv6OnlySession) {
 TEST(Import, UnnegotiatedFamilyWithAFilterAndWithTreatAsWithdraw) {
   Session s({codec::kIpv4Unicast});
   Filter all{"all", {}, FilterAction::kAccept};
-  s.rules.filter = &all;
+  s.rules.filter = kept(all);
   Parts p;
   p.v6_reach = true;
   EXPECT_TRUE(s.import(raw_update(p)).unnegotiated);
@@ -222,7 +223,7 @@ TEST(Import, FirstAsMustBeThePeers) {
   EXPECT_EQ(s.routes(kV4), 0u);
   // With an import filter (the AttributeSet's way) the same.
   Filter all{"all", {}, FilterAction::kAccept};
-  s.rules.filter = &all;
+  s.rules.filter = kept(all);
   EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kFirstAs);
   EXPECT_EQ(s.routes(kV4), 0u);
   // A route server does not prepend its AS.
@@ -362,7 +363,7 @@ TEST(Import, OtcIsAddedFromAProviderOrRouteServerAndKept) {
       Session s;
       s.rules.local_role = ours;
       const Filter all{"all", {}, FilterAction::kAccept};
-      if (with_filter) s.rules.filter = &all;
+      if (with_filter) s.rules.filter = kept(all);
       Parts p;
       EXPECT_EQ(s.import(raw_update(p)).refusal, ImportRefusal::kNone);
       bool present = false;
@@ -452,12 +453,12 @@ TEST(Import, LocalPrefSetByAnExternalPeersImportFilterDecidesTheBest) {
   FilterRule lp200;
   lp200.set_local_pref = 200;
   const Filter prefer{"prefer-a", {lp200}, FilterAction::kReject};
-  ra.filter = &prefer;
+  ra.filter = kept(prefer);
   import(a, ra, pa);  // as after a ROUTE-REFRESH under the new filter
   EXPECT_EQ(best(), std::pair(a, std::optional<uint32_t>(200)));
 
   // B's filter sets 200 too: the tie goes on to the AS_PATH, and B wins.
-  rb.filter = &prefer;
+  rb.filter = kept(prefer);
   import(b, rb, pb);
   EXPECT_EQ(best(), std::pair(b, std::optional<uint32_t>(200)));
 
@@ -467,7 +468,7 @@ TEST(Import, LocalPrefSetByAnExternalPeersImportFilterDecidesTheBest) {
   FilterRule med5;
   med5.set_med = 5;
   const Filter med_only{"med-only", {med5}, FilterAction::kReject};
-  rb.filter = &med_only;
+  rb.filter = kept(med_only);
   import(b, rb, pb);
   EXPECT_EQ(best(), std::pair(a, std::optional<uint32_t>(200)));
 }
@@ -513,7 +514,7 @@ RC_GTEST_PROP(Import, RefusesExactlyWhatTheModelRefusesWithAndWithoutAFilter, ()
     if (pa.originator_id && *rc::gen::inRange(0, 3) == 0) s->rules.router_id = *pa.originator_id;
   }
   filtered.rules.router_id = plain.rules.router_id;
-  filtered.rules.filter = &all;
+  filtered.rules.filter = kept(all);
   std::vector<codec::NlriPrefix> prefixes{{*net::Prefix::make(net::IpAddress::v4(0x0A000000u), 8), 0},
                                           {*net::Prefix::make(net::IpAddress::v4(0xC6336400u), 24), 0}};
   std::vector<std::byte> msgs;
@@ -550,7 +551,7 @@ RC_GTEST_PROP(Import, UnnegotiatedFamiliesNeverReachTheTable, ()) {
   if (v6) fams.add(codec::kIpv6Unicast);
   Session s(fams);
   Filter all{"all", {}, FilterAction::kAccept};
-  if (*rc::gen::arbitrary<bool>()) s.rules.filter = &all;
+  if (*rc::gen::arbitrary<bool>()) s.rules.filter = kept(all);
   Parts p;
   p.v4 = *rc::gen::arbitrary<bool>();
   p.v6_reach = *rc::gen::arbitrary<bool>();

@@ -1,0 +1,564 @@
+// Routing policy (policy.h, docs/policy.md).
+#include "table/policy.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "table/export.h"
+
+namespace petrel::table {
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  for (;;) {
+    size_t j = s.find(sep, i);
+    out.push_back(s.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i));
+    if (j == std::string_view::npos) return out;
+    i = j + 1;
+  }
+}
+
+bool any_range(const std::vector<NumberRange>& rs, uint32_t v) {
+  for (const auto& r : rs)
+    if (r.contains(v)) return true;
+  return false;
+}
+
+// RFC 4360 section 3.1 and 3.2: the 2-octet AS, IPv4 address and 4-octet
+// AS (RFC 5668) specific types, transitive; sub-type 0x02 route target,
+// 0x03 route origin.
+constexpr uint8_t kExtAs2 = 0x00, kExtIpv4 = 0x01, kExtAs4 = 0x02;
+
+bool in_prefixes(const std::vector<net::Prefix>& ps, const net::IpAddress& a) {
+  for (const auto& p : ps)
+    if (p.contains(a)) return true;
+  return false;
+}
+
+// The route's next hop for matching: NEXT_HOP, else MP_REACH_NLRI's global.
+std::optional<net::IpAddress> next_hop_of(const codec::PathAttributes& a) {
+  if (a.next_hop) return a.next_hop;
+  if (a.mp_next_hop) return a.mp_next_hop->global;
+  return std::nullopt;
+}
+
+bool carries(const codec::PathAttributes& a, const CommunityPattern& p) {
+  switch (p.kind) {
+    case CommunityPattern::Kind::kStandard:
+      for (uint32_t c : a.communities)
+        if (p.matches(c)) return true;
+      return false;
+    case CommunityPattern::Kind::kLarge:
+      for (const auto& c : a.large_communities)
+        if (p.matches(c)) return true;
+      return false;
+    case CommunityPattern::Kind::kExtended:
+      for (auto c : a.ext_communities)
+        if (p.matches(c)) return true;
+      return false;
+  }
+  return false;
+}
+
+uint64_t ext_value(const CommunityPattern& p) { return uint64_t{p.v[0]} << 32 | p.v[1]; }
+
+}  // namespace
+
+// ---- NumberRange
+
+std::optional<NumberRange> NumberRange::parse(std::string_view text, uint32_t max, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<NumberRange> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  const size_t dash = text.find('-');
+  auto lo = parse_u32(text.substr(0, dash));
+  auto hi = dash == std::string_view::npos ? lo : parse_u32(text.substr(dash + 1));
+  if (!lo || !hi) return fail("expected \"N\" or \"N-M\"");
+  if (*lo > max || *hi > max) return fail("a number above " + std::to_string(max));
+  if (*hi < *lo) return fail(std::to_string(*hi) + " is less than " + std::to_string(*lo));
+  return NumberRange{*lo, *hi};
+}
+
+std::string NumberRange::to_string() const {
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
+}
+
+// ---- CommunityPattern
+
+bool CommunityPattern::matches(uint32_t c) const {
+  if (kind != Kind::kStandard) return false;
+  return ((any & 1) || (c >> 16) == v[0]) && ((any & 2) || (c & 0xFFFF) == v[1]);
+}
+
+bool CommunityPattern::matches(const codec::LargeCommunity& c) const {
+  if (kind != Kind::kLarge) return false;
+  return ((any & 1) || c.global == v[0]) && ((any & 2) || c.local1 == v[1]) && ((any & 4) || c.local2 == v[2]);
+}
+
+bool CommunityPattern::matches(codec::ExtCommunity c) const {
+  if (kind != Kind::kExtended) return false;
+  const uint64_t want = ext_value(*this);
+  if (!(any & 4)) return c.value == want;
+  // "*" in the local administrator: type, sub-type and global compared.
+  const uint8_t type = static_cast<uint8_t>(want >> 56);
+  const uint64_t mask = type == kExtAs2 ? 0xFFFFFFFF00000000ull : 0xFFFFFFFFFFFF0000ull;
+  return (c.value & mask) == (want & mask);
+}
+
+std::optional<CommunityPattern> CommunityPattern::parse(std::string_view text, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<CommunityPattern> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  CommunityPattern p;
+  if (auto c = parse_community(text)) {
+    p.v = {*c >> 16, *c & 0xFFFF, 0};
+    return p;
+  }
+  if (text.starts_with("rt:") || text.starts_with("soo:")) {
+    const uint8_t sub = text.starts_with("rt:") ? 0x02 : 0x03;
+    auto f = split(text.substr(text.find(':') + 1), ':');
+    // An IPv4 global administrator has no ':' of its own.
+    if (f.size() != 2) return fail("expected \"rt:GLOBAL:LOCAL\" or \"soo:GLOBAL:LOCAL\"");
+    p.kind = Kind::kExtended;
+    uint32_t local = 0;
+    if (f[1] == "*") {
+      p.any = 4;
+    } else if (auto l = parse_u32(f[1])) {
+      local = *l;
+    } else {
+      return fail("\"" + std::string(f[1]) + "\" is not a number or \"*\"");
+    }
+    uint64_t value = 0;
+    if (auto ip = net::IpAddress::parse(f[0]); ip && ip->is_v4()) {
+      if (local > 0xFFFF) return fail("the local administrator of an IPv4-specific community is 0..65535");
+      value = uint64_t{kExtIpv4} << 56 | uint64_t{sub} << 48 | uint64_t{ip->v4_value()} << 16 | local;
+    } else if (auto as = parse_u32(f[0])) {
+      if (*as <= 0xFFFF) {
+        value = uint64_t{kExtAs2} << 56 | uint64_t{sub} << 48 | uint64_t{*as} << 32 | local;
+      } else {
+        if (local > 0xFFFF) return fail("the local administrator of a 4-octet AS community is 0..65535");
+        value = uint64_t{kExtAs4} << 56 | uint64_t{sub} << 48 | uint64_t{*as} << 16 | local;
+      }
+    } else {
+      return fail("\"" + std::string(f[0]) + "\" is neither an AS number nor an IPv4 address");
+    }
+    p.v = {static_cast<uint32_t>(value >> 32), static_cast<uint32_t>(value), 0};
+    return p;
+  }
+  auto f = split(text, ':');
+  if (f.size() != 2 && f.size() != 3)
+    return fail("expected a community \"A:B\" (or a well-known name), a large community \"A:B:C\", or \"rt:A:B\" / "
+                "\"soo:A:B\"; \"*\" stands for any value");
+  p.kind = f.size() == 2 ? Kind::kStandard : Kind::kLarge;
+  const uint32_t max = f.size() == 2 ? 0xFFFF : UINT32_MAX;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == "*") {
+      p.any = static_cast<uint8_t>(p.any | 1u << i);
+      continue;
+    }
+    auto n = parse_u32(f[i]);
+    if (!n || *n > max) return fail("\"" + std::string(f[i]) + "\" is not a number 0.." + std::to_string(max) + " or \"*\"");
+    p.v[i] = *n;
+  }
+  return p;
+}
+
+std::string CommunityPattern::to_string() const {
+  auto field = [&](size_t i) { return (any >> i & 1) ? std::string("*") : std::to_string(v[i]); };
+  switch (kind) {
+    case Kind::kStandard:
+      if (!any) return community_text(v[0] << 16 | v[1]);
+      return field(0) + ":" + field(1);
+    case Kind::kLarge: return field(0) + ":" + field(1) + ":" + field(2);
+    case Kind::kExtended: {
+      const uint64_t value = ext_value(*this);
+      const auto type = static_cast<uint8_t>(value >> 56);
+      std::string s = (value >> 48 & 0xFF) == 0x02 ? "rt:" : "soo:";
+      std::string local = (any & 4) ? "*" : std::to_string(type == kExtAs2 ? value & 0xFFFFFFFF : value & 0xFFFF);
+      if (type == kExtAs2) return s + std::to_string(value >> 32 & 0xFFFF) + ":" + local;
+      if (type == kExtIpv4) return s + net::IpAddress::v4(static_cast<uint32_t>(value >> 16)).to_string() + ":" + local;
+      return s + std::to_string(value >> 16 & 0xFFFFFFFF) + ":" + local;
+    }
+  }
+  return "?";
+}
+
+std::string_view peer_type_name(PeerType t) {
+  switch (t) {
+    case PeerType::kExternal: return "external";
+    case PeerType::kInternal: return "internal";
+    case PeerType::kLocal: return "local";
+  }
+  return "?";
+}
+
+std::string_view policy_then_name(PolicyThen t) {
+  switch (t) {
+    case PolicyThen::kNext: return "next";
+    case PolicyThen::kAccept: return "accept";
+    case PolicyThen::kReject: return "reject";
+  }
+  return "?";
+}
+
+PolicyDef policy_of_filter(const Filter& f) {
+  PolicyDef d;
+  d.name = f.name;
+  size_t i = 0;
+  for (const FilterRule& r : f.rules) {
+    PolicyTerm t;
+    t.name = "rule" + std::to_string(i++);
+    t.match.prefix = r.prefixes;
+    for (uint32_t c : r.communities) t.match.community.push_back(CommunityPattern{CommunityPattern::Kind::kStandard, {c >> 16, c & 0xFFFF, 0}, 0});
+    for (const auto& c : r.large_communities)
+      t.match.community.push_back(CommunityPattern{CommunityPattern::Kind::kLarge, {c.global, c.local1, c.local2}, 0});
+    t.set.local_pref = r.set_local_pref;
+    if (r.set_med) {
+      t.set.med_op = MedOp::kSet;
+      t.set.med = *r.set_med;
+    }
+    t.then = r.action == FilterAction::kAccept ? PolicyThen::kAccept : PolicyThen::kReject;
+    d.terms.push_back(std::move(t));
+  }
+  d.default_then = f.default_action == FilterAction::kAccept ? PolicyThen::kAccept : PolicyThen::kReject;
+  return d;
+}
+
+// ---- the AS path as text
+
+void as_path_text(const codec::AsPath& p, std::string& out) {
+  out.clear();
+  char buf[16];
+  for (const auto& seg : p.segments) {
+    const bool set = seg.type == codec::SegmentType::kAsSet || seg.type == codec::SegmentType::kConfedSet;
+    if (!out.empty()) out += ' ';
+    if (set) out += '{';
+    for (size_t i = 0; i < seg.asns.size(); ++i) {
+      if (i) out += set ? ',' : ' ';
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seg.asns[i]);
+      out.append(buf, end);
+    }
+    if (set) out += '}';
+  }
+}
+
+std::string as_path_regex(std::string_view text) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      out += c;
+      out += text[++i];
+      continue;
+    }
+    if (c == '[') in_class = true;
+    if (c == ']') in_class = false;
+    if (c == '_' && !in_class) {
+      out += "(?:^|$|[ {},])";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// ---- PolicyChain
+
+size_t PolicyChain::PrefixKeyHash::operator()(const net::Prefix& p) const {
+  const auto& b = p.addr().bytes();
+  uint64_t x = 0, y = 0;
+  std::memcpy(&x, b.data(), 8);
+  std::memcpy(&y, b.data() + 8, 8);
+  uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + p.len());
+  h ^= h >> 29;
+  return static_cast<size_t>(h * 0xBF58476D1CE4E5B9ull);
+}
+
+bool PolicyChain::PrefixLookup::contains(const net::Prefix& p) const {
+  const auto& lengths = p.family() == net::IpFamily::V4 ? lengths_v4 : lengths_v6;
+  for (unsigned l = 0; l <= p.len(); ++l) {
+    if (!lengths[l]) continue;
+    auto base = net::Prefix::make(p.addr(), l);
+    auto it = by_base.find(*base);
+    if (it == by_base.end()) continue;
+    for (auto [ge, le] : it->second)
+      if (p.len() >= ge && p.len() <= le) return true;
+  }
+  return false;
+}
+
+PolicyChain::~PolicyChain() = default;
+
+std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> defs, std::string* why) {
+  std::shared_ptr<PolicyChain> c(new PolicyChain());
+  c->defs_ = std::move(defs);
+  size_t n = 0;
+  for (const auto& d : c->defs_) n += d.terms.size();
+  if (n > kMaxPolicyTerms) {
+    if (why) *why = "a chain of " + std::to_string(n) + " terms; at most " + std::to_string(kMaxPolicyTerms);
+    return nullptr;
+  }
+  c->terms_.reserve(n);
+  for (size_t pi = 0; pi < c->defs_.size(); ++pi) {
+    for (const PolicyTerm& t : c->defs_[pi].terms) {
+      Compiled k;
+      k.def = &t;
+      k.policy = pi;
+      if (!t.match.as_path.empty()) {
+        RE2::Options o;
+        o.set_log_errors(false);
+        o.set_max_mem(1 << 20);
+        k.as_path = std::make_unique<RE2>(as_path_regex(t.match.as_path), o);
+        if (!k.as_path->ok()) {
+          if (why) *why = "as_path " + t.match.as_path + ": " + k.as_path->error();
+          return nullptr;
+        }
+      }
+      if (!t.match.prefix.empty()) {
+        k.prefixes = std::make_unique<PrefixLookup>();
+        for (const PrefixRange& r : t.match.prefix) {
+          k.prefixes->by_base[r.prefix].emplace_back(r.ge, r.le);
+          (r.prefix.family() == net::IpFamily::V4 ? k.prefixes->lengths_v4 : k.prefixes->lengths_v6)
+              .set(r.prefix.len());
+        }
+      }
+      if (t.match.rpki || t.match.aspa) c->uses_validation_ = true;
+      c->terms_.push_back(std::move(k));
+    }
+    c->ends_.push_back(PolicyEnd{c->terms_.size(), c->defs_[pi].default_then});
+  }
+  return c;
+}
+
+bool operator==(const PolicyChain& a, const PolicyChain& b) {
+  if (a.terms_.size() != b.terms_.size() || a.ends_.size() != b.ends_.size()) return false;
+  for (size_t i = 0; i < a.ends_.size(); ++i)
+    if (a.ends_[i].end != b.ends_[i].end || a.ends_[i].default_then != b.ends_[i].default_then) return false;
+  for (size_t i = 0; i < a.terms_.size(); ++i) {
+    const PolicyTerm& x = *a.terms_[i].def;
+    const PolicyTerm& y = *b.terms_[i].def;
+    if (x.match != y.match || x.set != y.set || x.then != y.then) return false;
+  }
+  return true;
+}
+
+std::string PolicyChain::name() const {
+  std::string s;
+  for (const auto& d : defs_) s += (s.empty() ? "" : ", ") + d.name;
+  return s;
+}
+
+std::string PolicyChain::term_label(size_t i) const {
+  const Compiled& c = terms_[i];
+  const PolicyDef& d = defs_[c.policy];
+  const size_t k = static_cast<size_t>(c.def - d.terms.data());
+  return d.name + "." + (c.def->name.empty() ? "term[" + std::to_string(k) + "]" : c.def->name);
+}
+
+bool PolicyChain::attributes_hold(const Compiled& c, const codec::PathAttributes& a, const RouteFacts& f,
+                                  std::string& path_text, bool& path_rendered) const {
+  const PolicyMatch& m = c.def->match;
+  if (!m.peer.empty() && std::find(m.peer.begin(), m.peer.end(), f.peer_name) == m.peer.end()) return false;
+  if (!m.peer_as.empty() && !any_range(m.peer_as, f.peer_as)) return false;
+  if (!m.peer_role.empty()) {
+    if (!f.local_role) return false;
+    // The peer's role is the counterpart of ours (RFC 9234 section 4.2).
+    codec::Role theirs = *f.local_role;
+    switch (*f.local_role) {
+      case codec::Role::kProvider: theirs = codec::Role::kCustomer; break;
+      case codec::Role::kCustomer: theirs = codec::Role::kProvider; break;
+      case codec::Role::kRouteServer: theirs = codec::Role::kRsClient; break;
+      case codec::Role::kRsClient: theirs = codec::Role::kRouteServer; break;
+      case codec::Role::kPeer: break;
+    }
+    if (std::find(m.peer_role.begin(), m.peer_role.end(), theirs) == m.peer_role.end()) return false;
+  }
+  if (!m.peer_type.empty() && std::find(m.peer_type.begin(), m.peer_type.end(), f.peer_type) == m.peer_type.end())
+    return false;
+  if (m.origin && (!a.origin || !(m.origin >> static_cast<unsigned>(*a.origin) & 1))) return false;
+  if (m.med && (!a.med || !m.med->contains(*a.med))) return false;
+  if (m.local_pref && (!a.local_pref || !m.local_pref->contains(*a.local_pref))) return false;
+  if (m.otc && *m.otc != a.otc.has_value()) return false;
+  if (!m.next_hop.empty()) {
+    auto nh = next_hop_of(a);
+    if (!nh || !in_prefixes(m.next_hop, *nh)) return false;
+  }
+  for (const auto& p : m.community_all)
+    if (!carries(a, p)) return false;
+  if (!m.community.empty() &&
+      std::none_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& p) { return carries(a, p); }))
+    return false;
+  static const codec::AsPath kEmpty;
+  const codec::AsPath& path = a.as_path ? *a.as_path : kEmpty;
+  if (m.as_path_length && !m.as_path_length->contains(path.length())) return false;
+  if (!m.first_as.empty() && !any_range(m.first_as, path.first_as())) return false;
+  if (!m.origin_as.empty()) {
+    uint32_t origin = 0;
+    if (!path.segments.empty() && path.segments.back().type == codec::SegmentType::kAsSequence &&
+        !path.segments.back().asns.empty())
+      origin = path.segments.back().asns.back();
+    if (!any_range(m.origin_as, origin)) return false;
+  }
+  if (m.as_set) {
+    bool has = std::any_of(path.segments.begin(), path.segments.end(),
+                           [](const codec::AsSegment& s) { return s.type == codec::SegmentType::kAsSet; });
+    if (has != *m.as_set) return false;
+  }
+  if (!m.as_path_contains.empty()) {
+    bool found = false;
+    for (const auto& s : path.segments)
+      for (uint32_t asn : s.asns)
+        if (any_range(m.as_path_contains, asn)) found = true;
+    if (!found) return false;
+  }
+  if (c.as_path) {
+    if (!path_rendered) {
+      as_path_text(path, path_text);
+      path_rendered = true;
+    }
+    if (!RE2::PartialMatch(path_text, *c.as_path)) return false;
+  }
+  return true;
+}
+
+bool PolicyChain::route_holds(const Compiled& c, const RouteFacts& f) {
+  const PolicyMatch& m = c.def->match;
+  if (m.family && (!f.prefix || f.prefix->family() != *m.family)) return false;
+  if (m.prefix_length && (!f.prefix || !m.prefix_length->contains(f.prefix->len()))) return false;
+  if (c.prefixes && (!f.prefix || !c.prefixes->contains(*f.prefix))) return false;
+  if (m.rpki && !(m.rpki >> static_cast<unsigned>(f.rpki) & 1)) return false;
+  if (m.aspa && !(m.aspa >> static_cast<unsigned>(f.aspa) & 1)) return false;
+  return true;
+}
+
+void PolicyChain::prepare(const codec::PathAttributes& attrs, const RouteFacts& facts, Prepared& out) const {
+  out.pass.resize(terms_.size());
+  bool rendered = false;
+  for (size_t i = 0; i < terms_.size(); ++i)
+    out.pass[i] = attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
+}
+
+PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepared) const {
+  PolicyVerdict v;
+  size_t i = 0;
+  for (const PolicyEnd& end : ends_) {
+    for (; i < end.end; ++i) {
+      const Compiled& c = terms_[i];
+      if (!prepared.pass[i] || !route_holds(c, facts)) continue;
+      if (c.def->then == PolicyThen::kReject) {
+        v.accept = false;
+        v.fired_count = 0;
+        v.decided_by = static_cast<int32_t>(i);
+        return v;
+      }
+      if (c.def->set.any()) {
+        if (v.fired_count == kMaxFired) {
+          // More changing terms than a verdict holds: refused, rather than
+          // some of the changes silently skipped (docs/policy.md).
+          v.accept = false;
+          v.fired_count = 0;
+          v.decided_by = static_cast<int32_t>(i);
+          return v;
+        }
+        v.fired[v.fired_count++] = static_cast<uint16_t>(i);
+      }
+      if (c.def->then == PolicyThen::kAccept) {
+        v.accept = true;
+        v.decided_by = static_cast<int32_t>(i);
+        return v;
+      }
+    }
+    if (end.default_then != PolicyThen::kNext) {
+      v.accept = end.default_then == PolicyThen::kAccept;
+      if (!v.accept) v.fired_count = 0;
+      return v;
+    }
+  }
+  v.accept = false;  // the chain ran out
+  v.fired_count = 0;
+  return v;
+}
+
+bool PolicyChain::apply(const PolicyVerdict& v, codec::PathAttributes& a, const ApplyContext& ctx) const {
+  for (size_t k = 0; k < v.fired_count; ++k) {
+    const PolicyActions& s = terms_[v.fired[k]].def->set;
+    using Kind = CommunityPattern::Kind;
+    auto strips = [&](Kind kind) { return (s.strip >> static_cast<unsigned>(kind) & 1) != 0; };
+    if (strips(Kind::kStandard)) a.communities.clear();
+    if (strips(Kind::kLarge)) a.large_communities.clear();
+    if (strips(Kind::kExtended)) a.ext_communities.clear();
+    for (const auto& p : s.community_remove) {
+      std::erase_if(a.communities, [&](uint32_t c) { return p.matches(c); });
+      std::erase_if(a.large_communities, [&](const codec::LargeCommunity& c) { return p.matches(c); });
+      std::erase_if(a.ext_communities, [&](codec::ExtCommunity c) { return p.matches(c); });
+    }
+    for (const auto& p : s.community_add) {
+      if (carries(a, p)) continue;
+      switch (p.kind) {
+        case Kind::kStandard: a.communities.push_back(p.v[0] << 16 | p.v[1]); break;
+        case Kind::kLarge: a.large_communities.push_back({p.v[0], p.v[1], p.v[2]}); break;
+        case Kind::kExtended: a.ext_communities.push_back({ext_value(p)}); break;
+      }
+    }
+    if (s.local_pref) a.local_pref = s.local_pref;
+    switch (s.med_op) {
+      case MedOp::kNone: break;
+      case MedOp::kSet: a.med = s.med; break;
+      case MedOp::kAdd: a.med = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a.med.value_or(0)} + s.med, UINT32_MAX)); break;
+      case MedOp::kSubtract: a.med = a.med.value_or(0) > s.med ? a.med.value_or(0) - s.med : 0; break;
+    }
+    if (s.origin) a.origin = s.origin;
+    const bool v4 = ctx.family.afi == static_cast<uint16_t>(codec::Afi::kIpv4);
+    switch (s.next_hop_op) {
+      case NextHopOp::kNone: break;
+      case NextHopOp::kAddress:
+        a.next_hop.reset();
+        a.mp_next_hop.reset();
+        a.mp_family.reset();
+        if (v4 && s.next_hop->is_v4()) {
+          a.next_hop = s.next_hop;
+        } else {
+          a.mp_family = ctx.family;
+          a.mp_next_hop = codec::NextHop{*s.next_hop, std::nullopt};
+        }
+        break;
+      case NextHopOp::kSelf:
+        if (!ctx.self_v4 && !ctx.self_v6) break;  // import: the session sets it
+        a.next_hop.reset();
+        a.mp_next_hop.reset();
+        a.mp_family.reset();
+        if (v4 && ctx.self_v4) {
+          a.next_hop = ctx.self_v4;
+        } else if (ctx.self_v6 && (!v4 || ctx.extended_next_hop_v4)) {
+          a.mp_family = ctx.family;
+          a.mp_next_hop = ctx.self_v6;
+        } else {
+          return false;
+        }
+        break;
+      case NextHopOp::kUnchanged:
+        if (!ctx.original) break;
+        a.next_hop = ctx.original->next_hop;
+        a.mp_next_hop = ctx.original->mp_next_hop;
+        a.mp_family = ctx.original->mp_family ? std::optional<codec::Family>(ctx.family) : std::nullopt;
+        if (!a.next_hop && !a.mp_next_hop) return false;
+        break;
+    }
+    if (s.prepend) {
+      if (!a.as_path) a.as_path = codec::AsPath{};
+      for (unsigned n = 0; n < s.prepend; ++n) prepend_as(*a.as_path, s.prepend_as ? s.prepend_as : ctx.local_as);
+    }
+  }
+  return true;
+}
+
+}  // namespace petrel::table

@@ -1,0 +1,276 @@
+// Routing policy (docs/policy.md): named policies of ordered terms, each a
+// set of conditions on a route (its prefix, attributes, the peer it came
+// from, its RPKI and ASPA states), attribute changes, and what happens
+// next: accept, reject, or go on to the next term. A peer's import or
+// export is a chain of policies evaluated in order; the first accept or
+// reject decides; a chain that runs out rejects (a policy ends with its
+// `default`, which is "next" unless it says otherwise).
+//
+// The definitions (PolicyDef) are plain values, compared to decide whether
+// a reload changes a peer's policy and whether two peers share an update
+// group. PolicyChain compiles a chain of them once: prefix sets into a
+// hash lookup per prefix length, AS-path regular expressions into RE2
+// automata (linear time whatever path a peer sends, and bounded memory).
+// Evaluating allocates nothing per route once its scratch space is warm.
+//
+// Evaluation has two phases so that an UPDATE's prefixes, which share
+// their attributes, pay for attribute conditions once: prepare() decides
+// every term's conditions on the attributes and the peer; decide() then
+// adds the per-route conditions (prefix, family, RPKI and ASPA states) and
+// walks the terms. The Verdict names the terms whose changes apply, in
+// order: the same attributes with the same Verdict always give the same
+// result, which is what the exporter's cache relies on.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "codec/attribute_set.h"
+#include "codec/capabilities.h"
+#include "codec/communities.h"
+#include "codec/mp_nlri.h"
+#include "codec/types.h"
+#include "crates/net/ip.h"
+#include "table/filter.h"
+#include "table/table.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace petrel::table {
+
+// lo..hi inclusive: "N" or "N-M".
+struct NumberRange {
+  uint32_t lo = 0, hi = UINT32_MAX;
+  [[nodiscard]] bool contains(uint32_t v) const { return v >= lo && v <= hi; }
+  static std::optional<NumberRange> parse(std::string_view text, uint32_t max, std::string* why = nullptr);
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const NumberRange&, const NumberRange&) = default;
+};
+
+// A community, or a pattern of them: standard "A:B" (and the well-known
+// names of parse_community), large "A:B:C", extended "rt:A:B" / "soo:A:B"
+// (A an ASN or an IPv4 address; RFC 4360 route target and route origin).
+// "*" stands for any value of a field (standard and large: any field;
+// extended: the last).
+struct CommunityPattern {
+  enum class Kind : uint8_t { kStandard, kLarge, kExtended };
+  Kind kind = Kind::kStandard;
+  std::array<uint32_t, 3> v{};  // standard: A, B; large: A, B, C; extended: the 8 octets in v[0] (high), v[1]
+  uint8_t any = 0;              // bit i: field i is "*"
+  [[nodiscard]] bool exact() const { return any == 0; }
+  [[nodiscard]] bool matches(uint32_t c) const;
+  [[nodiscard]] bool matches(const codec::LargeCommunity& c) const;
+  [[nodiscard]] bool matches(codec::ExtCommunity c) const;
+  static std::optional<CommunityPattern> parse(std::string_view text, std::string* why = nullptr);
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const CommunityPattern&, const CommunityPattern&) = default;
+};
+
+enum class PeerType : uint8_t { kExternal, kInternal, kLocal };  // local: this router's own routes
+std::string_view peer_type_name(PeerType t);
+
+// A term's conditions; every one that is set must hold (an empty list is
+// no condition). Lists hold when any member matches, except community_all.
+struct PolicyMatch {
+  std::vector<PrefixRange> prefix;            // the route's prefix in one of these ranges
+  std::optional<NumberRange> prefix_length;
+  std::optional<net::IpFamily> family;
+  std::string as_path;                        // regular expression over the path as text (docs/policy.md)
+  std::vector<NumberRange> origin_as;         // rightmost AS of a trailing AS_SEQUENCE
+  std::vector<NumberRange> first_as;          // leftmost AS (the neighbour AS)
+  std::vector<NumberRange> as_path_contains;  // any AS of the path
+  std::optional<NumberRange> as_path_length;  // RFC 4271 9.1.2.2 (a) length
+  std::optional<bool> as_set;                 // the path holds an AS_SET
+  std::vector<CommunityPattern> community;      // carries any of these
+  std::vector<CommunityPattern> community_all;  // carries every one of these
+  std::vector<net::Prefix> next_hop;            // the next hop in one of these
+  std::vector<std::string> peer;                // the peer's name (import)
+  std::vector<NumberRange> peer_as;             // (import)
+  std::vector<codec::Role> peer_role;           // the peer's RFC 9234 role, the counterpart of local_role (import)
+  std::vector<PeerType> peer_type;              // where the route came from
+  uint8_t rpki = 0;  // bit per Validation value; 0: no condition
+  uint8_t aspa = 0;  // bit per AspaState value
+  uint8_t origin = 0;  // bit per codec::Origin value
+  std::optional<NumberRange> med, local_pref;  // absent attribute: no match
+  std::optional<bool> otc;                     // carries ONLY_TO_CUSTOMER
+  friend bool operator==(const PolicyMatch&, const PolicyMatch&) = default;
+  [[nodiscard]] bool per_route() const { return !prefix.empty() || prefix_length || family || rpki || aspa; }
+  [[nodiscard]] bool about_peer() const { return !peer.empty() || !peer_as.empty() || !peer_role.empty(); }
+};
+
+enum class MedOp : uint8_t { kNone, kSet, kAdd, kSubtract };
+enum class NextHopOp : uint8_t { kNone, kSelf, kUnchanged, kAddress };
+
+// A term's changes, applied in this order: strip, remove, add; then
+// LOCAL_PREF, MED, ORIGIN, next hop; then the prepend.
+struct PolicyActions {
+  uint8_t strip = 0;  // bit per CommunityPattern::Kind: remove every community of that kind
+  std::vector<CommunityPattern> community_remove;  // remove those matching
+  std::vector<CommunityPattern> community_add;     // exact values
+  std::optional<uint32_t> local_pref;
+  MedOp med_op = MedOp::kNone;
+  uint32_t med = 0;
+  std::optional<codec::Origin> origin;
+  NextHopOp next_hop_op = NextHopOp::kNone;
+  std::optional<net::IpAddress> next_hop;  // kAddress
+  uint8_t prepend = 0;                     // times
+  uint32_t prepend_as = 0;                 // 0: our own AS
+  [[nodiscard]] bool any() const {
+    return strip || !community_remove.empty() || !community_add.empty() || local_pref || med_op != MedOp::kNone ||
+           origin || next_hop_op != NextHopOp::kNone || prepend;
+  }
+  friend bool operator==(const PolicyActions&, const PolicyActions&) = default;
+};
+
+enum class PolicyThen : uint8_t { kNext, kAccept, kReject };
+std::string_view policy_then_name(PolicyThen t);
+
+struct PolicyTerm {
+  std::string name;
+  PolicyMatch match;
+  PolicyActions set;
+  PolicyThen then = PolicyThen::kNext;
+  friend bool operator==(const PolicyTerm&, const PolicyTerm&) = default;
+};
+
+struct PolicyDef {
+  std::string name;
+  std::vector<PolicyTerm> terms;
+  PolicyThen default_then = PolicyThen::kNext;  // when no term decided
+  friend bool operator==(const PolicyDef&, const PolicyDef&) = default;
+};
+
+// A [[filter]] (filter.h) as a policy of the same behaviour.
+PolicyDef policy_of_filter(const Filter& f);
+
+inline constexpr size_t kMaxPolicyTerms = 4096;  // per chain
+inline constexpr size_t kMaxFired = 16;          // terms with changes that apply to one route
+
+// What evaluation decided for one route: accept or reject, and the terms
+// (indices in the chain) whose changes apply, in order. `reason`: the
+// term that decided (or -1: a policy's default / the chain's end).
+struct PolicyVerdict {
+  bool accept = false;
+  uint8_t fired_count = 0;
+  std::array<uint16_t, kMaxFired> fired{};
+  int32_t decided_by = -1;
+  [[nodiscard]] bool changes() const { return fired_count > 0; }
+  friend bool operator==(const PolicyVerdict& a, const PolicyVerdict& b) {
+    if (a.accept != b.accept || a.fired_count != b.fired_count) return false;
+    for (size_t i = 0; i < a.fired_count; ++i)
+      if (a.fired[i] != b.fired[i]) return false;
+    return true;
+  }
+};
+
+// What a policy can ask about a route besides its attributes.
+struct RouteFacts {
+  const net::Prefix* prefix = nullptr;       // decide()
+  Validation rpki = Validation::kUnchecked;  // decide()
+  AspaState aspa = AspaState::kUnchecked;    // decide()
+  // prepare():
+  std::string_view peer_name;
+  uint32_t peer_as = 0;
+  std::optional<codec::Role> local_role;  // ours towards the peer
+  PeerType peer_type = PeerType::kExternal;
+};
+
+// Where apply() takes values the terms do not name.
+struct ApplyContext {
+  uint32_t local_as = 0;
+  codec::Family family{};  // of the route
+  // Export: our next hop on the session ("self") and the route's own
+  // before the export rules changed it ("unchanged"). Import: neither.
+  const codec::PathAttributes* original = nullptr;
+  std::optional<net::IpAddress> self_v4;
+  std::optional<codec::NextHop> self_v6;
+  bool extended_next_hop_v4 = false;
+};
+
+class PolicyChain {
+ public:
+  // Scratch space of prepare() and decide(), reused from route to route.
+  struct Prepared {
+    std::vector<uint8_t> pass;  // per term: its attribute and peer conditions hold
+    std::string path_text;
+  };
+
+  // Compiles a chain; nothing (and why) when a regular expression does not
+  // compile or the chain is too long.
+  static std::shared_ptr<const PolicyChain> compile(std::vector<PolicyDef> defs, std::string* why = nullptr);
+  ~PolicyChain();
+  PolicyChain(const PolicyChain&) = delete;
+  PolicyChain& operator=(const PolicyChain&) = delete;
+
+  [[nodiscard]] const std::vector<PolicyDef>& defs() const { return defs_; }
+  [[nodiscard]] std::string name() const;  // the policies' names, joined by ", "
+  [[nodiscard]] size_t terms() const { return terms_.size(); }
+  // The term at chain index i, and "policy.term" (or "policy.term[k]") for people.
+  [[nodiscard]] const PolicyTerm& term(size_t i) const { return *terms_[i].def; }
+  [[nodiscard]] std::string term_label(size_t i) const;
+  [[nodiscard]] bool uses_validation() const { return uses_validation_; }
+
+  void prepare(const codec::PathAttributes& attrs, const RouteFacts& facts, Prepared& out) const;
+  [[nodiscard]] PolicyVerdict decide(const RouteFacts& facts, const Prepared& prepared) const;
+  [[nodiscard]] PolicyVerdict evaluate(const codec::PathAttributes& attrs, const RouteFacts& facts,
+                                       Prepared& scratch) const {
+    prepare(attrs, facts, scratch);
+    return decide(facts, scratch);
+  }
+  // The verdict's changes made to `attrs`. False: a next hop could not be
+  // set (no address of ours of the family): the route does not go.
+  bool apply(const PolicyVerdict& v, codec::PathAttributes& attrs, const ApplyContext& ctx) const;
+
+  // The same behaviour: the same terms in the same order (the names of
+  // policies and terms aside, as for update groups).
+  friend bool operator==(const PolicyChain& a, const PolicyChain& b);
+
+ private:
+  PolicyChain() = default;
+  // A prefix set compiled: the ranges by their base prefix, and which base
+  // lengths occur (so that a lookup tries only those).
+  struct PrefixKeyHash {
+    size_t operator()(const net::Prefix& p) const;
+  };
+  struct PrefixLookup {
+    std::unordered_map<net::Prefix, std::vector<std::pair<uint8_t, uint8_t>>, PrefixKeyHash> by_base;
+    std::bitset<129> lengths_v4, lengths_v6;
+    [[nodiscard]] bool contains(const net::Prefix& p) const;
+  };
+  struct Compiled {
+    const PolicyTerm* def = nullptr;
+    size_t policy = 0;  // index in defs_
+    std::unique_ptr<re2::RE2> as_path;
+    std::unique_ptr<PrefixLookup> prefixes;
+  };
+  struct PolicyEnd {
+    size_t end = 0;  // one past its last term in terms_
+    PolicyThen default_then = PolicyThen::kNext;
+  };
+  [[nodiscard]] bool attributes_hold(const Compiled& c, const codec::PathAttributes& a, const RouteFacts& f,
+                                     std::string& path_text, bool& path_rendered) const;
+  [[nodiscard]] static bool route_holds(const Compiled& c, const RouteFacts& f);
+
+  std::vector<PolicyDef> defs_;
+  std::vector<Compiled> terms_;
+  std::vector<PolicyEnd> ends_;
+  bool uses_validation_ = false;
+};
+
+// The AS path as the as_path regular expressions see it: ASNs separated by
+// single spaces, an AS_SET as "{A,B}" (docs/policy.md).
+void as_path_text(const codec::AsPath& p, std::string& out);
+// An AS-path expression as people write it for BIRD, FRR or Cisco ("_"
+// for a boundary: start, end, a space, a brace or a comma) in RE2 syntax.
+std::string as_path_regex(std::string_view text);
+
+}  // namespace petrel::table

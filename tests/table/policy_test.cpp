@@ -1,0 +1,319 @@
+// The policy language's compiled evaluator (table/policy.h): each
+// condition and change on hand-built routes, and a property that the
+// compiled chain (two phases, hashed prefix sets, RE2) agrees with a plain
+// interpreter of the same terms on random routes and policies.
+#include "table/policy.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <regex>
+
+// Terms are written with designated initializers, naming only what they use.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include "table/export.h"
+
+namespace petrel::table {
+namespace {
+
+net::Prefix pfx(std::string_view s) { return *net::Prefix::parse(s); }
+
+codec::PathAttributes route(std::vector<uint32_t> path, std::vector<uint32_t> communities = {}) {
+  codec::PathAttributes a;
+  a.origin = codec::Origin::kIgp;
+  a.as_path = codec::AsPath{{codec::AsSegment{codec::SegmentType::kAsSequence, std::move(path)}}};
+  a.next_hop = net::IpAddress::parse("192.0.2.1");
+  a.communities = std::move(communities);
+  return a;
+}
+
+std::shared_ptr<const PolicyChain> one(std::vector<PolicyTerm> terms, PolicyThen fallthrough = PolicyThen::kReject) {
+  auto c = PolicyChain::compile({PolicyDef{"p", std::move(terms), fallthrough}});
+  EXPECT_TRUE(c);
+  return c;
+}
+
+PolicyVerdict run(const PolicyChain& c, const codec::PathAttributes& a, const net::Prefix& p, RouteFacts f = {}) {
+  PolicyChain::Prepared scratch;
+  f.prefix = &p;
+  return c.evaluate(a, f, scratch);
+}
+
+TEST(Policy, CommunityPatterns) {
+  auto p = CommunityPattern::parse("65000:*");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->matches(65000u << 16 | 7));
+  EXPECT_FALSE(p->matches(65001u << 16 | 7));
+  EXPECT_EQ(p->to_string(), "65000:*");
+  auto l = CommunityPattern::parse("65000:*:3");
+  ASSERT_TRUE(l);
+  EXPECT_TRUE(l->matches(codec::LargeCommunity{65000, 9, 3}));
+  EXPECT_FALSE(l->matches(codec::LargeCommunity{65000, 9, 4}));
+  auto rt = CommunityPattern::parse("rt:65000:100");
+  ASSERT_TRUE(rt);
+  // RFC 4360 section 3.1: type 0x00, sub-type 0x02, AS 65000, local 100.
+  EXPECT_TRUE(rt->matches(codec::ExtCommunity{0x0002FDE800000064ull}));
+  EXPECT_EQ(rt->to_string(), "rt:65000:100");
+  EXPECT_EQ(CommunityPattern::parse("soo:192.0.2.1:*")->to_string(), "soo:192.0.2.1:*");
+  EXPECT_EQ(CommunityPattern::parse("rt:4200000000:1")->to_string(), "rt:4200000000:1");
+  EXPECT_EQ(CommunityPattern::parse("no-export")->to_string(), "no-export");
+  std::string why;
+  EXPECT_FALSE(CommunityPattern::parse("65000:70000", &why));
+  EXPECT_FALSE(CommunityPattern::parse("rt:4200000000:70000", &why));
+  EXPECT_FALSE(CommunityPattern::parse("1:2:3:4", &why));
+}
+
+TEST(Policy, AsPathRegexSeesTheCiscoBoundary) {
+  std::string text;
+  as_path_text(codec::AsPath{{codec::AsSegment{codec::SegmentType::kAsSequence, {64500, 64510}},
+                              codec::AsSegment{codec::SegmentType::kAsSet, {1, 2}}}},
+               text);
+  EXPECT_EQ(text, "64500 64510 {1,2}");
+  auto chain = one({PolicyTerm{"t", {.as_path = "_64510_"}, {}, PolicyThen::kAccept}});
+  EXPECT_TRUE(run(*chain, route({64500, 64510}), pfx("192.0.2.0/24")).accept);
+  EXPECT_TRUE(run(*chain, route({64510}), pfx("192.0.2.0/24")).accept);
+  EXPECT_FALSE(run(*chain, route({645100}), pfx("192.0.2.0/24")).accept);  // not a substring match
+  EXPECT_FALSE(run(*chain, route({164510, 1}), pfx("192.0.2.0/24")).accept);
+  auto origin = one({PolicyTerm{"t", {.as_path = "_1$"}, {}, PolicyThen::kAccept}});
+  EXPECT_TRUE(run(*origin, route({5, 1}), pfx("192.0.2.0/24")).accept);
+  EXPECT_FALSE(run(*origin, route({1, 5}), pfx("192.0.2.0/24")).accept);
+}
+
+TEST(Policy, AHostilePathCostsLinearTime) {
+  // A path of 10,000 ASes (what a peer could send across AS_SEQUENCE
+  // segments) against a pattern that backtracks exponentially in
+  // backtracking engines: RE2 answers in linear time.
+  std::vector<uint32_t> path(10000, 1);
+  auto chain = one({PolicyTerm{"t", {.as_path = "^(1_?)*(1_?)*2$"}, {}, PolicyThen::kAccept}});
+  EXPECT_FALSE(run(*chain, route(path), pfx("192.0.2.0/24")).accept);
+}
+
+TEST(Policy, PrefixSetsRangesAndFamilies) {
+  PolicyMatch m;
+  m.prefix = {*PrefixRange::parse("10.0.0.0/8 le 24"), *PrefixRange::parse("2001:db8::/32 ge 48 le 48")};
+  auto chain = one({PolicyTerm{"t", m, {}, PolicyThen::kAccept}});
+  auto a = route({1});
+  EXPECT_TRUE(run(*chain, a, pfx("10.1.0.0/16")).accept);
+  EXPECT_FALSE(run(*chain, a, pfx("10.1.1.128/25")).accept);
+  EXPECT_FALSE(run(*chain, a, pfx("11.0.0.0/8")).accept);
+  EXPECT_TRUE(run(*chain, a, pfx("2001:db8:1::/48")).accept);
+  EXPECT_FALSE(run(*chain, a, pfx("2001:db8::/32")).accept);
+  auto v6 = one({PolicyTerm{"t", {.family = net::IpFamily::V6}, {}, PolicyThen::kAccept}});
+  EXPECT_FALSE(run(*v6, a, pfx("10.0.0.0/8")).accept);
+  EXPECT_TRUE(run(*v6, a, pfx("2001:db8::/32")).accept);
+}
+
+TEST(Policy, StructuredPathTestsAndPeers) {
+  auto a = route({64500, 64501, 64502});
+  auto p = pfx("192.0.2.0/24");
+  auto holds = [&](PolicyMatch m, RouteFacts f = {}) {
+    return run(*one({PolicyTerm{"t", std::move(m), {}, PolicyThen::kAccept}}), a, p, f).accept;
+  };
+  EXPECT_TRUE(holds({.origin_as = {{64502, 64502}}}));
+  EXPECT_FALSE(holds({.origin_as = {{64500, 64500}}}));
+  EXPECT_TRUE(holds({.first_as = {{64500, 64500}}}));
+  EXPECT_TRUE(holds({.as_path_contains = {{64501, 64501}}}));
+  EXPECT_TRUE(holds({.as_path_length = NumberRange{3, 3}}));
+  EXPECT_FALSE(holds({.as_path_length = NumberRange{0, 2}}));
+  EXPECT_TRUE(holds({.as_set = false}));
+  RouteFacts from_customer;
+  from_customer.local_role = codec::Role::kProvider;  // ours: provider, so theirs: customer
+  from_customer.peer_name = "c1";
+  from_customer.peer_as = 64500;
+  EXPECT_TRUE(holds({.peer_role = {codec::Role::kCustomer}}, from_customer));
+  EXPECT_FALSE(holds({.peer_role = {codec::Role::kProvider}}, from_customer));
+  EXPECT_FALSE(holds({.peer_role = {codec::Role::kCustomer}}));  // no role on the session
+  EXPECT_TRUE(holds({.peer = {"c1"}, .peer_as = {{64500, 64500}}}, from_customer));
+  EXPECT_FALSE(holds({.peer = {"c2"}}, from_customer));
+  RouteFacts invalid;
+  invalid.rpki = Validation::kInvalid;
+  EXPECT_TRUE(holds({.rpki = 1 << static_cast<int>(Validation::kInvalid)}, invalid));
+  EXPECT_FALSE(holds({.rpki = 1 << static_cast<int>(Validation::kValid)}, invalid));
+}
+
+TEST(Policy, ChangesApplyInOrderAndNextGoesOn) {
+  PolicyActions tag;
+  tag.community_add = {*CommunityPattern::parse("65000:1")};
+  tag.local_pref = 200;
+  PolicyActions clean;
+  clean.community_remove = {*CommunityPattern::parse("64500:*")};
+  clean.med_op = MedOp::kAdd;
+  clean.med = 10;
+  PolicyActions prepend;
+  prepend.prepend = 2;
+  auto chain = one({PolicyTerm{"clean", {}, clean, PolicyThen::kNext}, PolicyTerm{"tag", {}, tag, PolicyThen::kNext},
+                    PolicyTerm{"prepend", {.first_as = {{64500, 64500}}}, prepend, PolicyThen::kAccept}},
+                   PolicyThen::kAccept);
+  auto a = route({64500}, {64500u << 16 | 1, 64501u << 16 | 1});
+  a.med = UINT32_MAX - 3;
+  auto v = run(*chain, a, pfx("192.0.2.0/24"));
+  ASSERT_TRUE(v.accept);
+  ASSERT_EQ(v.fired_count, 3);
+  ApplyContext ctx;
+  ctx.local_as = 65000;
+  ctx.family = codec::kIpv4Unicast;
+  ASSERT_TRUE(chain->apply(v, a, ctx));
+  EXPECT_EQ(a.communities, (std::vector<uint32_t>{64501u << 16 | 1, 65000u << 16 | 1}));
+  EXPECT_EQ(a.local_pref, 200u);
+  EXPECT_EQ(a.med, UINT32_MAX);  // saturates
+  EXPECT_EQ(a.as_path->segments[0].asns, (std::vector<uint32_t>{65000, 65000, 64500}));
+  EXPECT_EQ(chain->term_label(2), "p.prepend");
+}
+
+TEST(Policy, ChainsFallThroughPoliciesAndEndInRejection) {
+  auto tagging = PolicyDef{"tag", {PolicyTerm{"t", {}, {.local_pref = 7}, PolicyThen::kNext}}, PolicyThen::kNext};
+  auto accepting = PolicyDef{"ok", {}, PolicyThen::kAccept};
+  auto chain = PolicyChain::compile({tagging, accepting});
+  auto v = run(*chain, route({1}), pfx("192.0.2.0/24"));
+  EXPECT_TRUE(v.accept);
+  EXPECT_EQ(v.fired_count, 1);
+  auto alone = PolicyChain::compile({tagging});
+  EXPECT_FALSE(run(*alone, route({1}), pfx("192.0.2.0/24")).accept);  // the chain ran out
+  // The same terms under other names behave the same (update groups).
+  auto renamed = tagging;
+  renamed.name = "other";
+  renamed.terms[0].name = "x";
+  EXPECT_TRUE(*PolicyChain::compile({renamed, accepting}) == *chain);
+  EXPECT_FALSE(*alone == *chain);
+}
+
+TEST(Policy, AFilterBecomesAPolicyOfTheSameBehaviour) {
+  Filter f;
+  f.name = "f";
+  FilterRule r;
+  r.prefixes = {*PrefixRange::parse("10.0.0.0/8 le 16")};
+  r.set_local_pref = 50;
+  FilterRule bad;
+  bad.communities = {0xFDE80002};
+  bad.action = FilterAction::kReject;
+  f.rules = {bad, r};
+  f.default_action = FilterAction::kReject;
+  auto chain = PolicyChain::compile({policy_of_filter(f)});
+  for (auto [prefix, comms] : std::vector<std::pair<std::string, std::vector<uint32_t>>>{
+           {"10.0.0.0/16", {}}, {"10.0.0.0/24", {}}, {"10.0.0.0/16", {0xFDE80002}}, {"11.0.0.0/8", {}}}) {
+    auto a = route({1}, comms);
+    const FilterVerdict want = evaluate(f, pfx(prefix), codec::AttributeSet::from(a));
+    const PolicyVerdict got = run(*chain, a, pfx(prefix));
+    EXPECT_EQ(got.accept, want.accept) << prefix;
+    if (got.accept) {
+      ASSERT_TRUE(chain->apply(got, a, {}));
+      EXPECT_EQ(a.local_pref, want.local_pref) << prefix;
+    }
+  }
+}
+
+// ---- the property: compiled chain against a plain interpreter
+
+// The plain interpreter: every condition checked directly on the route
+// (prefix ranges one by one, the AS path with std::regex), terms in order.
+struct Plain {
+  bool accept = false;
+  codec::PathAttributes attrs;
+};
+
+// Conditions see the route as it came (policy.h): `in`, while the
+// changes go to `a`.
+Plain interpret(const std::vector<PolicyDef>& defs, const codec::PathAttributes& in, const net::Prefix& p,
+                uint32_t local_as) {
+  codec::PathAttributes a = in;
+  for (const PolicyDef& d : defs) {
+    for (const PolicyTerm& t : d.terms) {
+      const PolicyMatch& m = t.match;
+      bool ok = true;
+      if (!m.prefix.empty())
+        ok = ok && std::any_of(m.prefix.begin(), m.prefix.end(), [&](const PrefixRange& r) { return r.contains(p); });
+      if (!m.as_path.empty()) {
+        std::string text;
+        as_path_text(*in.as_path, text);
+        ok = ok && std::regex_search(text, std::regex(as_path_regex(m.as_path)));
+      }
+      if (!m.community.empty())
+        ok = ok && std::any_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& c) {
+               return std::any_of(in.communities.begin(), in.communities.end(), [&](uint32_t x) { return c.matches(x); });
+             });
+      const auto& path = in.as_path->segments[0].asns;
+      if (!m.first_as.empty()) ok = ok && m.first_as[0].contains(path.front());
+      if (m.as_path_length) ok = ok && m.as_path_length->contains(static_cast<uint32_t>(path.size()));
+      if (!ok) continue;
+      if (t.then == PolicyThen::kReject) return {false, {}};
+      if (t.set.local_pref) a.local_pref = t.set.local_pref;
+      for (const auto& c : t.set.community_add) {
+        const uint32_t v = c.v[0] << 16 | c.v[1];
+        if (std::find(a.communities.begin(), a.communities.end(), v) == a.communities.end()) a.communities.push_back(v);
+      }
+      for (unsigned i = 0; i < t.set.prepend; ++i)
+        a.as_path->segments[0].asns.insert(a.as_path->segments[0].asns.begin(), local_as);
+      if (t.then == PolicyThen::kAccept) return {true, a};
+    }
+    if (d.default_then == PolicyThen::kAccept) return {true, a};
+    if (d.default_then == PolicyThen::kReject) return {false, {}};
+  }
+  return {false, {}};
+}
+
+RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
+  const std::vector<std::string> regexes = {"_2_", "^1_", "_3$", "^1_2_", "^[12]+$", "_(2|3)_", "(_1)+$"};
+  auto gen_then = [] { return static_cast<PolicyThen>(*rc::gen::inRange(0, 3)); };
+  std::vector<PolicyDef> defs(static_cast<size_t>(*rc::gen::inRange(1, 4)));
+  for (size_t i = 0; i < defs.size(); ++i) {
+    defs[i].name = "p" + std::to_string(i);
+    defs[i].default_then = gen_then();
+    const int n = *rc::gen::inRange(0, 6);
+    for (int k = 0; k < n; ++k) {
+      PolicyTerm t;
+      if (*rc::gen::inRange(0, 3) == 0) {
+        const auto len = static_cast<uint8_t>(*rc::gen::inRange(8, 25));
+        auto base = *net::Prefix::make(net::IpAddress::v4(0x0A000000u | *rc::gen::inRange(0u, 4u) << 16), len);
+        const auto le = static_cast<uint8_t>(*rc::gen::inRange<int>(len, 33));
+        t.match.prefix.push_back(PrefixRange{base, len, le});
+      }
+      if (*rc::gen::inRange(0, 3) == 0) t.match.as_path = *rc::gen::elementOf(regexes);
+      if (*rc::gen::inRange(0, 3) == 0)
+        t.match.community.push_back(*CommunityPattern::parse(*rc::gen::element<std::string>("1:*", "1:1", "*:2")));
+      if (*rc::gen::inRange(0, 4) == 0) {
+        const uint32_t asn = *rc::gen::inRange(1u, 4u);
+        t.match.first_as.push_back({asn, asn});
+      }
+      if (*rc::gen::inRange(0, 4) == 0) {
+        const uint32_t lo = *rc::gen::inRange(1u, 4u);
+        t.match.as_path_length = NumberRange{lo, lo + *rc::gen::inRange(0u, 3u)};
+      }
+      t.then = gen_then();
+      if (t.then != PolicyThen::kReject) {
+        if (*rc::gen::arbitrary<bool>()) t.set.local_pref = *rc::gen::inRange(0u, 300u);
+        if (*rc::gen::arbitrary<bool>()) t.set.community_add.push_back(*CommunityPattern::parse("9:9"));
+        if (*rc::gen::inRange(0, 4) == 0) t.set.prepend = static_cast<uint8_t>(*rc::gen::inRange(1, 3));
+      }
+      defs[i].terms.push_back(std::move(t));
+    }
+  }
+  auto chain = PolicyChain::compile(defs);
+  RC_ASSERT(chain != nullptr);
+  PolicyChain::Prepared scratch;
+  for (int r = 0; r < 20; ++r) {
+    std::vector<uint32_t> path(static_cast<size_t>(*rc::gen::inRange(1, 5)));
+    for (auto& x : path) x = *rc::gen::inRange(1u, 4u);
+    std::vector<uint32_t> comms;
+    for (int c = *rc::gen::inRange(0, 3); c > 0; --c) comms.push_back(*rc::gen::inRange(1u, 3u) << 16 | *rc::gen::inRange(1u, 3u));
+    auto a = route(path, comms);
+    const auto len = static_cast<uint8_t>(*rc::gen::inRange(8, 33));
+    const auto p = *net::Prefix::make(net::IpAddress::v4(0x0A000000u | *rc::gen::inRange(0u, 6u) << 16 | *rc::gen::inRange(0u, 1u << 16)), len);
+    const Plain want = interpret(defs, a, p, 65000);
+    RouteFacts f;
+    f.prefix = &p;
+    chain->prepare(a, f, scratch);
+    const PolicyVerdict got = chain->decide(f, scratch);
+    RC_ASSERT(got.accept == want.accept);
+    if (!got.accept) continue;
+    ApplyContext ctx;
+    ctx.local_as = 65000;
+    ctx.family = codec::kIpv4Unicast;
+    RC_ASSERT(chain->apply(got, a, ctx));
+    RC_ASSERT(a == want.attrs);
+  }
+}
+
+}  // namespace
+}  // namespace petrel::table

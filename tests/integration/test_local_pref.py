@@ -131,7 +131,7 @@ def test_import_filter_local_pref_makes_the_longer_path_win(lab):
     petrel.peers = [dataclasses.replace(p, import_policy="all") if p.name == "up_a" else p for p in petrel.peers]
     reload(petrel, petrel.config())
     ev = petrel.wait_events("reload-peer", peer="up_a")[-1]
-    assert ev["import"] == "filter prefer-a -> all", ev
+    assert ev["import"] == "policy prefer-a -> all", ev
     want4 = {PREFERRED[0]: [bn.v4], PLAIN[0]: [bn.v4]}
     want6 = {PREFERRED[1]: [bn.v6], PLAIN[1]: [bn.v6]}
     L.wait_until(lambda: kernel() == (want4, want6), 30, f"kernel routes {want4} {want6}: {kernel()}")

@@ -90,7 +90,7 @@ def test_reload_changes_export_and_import_policies(lab):
     reload(petrel, petrel_config(petrel, "all", "lower"))
     wait_holds(gobgp, LOWER)
     ev = petrel.wait_events("reload-peer", peer="gobgp")[-1]
-    assert ev["export"] == "all -> filter lower", ev
+    assert ev["export"] == "all -> policy lower", ev
     got1 = gobgp_counters(gobgp)
     assert got1.get("withdraw_prefix", 0) - got0.get("withdraw_prefix", 0) == 128, (got0, got1)
     # 128 withdrawn /24s fit one UPDATE; nothing was announced again.
@@ -111,7 +111,7 @@ def test_reload_changes_export_and_import_policies(lab):
     refused0 = petrel.api_peer("bird")["update_prefixes"]["ipv4-unicast"]["refused"]
     reload(petrel, petrel_config(petrel, "lower", "all"))
     ev = petrel.wait_events("reload-peer", peer="bird")[-1]
-    assert ev["import"] == "all -> filter lower", ev
+    assert ev["import"] == "all -> policy lower", ev
     assert "ROUTE-REFRESH sent" in ev["msg"], ev
     wait_holds(gobgp, LOWER)
     fam = petrel.api_peer("bird")["update_prefixes"]["ipv4-unicast"]

@@ -328,6 +328,114 @@ TEST(ConfigExamples, TwoUpstreamsPolicyDoesWhatItsCommentsSay) {
   EXPECT_EQ(table::evaluate(b, pfx("2001::/16"), ordinary).local_pref, 100u);
 }
 
+TEST(ConfigExamples, EdgePolicyDoesWhatItsCommentsSay) {
+  fs::path dir = env_dir("PETREL_EXAMPLES_DIR");
+  ASSERT_FALSE(dir.empty()) << "PETREL_EXAMPLES_DIR is not set";
+  auto cfg = load_config((dir / "edge-policy.toml").string());
+  ASSERT_TRUE(cfg.ok()) << errors_text(cfg.error());
+  auto peer = [&](std::string_view name) -> const PeerConfig& {
+    auto it = std::find_if(cfg->peers.begin(), cfg->peers.end(), [&](const PeerConfig& p) { return p.name == name; });
+    EXPECT_NE(it, cfg->peers.end()) << name;
+    return *it;
+  };
+  auto path = [](std::vector<uint32_t> asns) {
+    codec::PathAttributes a;
+    a.origin = codec::Origin::kIgp;
+    a.as_path = codec::AsPath{{codec::AsSegment{codec::SegmentType::kAsSequence, std::move(asns)}}};
+    a.next_hop = *net::IpAddress::parse("203.0.113.1");
+    return a;
+  };
+  auto pfx = [](std::string_view text) { return *net::Prefix::parse(text); };
+  struct Outcome {
+    bool accept = false;
+    codec::PathAttributes attrs;
+  };
+  // What a policy chain does to a route from `from` (import) or to `to`
+  // (export, the source's type given).
+  auto run = [&](const Policy& pol, std::string_view prefix, codec::PathAttributes a, const PeerConfig* from,
+                 table::PeerType type = table::PeerType::kExternal) {
+    table::PolicyChain::Prepared scratch;
+    const net::Prefix p = pfx(prefix);
+    table::RouteFacts f;
+    f.prefix = &p;
+    f.peer_type = type;
+    if (from) {
+      f.peer_name = from->name;
+      f.peer_as = from->asn;
+      f.local_role = from->local_role;
+    }
+    EXPECT_TRUE(pol.filter);
+    const table::PolicyVerdict v = pol.filter->evaluate(a, f, scratch);
+    Outcome o{v.accept, a};
+    if (v.accept) {
+      table::ApplyContext ctx;
+      ctx.local_as = cfg->router.asn;
+      ctx.family = p.family() == net::IpFamily::V4 ? codec::kIpv4Unicast : codec::kIpv6Unicast;
+      EXPECT_TRUE(pol.filter->apply(v, o.attrs, ctx));
+    }
+    return o;
+  };
+  const PeerConfig& a = peer("transit-a");
+  const PeerConfig& b = peer("transit-b");
+  const PeerConfig& c = peer("customer-1");
+  const Policy from_a = import_policy(*cfg, a), from_b = import_policy(*cfg, b), from_c = import_policy(*cfg, c);
+
+  // Bogons, too specific or too wide, bogon ASes, AS_SETs, overlong paths.
+  for (const char* bogon : {"10.1.0.0/16", "192.168.1.0/24", "0.0.0.0/0", "8.8.8.0/25", "4.0.0.0/7", "2001:db8:1::/48",
+                            "::/0", "2a00:1::/49", "2002:c000::/24"})
+    EXPECT_FALSE(run(from_a, bogon, path({64500, 3356}), &a).accept) << bogon;
+  EXPECT_FALSE(run(from_a, "8.8.8.0/24", path({64500, 4200000001u, 15169}), &a).accept);
+  EXPECT_FALSE(run(from_a, "8.8.8.0/24", path({64500, 23456}), &a).accept);
+  auto with_set = path({64500});
+  with_set.as_path->segments.push_back(codec::AsSegment{codec::SegmentType::kAsSet, {15169, 15170}});
+  EXPECT_FALSE(run(from_a, "8.8.8.0/24", with_set, &a).accept);
+  EXPECT_FALSE(run(from_a, "8.8.8.0/24", path(std::vector<uint32_t>(51, 64500)), &a).accept);
+  EXPECT_TRUE(run(from_a, "8.8.8.0/24", path(std::vector<uint32_t>(50, 64500)), &a).accept);
+
+  // BLACKHOLE refused; GRACEFUL_SHUTDOWN to LOCAL_PREF 0; A preferred.
+  auto tagged = [&](std::string_view community) {
+    auto x = path({64500, 15169});
+    x.communities = {*table::parse_community(community)};
+    return x;
+  };
+  EXPECT_FALSE(run(from_a, "8.8.8.0/24", tagged("blackhole"), &a).accept);
+  auto shut = run(from_a, "8.8.8.0/24", tagged("graceful-shutdown"), &a);
+  ASSERT_TRUE(shut.accept);
+  EXPECT_EQ(shut.attrs.local_pref, 0u);
+  auto via_a = run(from_a, "8.8.8.0/24", path({64500, 15169}), &a);
+  auto via_b = run(from_b, "2a00:1450::/32", path({64501, 15169}), &b);
+  ASSERT_TRUE(via_a.accept && via_b.accept);
+  EXPECT_EQ(via_a.attrs.local_pref, 200u);
+  EXPECT_FALSE(via_b.attrs.local_pref);  // the default, 100
+  const uint32_t from_transits = 64512u << 16 | 100;
+  EXPECT_EQ(via_a.attrs.communities, std::vector<uint32_t>{from_transits});
+  // Our own communities from outside are removed.
+  auto spoofed = run(from_a, "8.8.8.0/24", tagged("64512:300"), &a);
+  ASSERT_TRUE(spoofed.accept);
+  EXPECT_EQ(spoofed.attrs.communities, std::vector<uint32_t>{from_transits});
+
+  // The customer: its prefixes from its own AS only, tagged 64512:300.
+  auto cust = run(from_c, "192.0.2.0/24", path({64496, 64496}), &c);
+  ASSERT_TRUE(cust.accept);
+  EXPECT_EQ(cust.attrs.local_pref, 300u);
+  EXPECT_EQ(cust.attrs.communities, std::vector<uint32_t>{64512u << 16 | 300});
+  EXPECT_FALSE(run(from_c, "192.0.2.0/25", path({64496}), &c).accept);       // too specific for its set
+  EXPECT_FALSE(run(from_c, "8.8.8.0/24", path({64496}), &c).accept);         // not its prefix
+  EXPECT_FALSE(run(from_c, "192.0.2.0/24", path({64496, 15169}), &c).accept);  // not its AS: a leak
+
+  // To the transits: our routes and our customers', not the other transit's;
+  // one prepend towards B.
+  const Policy to_a = export_policy(*cfg, a), to_b = export_policy(*cfg, b);
+  EXPECT_TRUE(run(to_a, "198.51.100.0/24", path({}), nullptr, table::PeerType::kLocal).accept);
+  EXPECT_FALSE(run(to_a, "2a00:1450::/32", via_b.attrs, nullptr).accept);
+  auto cust_to_a = run(to_a, "192.0.2.0/24", cust.attrs, nullptr);
+  ASSERT_TRUE(cust_to_a.accept);
+  EXPECT_TRUE(cust_to_a.attrs.communities.empty());  // our tags stay home
+  auto cust_to_b = run(to_b, "192.0.2.0/24", cust.attrs, nullptr);
+  ASSERT_TRUE(cust_to_b.accept);
+  EXPECT_EQ(cust_to_b.attrs.as_path->segments[0].asns, (std::vector<uint32_t>{64512, 64496, 64496}));
+}
+
 // Every key documented in docs/configuration.md ("### `peer.hold_time`")
 // appears in at least one golden file.
 TEST(ConfigDocs, EveryDocumentedKeyHasAGoldenTest) {

@@ -350,15 +350,15 @@ void Exporter::settle(std::vector<Seen>& seen) {
 Attrs* Exporter::outgoing(const Seen& s) {
   CacheKey key = cache_key(s);
   PolicyVerdict verdict;
-  std::optional<codec::PathAttributes> decoded;  // the source's, when the policy read them
+  std::optional<codec::AttributeSet> src;  // the source's set, when the policy read it
   if (setup_.filter) {
-    decoded = s.attrs->decode().decode();
+    src = s.attrs->decode();
     RouteFacts facts;
     facts.prefix = &s.prefix;
     facts.rpki = s.validation;
     facts.aspa = s.aspa;
     facts.peer_type = s.source.local ? PeerType::kLocal : s.source.internal ? PeerType::kInternal : PeerType::kExternal;
-    verdict = setup_.filter->evaluate(*decoded, facts, policy_scratch_);
+    verdict = setup_.filter->evaluate(*src, facts, policy_scratch_);
     if (!verdict.accept) {
       counters_.filtered.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
@@ -376,15 +376,16 @@ Attrs* Exporter::outgoing(const Seen& s) {
     return *hit;
   }
   if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
-  const PeerInfo src = s.source.info();
+  const PeerInfo from = s.source.info();
   const codec::Family family = family_at(s.family);
-  Exported e = export_route(setup_.target, ExportSource{&src, s.slot}, family, s.attrs->decode());
+  Exported e = export_route(setup_.target, ExportSource{&from, s.slot}, family, src ? *src : s.attrs->decode());
   if (e.verdict == ExportVerdict::kSend && verdict.changes()) {
     codec::PathAttributes pa = e.attrs.decode();
+    const codec::PathAttributes original = src->decode();
     ApplyContext ctx;
     ctx.local_as = setup_.target.local_as;
     ctx.family = family;
-    ctx.original = &*decoded;
+    ctx.original = &original;
     ctx.self_v4 = setup_.target.next_hop_v4;
     ctx.self_v6 = setup_.target.next_hop_v6;
     ctx.extended_next_hop_v4 = setup_.target.extended_next_hop_v4;

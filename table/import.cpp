@@ -47,18 +47,23 @@ ImportRefusal loop_of(const Attrs& attrs, const ImportRules& rules) {
   return ImportRefusal::kNone;
 }
 
+// The import policy's scratch space: prepare()d once per UPDATE's set.
+PolicyChain::Prepared& policy_scratch() {
+  thread_local PolicyChain::Prepared scratch;
+  return scratch;
+}
+
 // The slow way, prefix by prefix: with an import filter, or when some of
 // the UPDATE's NLRI is of a family the session did not negotiate (which a
 // Batch::add of the whole view would take). `set`: the UPDATE's set, when
 // it announces. withdraw_all: every announced prefix is withdrawn instead
 // (counted as refused announcements when `refused`, else as withdrawals).
 void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet* set,
-                   bool withdraw_all, bool refused, Batch& batch, ImportOutcome& out) {
-  // The policy's scratch space and the set decoded, for every family's
-  // announcements of the UPDATE.
-  thread_local PolicyChain::Prepared scratch;
-  codec::PathAttributes decoded;
-  bool prepared = false;
+                   bool withdraw_all, bool refused, Batch& batch, ImportOutcome& out, bool prepared = false) {
+  // The set decoded, for every family's announcements of the UPDATE, only
+  // when a verdict changes the route.
+  PolicyChain::Prepared& scratch = policy_scratch();
+  std::optional<codec::PathAttributes> decoded;
   for (const auto& range : u.withdrawals()) {
     const int fi = taken(range, rules);
     if (fi < 0 || range.empty()) continue;
@@ -86,17 +91,19 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
     // The policy decides prefix by prefix (its attribute conditions once
     // for the UPDATE); accepted routes whose attributes it changes go in
     // as a set of their own per verdict.
-    std::vector<codec::NlriPrefix> plain, refuse;
-    std::vector<std::pair<PolicyVerdict, std::vector<codec::NlriPrefix>>> changed;
+    thread_local std::vector<codec::NlriPrefix> plain, refuse;
+    thread_local std::vector<std::pair<PolicyVerdict, std::vector<codec::NlriPrefix>>> changed;
+    plain.clear();
+    refuse.clear();
+    changed.clear();
     uint32_t n = 0;
     if (rules.filter && !prepared) {
-      decoded = set->decode();
       RouteFacts facts;
       facts.peer_name = rules.peer_name;
       facts.peer_as = rules.peer_as;
       facts.local_role = rules.local_role;
       facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
-      rules.filter->prepare(decoded, facts, scratch);
+      rules.filter->prepare(*set, facts, scratch);
       prepared = true;
     }
     for (const auto& p : range) {
@@ -119,8 +126,9 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
       }
     }
     batch.add(f, set, plain, refuse);
+    if (!changed.empty() && !decoded) decoded = set->decode();
     for (const auto& [v, ps] : changed) {
-      codec::PathAttributes pa = decoded;
+      codec::PathAttributes pa = *decoded;
       ApplyContext ctx;
       ctx.local_as = rules.local_as;
       ctx.family = codec::kKnownFamilyList[f];
@@ -131,6 +139,29 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
     out.announced[i] += n;
     out.refused[i] += static_cast<uint32_t>(refuse.size());
   }
+}
+
+// Whether the import policy accepts every announced prefix of `u` as it
+// came (the common case of a policy that only checks): then the UPDATE
+// goes in whole, as without a policy, instead of prefix by prefix.
+bool policy_passes_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set) {
+  PolicyChain::Prepared& scratch = policy_scratch();
+  RouteFacts facts;
+  facts.peer_name = rules.peer_name;
+  facts.peer_as = rules.peer_as;
+  facts.local_role = rules.local_role;
+  facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
+  rules.filter->prepare(set, facts, scratch);
+  for (const auto& range : u.announced()) {
+    if (taken(range, rules) < 0) return false;
+    for (const auto& p : range) {
+      RouteFacts at;
+      at.prefix = &p.prefix;
+      const PolicyVerdict v = rules.filter->decide(at, scratch);
+      if (!v.accept || v.changes()) return false;
+    }
+  }
+  return true;
 }
 
 void take_counts(const Batch::Gathered& got, ImportOutcome& out) {
@@ -269,11 +300,11 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
     }
     return out;
   }
-  if (!rules.filter && clean) {
+  if (clean && (!rules.filter || policy_passes_all(u, rules, *set))) {
     take_counts(batch.add(u, false, set ? &*set : nullptr), out);
     return out;
   }
-  add_by_prefix(u, rules, &*set, false, false, batch, out);
+  add_by_prefix(u, rules, &*set, false, false, batch, out, rules.filter && clean);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -41,13 +42,6 @@ bool in_prefixes(const std::vector<net::Prefix>& ps, const net::IpAddress& a) {
   return false;
 }
 
-// The route's next hop for matching: NEXT_HOP, else MP_REACH_NLRI's global.
-std::optional<net::IpAddress> next_hop_of(const codec::PathAttributes& a) {
-  if (a.next_hop) return a.next_hop;
-  if (a.mp_next_hop) return a.mp_next_hop->global;
-  return std::nullopt;
-}
-
 bool carries(const codec::PathAttributes& a, const CommunityPattern& p) {
   switch (p.kind) {
     case CommunityPattern::Kind::kStandard:
@@ -67,6 +61,80 @@ bool carries(const codec::PathAttributes& a, const CommunityPattern& p) {
 }
 
 uint64_t ext_value(const CommunityPattern& p) { return uint64_t{p.v[0]} << 32 | p.v[1]; }
+
+uint32_t be32(const std::byte* b) {
+  return uint32_t{std::to_integer<uint8_t>(b[0])} << 24 | uint32_t{std::to_integer<uint8_t>(b[1])} << 16 |
+         uint32_t{std::to_integer<uint8_t>(b[2])} << 8 | uint32_t{std::to_integer<uint8_t>(b[3])};
+}
+
+// The community attributes of a canonical set, read in place.
+struct CommunityViews {
+  bytes::Span standard, extended, large;
+};
+
+CommunityViews communities_of(const codec::AttributeSet& a) {
+  CommunityViews v;
+  v.standard = a.communities();
+  for (const auto& attr : a.attributes()) {
+    if (attr.type == codec::attr_type::kExtendedCommunities) v.extended = attr.value;
+    else if (attr.type == codec::attr_type::kLargeCommunity) v.large = attr.value;
+    if (attr.type > codec::attr_type::kLargeCommunity) break;  // canonical: sorted by type
+  }
+  return v;
+}
+
+bool carries(const CommunityViews& v, const CommunityPattern& p) {
+  switch (p.kind) {
+    case CommunityPattern::Kind::kStandard:
+      for (size_t i = 0; i + 4 <= v.standard.size(); i += 4)
+        if (p.matches(be32(v.standard.data() + i))) return true;
+      return false;
+    case CommunityPattern::Kind::kLarge:
+      for (size_t i = 0; i + 12 <= v.large.size(); i += 12) {
+        const std::byte* b = v.large.data() + i;
+        if (p.matches(codec::LargeCommunity{be32(b), be32(b + 4), be32(b + 8)})) return true;
+      }
+      return false;
+    case CommunityPattern::Kind::kExtended:
+      for (size_t i = 0; i + 8 <= v.extended.size(); i += 8) {
+        const std::byte* b = v.extended.data() + i;
+        if (p.matches(codec::ExtCommunity{uint64_t{be32(b)} << 32 | be32(b + 4)})) return true;
+      }
+      return false;
+  }
+  return false;
+}
+
+// The path's segments in their common form, for the text and the tests of
+// the AS numbers in it: fn(is_set, count, at).
+template <typename Fn>
+void for_each_segment(const codec::AsPath& p, Fn&& fn) {
+  for (const auto& seg : p.segments)
+    fn(seg.type == codec::SegmentType::kAsSet || seg.type == codec::SegmentType::kConfedSet, seg.asns.size(),
+       [&](size_t i) { return seg.asns[i]; });
+}
+template <typename Fn>
+void for_each_segment(codec::AsSegmentRange p, Fn&& fn) {
+  for (const auto& seg : p)
+    fn(seg.type == codec::SegmentType::kAsSet || seg.type == codec::SegmentType::kConfedSet, size_t{seg.count},
+       [&](size_t i) { return seg.at(i); });
+}
+
+template <typename Path>
+void path_text(const Path& p, std::string& out) {
+  out.clear();
+  char buf[16];
+  for_each_segment(p, [&](bool set, size_t count, auto at) {
+    if (!out.empty()) out += ' ';
+    if (set) out += '{';
+    for (size_t i = 0; i < count; ++i) {
+      if (i) out += set ? ',' : ' ';
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, at(i));
+      out.append(buf, end);
+    }
+    if (set) out += '}';
+  });
+}
 
 }  // namespace
 
@@ -234,21 +302,7 @@ PolicyDef policy_of_filter(const Filter& f) {
 
 // ---- the AS path as text
 
-void as_path_text(const codec::AsPath& p, std::string& out) {
-  out.clear();
-  char buf[16];
-  for (const auto& seg : p.segments) {
-    const bool set = seg.type == codec::SegmentType::kAsSet || seg.type == codec::SegmentType::kConfedSet;
-    if (!out.empty()) out += ' ';
-    if (set) out += '{';
-    for (size_t i = 0; i < seg.asns.size(); ++i) {
-      if (i) out += set ? ',' : ' ';
-      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, seg.asns[i]);
-      out.append(buf, end);
-    }
-    if (set) out += '}';
-  }
-}
+void as_path_text(const codec::AsPath& p, std::string& out) { path_text(p, out); }
 
 std::string as_path_regex(std::string_view text) {
   std::string out;
@@ -283,7 +337,35 @@ size_t PolicyChain::PrefixKeyHash::operator()(const net::Prefix& p) const {
   return static_cast<size_t>(h * 0xBF58476D1CE4E5B9ull);
 }
 
+namespace {
+
+// An address as two big-endian 64-bit words (IPv4 in the high bits of hi).
+std::pair<uint64_t, uint64_t> words_of(const net::IpAddress& a) {
+  uint64_t w[2] = {0, 0};
+  std::memcpy(w, a.bytes().data(), 16);
+  if constexpr (std::endian::native == std::endian::little) {
+    w[0] = __builtin_bswap64(w[0]);
+    w[1] = __builtin_bswap64(w[1]);
+  }
+  return {w[0], w[1]};
+}
+
+}  // namespace
+
 bool PolicyChain::PrefixLookup::contains(const net::Prefix& p) const {
+  if (by_base.empty()) {
+    const bool v6 = p.family() == net::IpFamily::V6;
+    const auto [hi, lo] = words_of(p.addr());
+    const unsigned plen = p.len();
+    for (const Scan& r : scan) {
+      if (r.v6 != v6 || plen < r.ge || plen > r.le) continue;
+      const unsigned l = r.len;
+      const uint64_t mhi = l >= 64 ? ~0ull : l == 0 ? 0 : ~0ull << (64 - l);
+      const uint64_t mlo = l <= 64 ? 0 : l >= 128 ? ~0ull : ~0ull << (128 - l);
+      if ((hi & mhi) == r.hi && (lo & mlo) == r.lo) return true;
+    }
+    return false;
+  }
   const auto& lengths = p.family() == net::IpFamily::V4 ? lengths_v4 : lengths_v6;
   for (unsigned l = 0; l <= p.len(); ++l) {
     if (!lengths[l]) continue;
@@ -325,7 +407,14 @@ std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> d
       }
       if (!t.match.prefix.empty()) {
         k.prefixes = std::make_unique<PrefixLookup>();
+        const bool small = t.match.prefix.size() <= PrefixLookup::kScanAtMost;
         for (const PrefixRange& r : t.match.prefix) {
+          if (small) {
+            const auto [hi, lo] = words_of(r.prefix.addr());
+            k.prefixes->scan.push_back(
+                {hi, lo, r.prefix.len(), r.ge, r.le, r.prefix.family() == net::IpFamily::V6});
+            continue;
+          }
           k.prefixes->by_base[r.prefix].emplace_back(r.ge, r.le);
           (r.prefix.family() == net::IpFamily::V4 ? k.prefixes->lengths_v4 : k.prefixes->lengths_v6)
               .set(r.prefix.len());
@@ -364,8 +453,8 @@ std::string PolicyChain::term_label(size_t i) const {
   return d.name + "." + (c.def->name.empty() ? "term[" + std::to_string(k) + "]" : c.def->name);
 }
 
-bool PolicyChain::attributes_hold(const Compiled& c, const codec::PathAttributes& a, const RouteFacts& f,
-                                  std::string& path_text, bool& path_rendered) const {
+bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
+                                  std::string& path_text_out, bool& path_rendered) const {
   const PolicyMatch& m = c.def->match;
   if (!m.peer.empty() && std::find(m.peer.begin(), m.peer.end(), f.peer_name) == m.peer.end()) return false;
   if (!m.peer_as.empty() && !any_range(m.peer_as, f.peer_as)) return false;
@@ -384,48 +473,42 @@ bool PolicyChain::attributes_hold(const Compiled& c, const codec::PathAttributes
   }
   if (!m.peer_type.empty() && std::find(m.peer_type.begin(), m.peer_type.end(), f.peer_type) == m.peer_type.end())
     return false;
-  if (m.origin && (!a.origin || !(m.origin >> static_cast<unsigned>(*a.origin) & 1))) return false;
-  if (m.med && (!a.med || !m.med->contains(*a.med))) return false;
-  if (m.local_pref && (!a.local_pref || !m.local_pref->contains(*a.local_pref))) return false;
-  if (m.otc && *m.otc != a.otc.has_value()) return false;
+  if (m.origin && (!a.origin() || !(m.origin >> static_cast<unsigned>(*a.origin()) & 1))) return false;
+  if (m.med && (!a.med() || !m.med->contains(*a.med()))) return false;
+  if (m.local_pref && (!a.local_pref() || !m.local_pref->contains(*a.local_pref()))) return false;
+  if (m.otc && *m.otc != a.otc().has_value()) return false;
   if (!m.next_hop.empty()) {
-    auto nh = next_hop_of(a);
+    std::optional<net::IpAddress> nh = a.next_hop();
+    if (!nh && a.mp_next_hop()) nh = a.mp_next_hop()->global;
     if (!nh || !in_prefixes(m.next_hop, *nh)) return false;
   }
-  for (const auto& p : m.community_all)
-    if (!carries(a, p)) return false;
-  if (!m.community.empty() &&
-      std::none_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& p) { return carries(a, p); }))
-    return false;
-  static const codec::AsPath kEmpty;
-  const codec::AsPath& path = a.as_path ? *a.as_path : kEmpty;
-  if (m.as_path_length && !m.as_path_length->contains(path.length())) return false;
-  if (!m.first_as.empty() && !any_range(m.first_as, path.first_as())) return false;
-  if (!m.origin_as.empty()) {
-    uint32_t origin = 0;
-    if (!path.segments.empty() && path.segments.back().type == codec::SegmentType::kAsSequence &&
-        !path.segments.back().asns.empty())
-      origin = path.segments.back().asns.back();
-    if (!any_range(m.origin_as, origin)) return false;
+  if (!m.community.empty() || !m.community_all.empty()) {
+    const CommunityViews v = communities_of(a);
+    for (const auto& p : m.community_all)
+      if (!carries(v, p)) return false;
+    if (!m.community.empty() &&
+        std::none_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& p) { return carries(v, p); }))
+      return false;
   }
-  if (m.as_set) {
-    bool has = std::any_of(path.segments.begin(), path.segments.end(),
-                           [](const codec::AsSegment& s) { return s.type == codec::SegmentType::kAsSet; });
-    if (has != *m.as_set) return false;
-  }
-  if (!m.as_path_contains.empty()) {
-    bool found = false;
-    for (const auto& s : path.segments)
-      for (uint32_t asn : s.asns)
-        if (any_range(m.as_path_contains, asn)) found = true;
-    if (!found) return false;
+  if (m.as_path_length && !m.as_path_length->contains(a.as_path_length())) return false;
+  if (!m.first_as.empty() && !any_range(m.first_as, a.first_as())) return false;
+  if (!m.origin_as.empty() && !any_range(m.origin_as, a.origin_as())) return false;
+  if (m.as_set || !m.as_path_contains.empty()) {
+    bool has_set = false, found = false;
+    for_each_segment(a.as_path_segments(), [&](bool set, size_t count, auto at) {
+      has_set |= set;
+      for (size_t i = 0; i < count && !found && !m.as_path_contains.empty(); ++i)
+        found = any_range(m.as_path_contains, at(i));
+    });
+    if (m.as_set && has_set != *m.as_set) return false;
+    if (!m.as_path_contains.empty() && !found) return false;
   }
   if (c.as_path) {
     if (!path_rendered) {
-      as_path_text(path, path_text);
+      path_text(a.as_path_segments(), path_text_out);
       path_rendered = true;
     }
-    if (!RE2::PartialMatch(path_text, *c.as_path)) return false;
+    if (!RE2::PartialMatch(path_text_out, *c.as_path)) return false;
   }
   return true;
 }
@@ -440,7 +523,7 @@ bool PolicyChain::route_holds(const Compiled& c, const RouteFacts& f) {
   return true;
 }
 
-void PolicyChain::prepare(const codec::PathAttributes& attrs, const RouteFacts& facts, Prepared& out) const {
+void PolicyChain::prepare(const codec::AttributeSet& attrs, const RouteFacts& facts, Prepared& out) const {
   out.pass.resize(terms_.size());
   bool rendered = false;
   for (size_t i = 0; i < terms_.size(); ++i)

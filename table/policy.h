@@ -219,9 +219,11 @@ class PolicyChain {
   [[nodiscard]] std::string term_label(size_t i) const;
   [[nodiscard]] bool uses_validation() const { return uses_validation_; }
 
-  void prepare(const codec::PathAttributes& attrs, const RouteFacts& facts, Prepared& out) const;
+  // The attribute conditions are read from the canonical set in place
+  // (nothing decoded).
+  void prepare(const codec::AttributeSet& attrs, const RouteFacts& facts, Prepared& out) const;
   [[nodiscard]] PolicyVerdict decide(const RouteFacts& facts, const Prepared& prepared) const;
-  [[nodiscard]] PolicyVerdict evaluate(const codec::PathAttributes& attrs, const RouteFacts& facts,
+  [[nodiscard]] PolicyVerdict evaluate(const codec::AttributeSet& attrs, const RouteFacts& facts,
                                        Prepared& scratch) const {
     prepare(attrs, facts, scratch);
     return decide(facts, scratch);
@@ -241,7 +243,16 @@ class PolicyChain {
   struct PrefixKeyHash {
     size_t operator()(const net::Prefix& p) const;
   };
+  // Small sets (kScanAtMost ranges) are scanned: a mask and a compare per
+  // range beat a hash lookup per length present.
   struct PrefixLookup {
+    static constexpr size_t kScanAtMost = 48;
+    struct Scan {
+      uint64_t hi = 0, lo = 0;  // the base address, as two big-endian words
+      uint8_t len = 0, ge = 0, le = 0;
+      bool v6 = false;
+    };
+    std::vector<Scan> scan;  // used when by_base is empty
     std::unordered_map<net::Prefix, std::vector<std::pair<uint8_t, uint8_t>>, PrefixKeyHash> by_base;
     std::bitset<129> lengths_v4, lengths_v6;
     [[nodiscard]] bool contains(const net::Prefix& p) const;
@@ -256,7 +267,7 @@ class PolicyChain {
     size_t end = 0;  // one past its last term in terms_
     PolicyThen default_then = PolicyThen::kNext;
   };
-  [[nodiscard]] bool attributes_hold(const Compiled& c, const codec::PathAttributes& a, const RouteFacts& f,
+  [[nodiscard]] bool attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
                                      std::string& path_text, bool& path_rendered) const;
   [[nodiscard]] static bool route_holds(const Compiled& c, const RouteFacts& f);
 

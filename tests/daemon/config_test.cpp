@@ -365,7 +365,7 @@ TEST(ConfigExamples, EdgePolicyDoesWhatItsCommentsSay) {
       f.local_role = from->local_role;
     }
     EXPECT_TRUE(pol.filter);
-    const table::PolicyVerdict v = pol.filter->evaluate(a, f, scratch);
+    const table::PolicyVerdict v = pol.filter->evaluate(codec::AttributeSet::from(a), f, scratch);
     Outcome o{v.accept, a};
     if (v.accept) {
       table::ApplyContext ctx;

@@ -38,7 +38,7 @@ std::shared_ptr<const PolicyChain> one(std::vector<PolicyTerm> terms, PolicyThen
 PolicyVerdict run(const PolicyChain& c, const codec::PathAttributes& a, const net::Prefix& p, RouteFacts f = {}) {
   PolicyChain::Prepared scratch;
   f.prefix = &p;
-  return c.evaluate(a, f, scratch);
+  return c.evaluate(codec::AttributeSet::from(a), f, scratch);
 }
 
 TEST(Policy, CommunityPatterns) {
@@ -303,7 +303,7 @@ RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
     const Plain want = interpret(defs, a, p, 65000);
     RouteFacts f;
     f.prefix = &p;
-    chain->prepare(a, f, scratch);
+    chain->prepare(codec::AttributeSet::from(a), f, scratch);
     const PolicyVerdict got = chain->decide(f, scratch);
     RC_ASSERT(got.accept == want.accept);
     if (!got.accept) continue;

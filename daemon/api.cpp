@@ -357,7 +357,40 @@ std::string prefix_routes_json(const PrefixSnapshot& p) {
   return out;
 }
 
-std::string explain_json(const PrefixSnapshot& p) {
+namespace {
+
+void write_export(json::Writer& w, const ExportExplanation& e) {
+  w.key_raw("export").begin_object();
+  w.member("peer", e.peer);
+  w.member("policy", e.policy);
+  w.key_raw("established").boolean(e.established);
+  w.member("route_peer", e.route_peer);
+  w.member("route_path_id", e.route_path_id);
+  w.key_raw("policy_verdict");
+  if (e.policy_verdict.empty()) w.null();
+  else w.string(e.policy_verdict);
+  w.key_raw("decided_by");
+  if (e.decided_by.empty()) w.null();
+  else w.string(e.decided_by);
+  w.key_raw("changes").begin_array();
+  for (const auto& c : e.changes) w.string(c);
+  w.end_array();
+  w.key_raw("rules");
+  if (e.rules.empty()) w.null();
+  else w.string(e.rules);
+  w.key_raw("family_negotiated").boolean(e.family_negotiated);
+  w.key_raw("sent").boolean(e.sent);
+  if (e.attributes) {
+    codec::attributes_to_json(*e.attributes, w);  // the member "attributes"
+  } else {
+    w.key_raw("attributes").null();
+  }
+  w.end_object();
+}
+
+}  // namespace
+
+std::string explain_json(const PrefixSnapshot& p, const ExportExplanation* to) {
   std::string out;
   json::Writer w(out);
   w.begin_object();
@@ -416,6 +449,7 @@ std::string explain_json(const PrefixSnapshot& p) {
     w.end_object();
   }
   w.end_array();
+  if (to) write_export(w, *to);
   w.end_object().line_end();
   return out;
 }
@@ -624,7 +658,8 @@ bool refuse_method(std::string_view method, Response& r) {
 
 }  // namespace
 
-Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup) {
+Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup,
+                        const ExportExplain& explain_to) {
   Response r;
   if (refuse_method(method, r)) return r;
   std::string_view text = path.substr(std::min(path.size(), kRoutesPath.size()));
@@ -644,7 +679,17 @@ Response respond_routes(std::string_view method, std::string_view path, const Ro
     r.body = error_json(fmt::format("no route to {} in the table", prefix->to_string()));
     return r;
   }
-  r.body = explain ? explain_json(snap) : prefix_routes_json(snap);
+  std::optional<ExportExplanation> to;
+  if (explain && explain_to) {
+    std::string error;
+    to = explain_to(*prefix, &error);
+    if (!to) {
+      r.status = 404;
+      r.body = error_json(error);
+      return r;
+    }
+  }
+  r.body = explain ? explain_json(snap, to ? &*to : nullptr) : prefix_routes_json(snap);
   return r;
 }
 

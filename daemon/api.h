@@ -191,7 +191,25 @@ std::string prefix_routes_json(const PrefixSnapshot& p);
 std::optional<codec::NextHop> route_next_hop(const codec::PathAttributes& a, std::string_view family);
 // Every route, what best-path selection read of it, and step by step
 // which routes that step put out (each compared with the best alone).
-std::string explain_json(const PrefixSnapshot& p);
+// GET .../explain?peer=NAME: the export gate to one peer for the prefix's
+// best route, as the peer's exporter walks it (table/exporter.h): the
+// export policy's verdict and the term that decided, the rules of BGP
+// (table/export.h), and the attributes the route would go with.
+struct ExportExplanation {
+  std::string peer;
+  std::string policy;             // "all", "none", "none (RFC 8212)" or the policies' names
+  bool established = false;       // the rules and the attributes need the session
+  std::string route_peer;         // the best route's source
+  uint32_t route_path_id = 0;
+  std::string policy_verdict;     // "accept", "reject", or empty (no policy)
+  std::string decided_by;         // the term, a policy's default, or the chain's end
+  std::vector<std::string> changes;  // the terms whose changes apply, in order
+  std::string rules;              // table::export_verdict_name ("send" when they allow it)
+  bool family_negotiated = true;
+  bool sent = false;
+  std::optional<codec::PathAttributes> attributes;  // when sent
+};
+std::string explain_json(const PrefixSnapshot& p, const ExportExplanation* to = nullptr);
 
 // The state as JSON writes it: "idle", ..., "openconfirm", "established".
 std::string_view state_json_name(fsm::State s);
@@ -226,8 +244,12 @@ struct Response {
 // parse is a 400.
 using RouteLookup = std::function<bool(const net::Prefix&, PrefixSnapshot&)>;
 inline constexpr std::string_view kRoutesPath = "/api/routes/";
-// GET /api/routes/{prefix}/explain is answered here too.
-Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup);
+// GET /api/routes/{prefix}/explain is answered here too; `explain_to`,
+// when set, adds the export gate to a peer (nothing and an error text: a
+// 404 with it).
+using ExportExplain = std::function<std::optional<ExportExplanation>(const net::Prefix&, std::string* error)>;
+Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup,
+                        const ExportExplain& explain_to = nullptr);
 
 // GET /api/routes?prefix=P&match=exact|longest&peer=NAME&best=true|false
 // &limit=N&cursor=C (docs/http-api.md). Without prefix, every unicast

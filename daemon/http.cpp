@@ -277,6 +277,69 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
   return true;
 }
 
+// GET /api/routes/{prefix}/explain?peer=NAME: the export gate to the peer
+// for the prefix's best route, as its exporter walks it.
+std::optional<api::ExportExplanation> explain_export(const Server& server, const net::Prefix& p,
+                                                     std::string_view name, std::string* error) {
+  const Peer* peer = nullptr;
+  for (const auto& x : server.peers())
+    if (x->config().name == name) peer = x.get();
+  if (!peer) {
+    *error = fmt::format("no peer is named \"{}\"", name);
+    return std::nullopt;
+  }
+  const Peer::ExportView view = peer->export_view();
+  api::ExportExplanation e;
+  e.peer = std::string(name);
+  e.policy = view.policy.none ? (view.policy.rfc8212 ? "none (RFC 8212)" : "none")
+             : view.policy.filter ? view.policy.filter->name()
+                                  : "all";
+  e.established = view.target.has_value();
+  const codec::Family fam = p.family() == net::IpFamily::V6 ? codec::kIpv6Unicast : codec::kIpv4Unicast;
+  const auto fi = static_cast<table::FamilyIndex>(codec::known_index(fam));
+  struct Best {
+    codec::AttributeSet attrs;
+    table::PeerInfo source;
+    uint16_t slot = 0;
+    uint32_t path_id = 0;
+    table::Validation validation{};
+    table::AspaState aspa{};
+  };
+  std::optional<Best> best;
+  server.table().lookup_all(fi, p, [&](std::span<const table::RouteView> views, int b) {
+    if (b < 0) return;
+    const table::RouteView& rv = views[static_cast<size_t>(b)];
+    best = Best{rv.attrs->decode(), *rv.peer, rv.slot, rv.path_id, rv.validation, rv.aspa};
+  });
+  if (!best) {
+    *error = fmt::format("no best route to {} in the table", p.to_string());
+    return std::nullopt;
+  }
+  e.route_peer = best->source.name;
+  e.route_path_id = best->path_id;
+  table::PolicyVerdict verdict;
+  verdict.accept = !view.policy.none;
+  if (view.policy.filter) {
+    table::PolicyChain::Prepared scratch;
+    verdict = view.policy.filter->evaluate(best->attrs, table::export_facts(p, best->source, best->validation, best->aspa),
+                                           scratch);
+    e.policy_verdict = verdict.accept ? "accept" : "reject";
+    e.decided_by = view.policy.filter->decided_label(verdict);
+    for (size_t i = 0; i < verdict.fired_count; ++i) e.changes.push_back(view.policy.filter->term_label(verdict.fired[i]));
+  } else if (view.policy.none) {
+    e.policy_verdict = "reject";
+    e.decided_by = e.policy;
+  }
+  if (!view.target) return e;
+  e.family_negotiated = !view.families || view.families->has(fam);
+  table::Exported out = table::export_with_changes(*view.target, table::ExportSource{&best->source, best->slot}, fam,
+                                                   best->attrs, view.policy.filter.get(), verdict);
+  e.rules = std::string(table::export_verdict_name(out.verdict));
+  e.sent = verdict.accept && e.family_negotiated && out.verdict == table::ExportVerdict::kSend;
+  if (e.sent) e.attributes = out.attrs.decode();
+  return e;
+}
+
 // GET /api/events: a stream that lasts until the client goes, is dropped
 // for falling behind, or the server stops.
 // A comment every 5 s keeps a quiet stream from looking idle: less when
@@ -393,10 +456,20 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
         return ctx->listings->page(after, limit, peer, steady_ms());
       });
-    } else if (std::string_view(url).starts_with(api::kRoutesPath))
-      r = api::respond_routes(method, url, [&](const net::Prefix& p, api::PrefixSnapshot& out) {
-        return lookup_prefix(ctx->server->table(), p, out);
-      });
+    } else if (std::string_view(url).starts_with(api::kRoutesPath)) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      api::ExportExplain to;
+      for (const auto& [key, value] : args)
+        if (key == "peer")
+          to = [ctx, name = value](const net::Prefix& p, std::string* error) {
+            return explain_export(*ctx->server, p, name, error);
+          };
+      r = api::respond_routes(
+          method, url,
+          [&](const net::Prefix& p, api::PrefixSnapshot& out) { return lookup_prefix(ctx->server->table(), p, out); },
+          to);
+    }
     else if (std::string_view(url) == kRpkiPath)
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)

@@ -222,6 +222,7 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   selection_timer_.data = this;
   import_ = import_policy(policies ? *policies : config, peer);
   export_ = export_policy(policies ? *policies : config, peer);
+  shown_export_ = export_;  // no other thread sees the peer yet
   allow_own_as_ = peer.allow_own_as;
   shown_ = std::make_shared<const PeerConfig>(peer);
   cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
@@ -386,6 +387,11 @@ uint64_t Peer::advertised(size_t family_index) const {
   return exporter_ ? exporter_->counters().advertised[family_index].load(std::memory_order_relaxed) : 0;
 }
 
+Peer::ExportView Peer::export_view() const {
+  std::lock_guard lock(exporter_mu_);
+  return {shown_export_, shown_target_, shown_families_};
+}
+
 void Peer::leave_table() {
   end_session_routing();
   graceful_clear();
@@ -406,6 +412,8 @@ void Peer::end_session_routing() {
   {
     std::lock_guard lock(exporter_mu_);
     exporter_.reset();
+    shown_target_.reset();
+    shown_families_.reset();
   }
   batch_.clear();  // the session's last UPDATEs would be withdrawn at once
   limit_cease_.clear();
@@ -687,6 +695,10 @@ void Peer::reload(Policy import, Policy export_policy, uint8_t allow_own_as, boo
   // The old filters are released after the exporter took the new one.
   Policy old_import = std::exchange(import_, std::move(import));
   Policy old_export = std::exchange(export_, std::move(export_policy));
+  {
+    std::lock_guard lock(exporter_mu_);
+    shown_export_ = export_;
+  }
   allow_own_as_ = allow_own_as;
   Connection* c = established();
   const int32_t slot = table_slot_.load(std::memory_order_relaxed);
@@ -1065,6 +1077,9 @@ void Peer::start_export(Connection& c) {
   }
   {
     std::lock_guard lock(exporter_mu_);
+    shown_target_ = s.target;
+    shown_families_ = s.families;
+    shown_export_ = export_;
     const auto slot = static_cast<uint16_t>(s.target.slot);
     exporter_ = export_groups_.join(std::move(s), export_.filter, slot);
   }

@@ -195,6 +195,15 @@ class Peer {
   // Routes the peer has in the table now (0 while its session is down).
   // Any thread.
   [[nodiscard]] uint64_t table_routes(size_t family_index) const;
+  // The peer's export gate as its exporter has it (GET
+  // /api/routes/{prefix}/explain?peer=): the export policy, and the
+  // session's target while established. Any thread.
+  struct ExportView {
+    Policy policy;
+    std::optional<table::ExportTarget> target;  // none: no session
+    std::optional<codec::FamilySet> families;   // negotiated
+  };
+  [[nodiscard]] ExportView export_view() const;
   // ADD-PATH paths refused over peer.max_paths_per_prefix, this session.
   [[nodiscard]] uint64_t paths_refused() const;
   // The peer's routes kept stale (graceful restart, route refresh) and not
@@ -317,6 +326,10 @@ class Peer {
   std::array<bool, 4> reported_{};  // per session: first refusal of each kind logged
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
+  // Under exporter_mu_: export_view()'s copies.
+  Policy shown_export_;
+  std::optional<table::ExportTarget> shown_target_;
+  std::optional<codec::FamilySet> shown_families_;
   ev_timer export_timer_;
   // Petrel's own restart (RFC 4724 section 4.1): while its route selection
   // is deferred (daemon/restart.h), an Established session's exporter

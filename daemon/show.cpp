@@ -43,7 +43,8 @@ constexpr std::string_view kUsage =
     "  status               the router, its memory and its sessions\n"
     "  peers                one line per peer\n"
     "  peer NAME            one peer in full\n"
-    "  route PREFIX         the routes to PREFIX (or to the longest prefix covering an address)\n"
+    "  route PREFIX [--peer P]  the routes to PREFIX (or to the longest prefix covering an\n"
+    "                       address); with --peer, whether and how the best one goes to P\n"
     "  routes [--peer P]    every route in the table (from peer P)\n"
     "\n"
     "options:\n"
@@ -345,6 +346,48 @@ std::optional<json> get_json(const Options& o, const std::string& path) {
   return j;
 }
 
+// The export gate to one peer (GET .../explain?peer=), in a few lines.
+void print_export(const json& e) {
+  const std::string peer = cell(e["peer"]);
+  fmt::print("\nTo {}: {}\n", peer, e["sent"].get<bool>() ? "sent" : "not sent");
+  fmt::print("  policy      {}", cell(e["policy"]));
+  if (e["policy_verdict"].is_string())
+    fmt::print(": {} by {}", cell(e["policy_verdict"]), cell(e["decided_by"]));
+  fmt::print("\n");
+  if (!e["changes"].empty()) {
+    std::vector<std::string> terms;
+    for (const auto& c : e["changes"]) terms.push_back(cell(c));
+    fmt::print("  changes     {}\n", fmt::join(terms, ", "));
+  }
+  if (!e["established"].get<bool>()) {
+    fmt::print("  rules       (the session is down)\n");
+    return;
+  }
+  fmt::print("  rules       {}\n", cell(e["rules"]));
+  if (!e["family_negotiated"].get<bool>()) fmt::print("  family      not negotiated with {}\n", peer);
+  if (!e["attributes"].is_object()) return;
+  const json& a = e["attributes"];
+  if (a.contains("as_path")) {
+    std::vector<std::string> asns;
+    for (const auto& seg : a["as_path"]) {
+      std::vector<std::string> in;
+      for (const auto& n : seg["asns"]) in.push_back(cell(n));
+      const std::string joined = fmt::format("{}", fmt::join(in, seg["type"] == "AS_SET" ? "," : " "));
+      asns.push_back(seg["type"] == "AS_SET" ? "{" + joined + "}" : joined);
+    }
+    fmt::print("  as path     {}\n", fmt::join(asns, " "));
+  }
+  if (a.contains("next_hop")) fmt::print("  next hop    {}\n", cell(a["next_hop"]));
+  for (const char* key : {"communities", "large_communities"}) {
+    if (!a.contains(key)) continue;
+    std::vector<std::string> cs;
+    for (const auto& c : a[key]) cs.push_back(cell(c));
+    fmt::print("  {:<11} {}\n", key == std::string_view("communities") ? "communities" : "large", fmt::join(cs, " "));
+  }
+  if (a.contains("local_pref")) fmt::print("  local pref  {}\n", cell(a["local_pref"]));
+  if (a.contains("med")) fmt::print("  med         {}\n", cell(a["med"]));
+}
+
 int run(const Options& o) {
   const std::string& what = o.words[0];
   auto want_args = [&](size_t n) {
@@ -352,8 +395,8 @@ int run(const Options& o) {
     fmt::print(stderr, "petrel show {}: {}\n{}", what, n == 0 ? "takes no argument" : "needs one argument", kUsage);
     return false;
   };
-  if (what != "routes" && !o.peer.empty()) {
-    fmt::print(stderr, "petrel show: --peer goes with routes\n{}", kUsage);
+  if (what != "routes" && what != "route" && !o.peer.empty()) {
+    fmt::print(stderr, "petrel show: --peer goes with route and routes\n{}", kUsage);
     return kExitUsage;
   }
   std::string path;
@@ -431,6 +474,12 @@ int run(const Options& o) {
     TextTable t = route_table();
     add_route_rows(t, *j);
     fmt::print("{}", t.text());
+    if (!o.peer.empty()) {
+      const std::string prefix = (*j)["prefixes"][0]["prefix"].get<std::string>();
+      auto why = get_json(o, "/api/routes/" + prefix + "/explain?peer=" + url_encode(o.peer));
+      if (!why) return kExitFailure;
+      print_export((*why)["export"]);
+    }
   }
   return kExitOk;
 }

@@ -347,17 +347,40 @@ void Exporter::settle(std::vector<Seen>& seen) {
   }
 }
 
+RouteFacts export_facts(const net::Prefix& p, const PeerInfo& source, Validation v, AspaState aspa) {
+  RouteFacts facts;
+  facts.prefix = &p;
+  facts.rpki = v;
+  facts.aspa = aspa;
+  facts.peer_type = source.local ? PeerType::kLocal : source.internal ? PeerType::kInternal : PeerType::kExternal;
+  return facts;
+}
+
+Exported export_with_changes(const ExportTarget& to, const ExportSource& from, codec::Family f,
+                             const codec::AttributeSet& src, const PolicyChain* policy, const PolicyVerdict& verdict) {
+  Exported e = export_route(to, from, f, src);
+  if (e.verdict != ExportVerdict::kSend || !policy || !verdict.changes()) return e;
+  codec::PathAttributes pa = e.attrs.decode();
+  const codec::PathAttributes original = src.decode();
+  ApplyContext ctx;
+  ctx.local_as = to.local_as;
+  ctx.family = f;
+  ctx.original = &original;
+  ctx.self_v4 = to.next_hop_v4;
+  ctx.self_v6 = to.next_hop_v6;
+  ctx.extended_next_hop_v4 = to.extended_next_hop_v4;
+  if (policy->apply(verdict, pa, ctx)) e.attrs = codec::AttributeSet::from(pa);
+  else e.verdict = ExportVerdict::kNoNextHop;
+  return e;
+}
+
 Attrs* Exporter::outgoing(const Seen& s) {
   CacheKey key = cache_key(s);
   PolicyVerdict verdict;
   std::optional<codec::AttributeSet> src;  // the source's set, when the policy read it
   if (setup_.filter) {
     src = s.attrs->decode();
-    RouteFacts facts;
-    facts.prefix = &s.prefix;
-    facts.rpki = s.validation;
-    facts.aspa = s.aspa;
-    facts.peer_type = s.source.local ? PeerType::kLocal : s.source.internal ? PeerType::kInternal : PeerType::kExternal;
+    const RouteFacts facts = export_facts(s.prefix, s.source.info(), s.validation, s.aspa);
     verdict = setup_.filter->evaluate(*src, facts, policy_scratch_);
     if (!verdict.accept) {
       counters_.filtered.fetch_add(1, std::memory_order_relaxed);
@@ -378,20 +401,8 @@ Attrs* Exporter::outgoing(const Seen& s) {
   if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
   const PeerInfo from = s.source.info();
   const codec::Family family = family_at(s.family);
-  Exported e = export_route(setup_.target, ExportSource{&from, s.slot}, family, src ? *src : s.attrs->decode());
-  if (e.verdict == ExportVerdict::kSend && verdict.changes()) {
-    codec::PathAttributes pa = e.attrs.decode();
-    const codec::PathAttributes original = src->decode();
-    ApplyContext ctx;
-    ctx.local_as = setup_.target.local_as;
-    ctx.family = family;
-    ctx.original = &original;
-    ctx.self_v4 = setup_.target.next_hop_v4;
-    ctx.self_v6 = setup_.target.next_hop_v6;
-    ctx.extended_next_hop_v4 = setup_.target.extended_next_hop_v4;
-    if (setup_.filter->apply(verdict, pa, ctx)) e.attrs = codec::AttributeSet::from(pa);
-    else e.verdict = ExportVerdict::kNoNextHop;
-  }
+  Exported e = export_with_changes(setup_.target, ExportSource{&from, s.slot}, family,
+                                   src ? *src : s.attrs->decode(), setup_.filter, verdict);
   Attrs* out = e.verdict == ExportVerdict::kSend ? out_sets_.intern(e.attrs) : nullptr;
   if (!cached) return out;  // the caller's reference
   if (e.verdict == ExportVerdict::kOversized) {

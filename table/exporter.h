@@ -58,6 +58,14 @@
 
 namespace petrel::table {
 
+// The export gate's last part for one route, shared by the exporter and
+// GET /api/routes/{prefix}/explain?peer=: the rules of BGP (export.h),
+// then the export policy's changes of `verdict` (an accepted one).
+Exported export_with_changes(const ExportTarget& to, const ExportSource& from, codec::Family f,
+                             const codec::AttributeSet& src, const PolicyChain* policy, const PolicyVerdict& verdict);
+// The facts an export policy asks of a route besides its attributes.
+RouteFacts export_facts(const net::Prefix& p, const PeerInfo& source, Validation v, AspaState aspa);
+
 struct ExporterSetup {
   ExportTarget target;
   const PolicyChain* filter = nullptr;  // nullptr: everything the rules allow

@@ -453,6 +453,12 @@ std::string PolicyChain::term_label(size_t i) const {
   return d.name + "." + (c.def->name.empty() ? "term[" + std::to_string(k) + "]" : c.def->name);
 }
 
+std::string PolicyChain::decided_label(const PolicyVerdict& v) const {
+  if (v.decided_by >= 0) return term_label(static_cast<size_t>(v.decided_by));
+  if (v.default_of >= 0) return defs_[static_cast<size_t>(v.default_of)].name + " (default)";
+  return "end of chain";
+}
+
 bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
                                   std::string& path_text_out, bool& path_rendered) const {
   const PolicyMatch& m = c.def->match;
@@ -562,6 +568,7 @@ PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepa
     }
     if (end.default_then != PolicyThen::kNext) {
       v.accept = end.default_then == PolicyThen::kAccept;
+      v.default_of = static_cast<int32_t>(&end - ends_.data());
       if (!v.accept) v.fired_count = 0;
       return v;
     }

@@ -163,6 +163,7 @@ struct PolicyVerdict {
   uint8_t fired_count = 0;
   std::array<uint16_t, kMaxFired> fired{};
   int32_t decided_by = -1;
+  int32_t default_of = -1;  // with decided_by -1: the policy (index in the chain) whose default decided
   [[nodiscard]] bool changes() const { return fired_count > 0; }
   friend bool operator==(const PolicyVerdict& a, const PolicyVerdict& b) {
     if (a.accept != b.accept || a.fired_count != b.fired_count) return false;
@@ -217,6 +218,9 @@ class PolicyChain {
   // The term at chain index i, and "policy.term" (or "policy.term[k]") for people.
   [[nodiscard]] const PolicyTerm& term(size_t i) const { return *terms_[i].def; }
   [[nodiscard]] std::string term_label(size_t i) const;
+  // What decided `v`, for people: "policy.term", "policy (default)" or
+  // "end of chain".
+  [[nodiscard]] std::string decided_label(const PolicyVerdict& v) const;
   [[nodiscard]] bool uses_validation() const { return uses_validation_; }
 
   // The attribute conditions are read from the canonical set in place

@@ -162,6 +162,33 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     peer = petrel.api_peer("up")
     assert peer, peer
 
+    # Why, as the export gate to the downstream says it
+    # (/api/routes/{prefix}/explain?peer=): the term that decided, the
+    # changes, the rules' verdict and the attributes the route goes with.
+    why = petrel.api(f"/api/routes/{PLAIN}/explain?peer=down")
+    assert why and why["export"]["sent"] is True, why
+    ex = why["export"]
+    assert ex["policy"] == "to-down" and ex["policy_verdict"] == "accept", ex
+    assert ex["decided_by"] == "to-down.prepend-plain" and ex["changes"] == ["to-down.prepend-plain"], ex
+    assert ex["rules"] == "send" and ex["route_peer"] == "up", ex
+    assert ex["attributes"]["as_path"] == [{"type": "AS_SEQUENCE", "asns": [65001, 65001, 65001, 65002]}], ex
+    assert ex["attributes"]["communities"] == ["65001:1"], ex
+    kept = petrel.api(f"/api/routes/{TAGGED}/explain?peer=down")["export"]
+    assert kept["sent"] is False and kept["policy_verdict"] == "reject", kept
+    assert kept["decided_by"] == "to-down.keep-666-home" and kept["attributes"] is None, kept
+    back = petrel.api(f"/api/routes/{LONG}/explain?peer=up")["export"]
+    # To the peer it came from: the rules say no (and "up" exports nothing).
+    assert back["sent"] is False and back["rules"] == "to-sender" and back["policy"] == "none", back
+    assert petrel.api(f"/api/routes/{PLAIN}/explain?peer=nobody") is None  # a 404
+    # The same for people: petrel show route PREFIX --peer NAME.
+    out = me.run([L.petrel_binary(), "show", "--http", f"127.0.0.1:{petrel.http_port}", "route", PLAIN,
+                  "--peer", "down"]).stdout
+    assert "To down: sent" in out and "accept by to-down.prepend-plain" in out, out
+    assert "as path     65001 65001 65001 65002" in out and "65001:1" in out, out
+    out = me.run([L.petrel_binary(), "show", "--http", f"127.0.0.1:{petrel.http_port}", "route", TAGGED,
+                  "--peer", "down"]).stdout
+    assert "To down: not sent" in out and "reject by to-down.keep-666-home" in out, out
+
     # The control: the prepend off by a live reload; only PLAIN changes
     # at the downstream (Petrel sends the difference).
     petrel.extra_toml = SETS_AND_IMPORT + EXPORT_PLAIN

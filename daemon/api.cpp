@@ -131,6 +131,8 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.end_object();
   w.member("unknown_family_updates", p.unknown_family_updates);
   w.member("paths_refused", p.paths_refused);
+  w.member("refused_kept", p.refused_kept);
+  w.member("refused_not_kept", p.refused_not_kept);
   w.member("oversized", p.oversized);  // routes not sent: too large for one UPDATE
   w.key_raw("messages").begin_object();
   for (int dir = 0; dir < 2; ++dir) {
@@ -724,6 +726,69 @@ Response bad_query(std::string message) {
 }
 
 }  // namespace
+
+Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers) {
+  Response r;
+  if (refuse_method(method, r)) return r;
+  std::optional<std::string_view> peer;
+  std::optional<net::Prefix> prefix;
+  size_t limit = kDefaultPageSize;
+  for (const auto& [k, v] : args) {
+    if (k == "peer") {
+      peer = v;
+    } else if (k == "prefix") {
+      prefix = net::Prefix::parse(v, net::Prefix::HostBits::kReject);
+      if (!prefix) return bad_query(fmt::format("not a prefix: \"{}\" (192.0.2.0/24, no host bits set)", v));
+    } else if (k == "limit") {
+      auto n = parse_count(v);
+      if (!n || *n == 0 || *n > kMaxPageSize)
+        return bad_query(fmt::format("limit is a number from 1 to {}, not \"{}\"", kMaxPageSize, v));
+      limit = *n;
+    } else {
+      return bad_query(fmt::format("unknown parameter \"{}\" (peer, prefix, limit)", k));
+    }
+  }
+  if (peer && std::none_of(peers.begin(), peers.end(), [&](const RefusedPeer& x) { return x.name == *peer; })) {
+    r.status = 404;
+    r.body = error_json(fmt::format("no peer is named \"{}\"", *peer));
+    return r;
+  }
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key_raw("refused").begin_array();
+  size_t left = limit;
+  for (const RefusedPeer& x : peers) {
+    if (peer && x.name != *peer) continue;
+    for (const auto& e : x.find(prefix, left)) {
+      w.begin_object();
+      w.member("peer", x.name);
+      w.member("prefix", e.prefix.to_string());
+      w.member("path_id", e.path_id);
+      w.member("reason", e.reason);
+      if (e.attributes) codec::attributes_to_json(*e.attributes, w);
+      else w.key_raw("attributes").null();
+      w.end_object();
+      --left;
+    }
+  }
+  w.end_array();
+  w.key_raw("peers").begin_array();
+  for (const RefusedPeer& x : peers) {
+    if (peer && x.name != *peer) continue;
+    w.begin_object();
+    w.member("peer", x.name);
+    w.member("kept", x.kept);
+    w.member("not_kept", x.not_kept);
+    w.member("keep_at_most", x.keep_at_most);
+    w.end_object();
+  }
+  w.end_array();
+  w.key_raw("truncated").boolean(left == 0);
+  w.end_object().line_end();
+  r.body = std::move(out);
+  return r;
+}
 
 Response respond_route_query(std::string_view method, const QueryArgs& args, const RouteLookup& lookup,
                              const RouteList& list) {

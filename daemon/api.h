@@ -54,6 +54,7 @@ struct PeerSnapshot {
   std::array<uint64_t, codec::kKnownFamilies> best{};        // prefixes whose best route is the peer's
   uint64_t unknown_family_updates = 0;
   uint64_t paths_refused = 0;  // ADD-PATH paths over peer.max_paths_per_prefix, this session
+  uint64_t refused_kept = 0, refused_not_kept = 0;  // peer.keep_refused's store (GET /api/refused)
   std::array<uint64_t, kMessageTypes> messages_in{};
   std::array<uint64_t, kMessageTypes> messages_out{};
   uint64_t treat_as_withdraw = 0;  // RFC 7606 section 2
@@ -266,6 +267,24 @@ inline constexpr size_t kDefaultPageSize = 100;
 inline constexpr size_t kMaxPageSize = 1000;
 Response respond_route_query(std::string_view method, const QueryArgs& args, const RouteLookup& lookup,
                              const RouteList& list);
+
+// GET /api/refused?peer=NAME&prefix=P&limit=N (docs/http-api.md): the
+// routes import refused and kept (peer.keep_refused), each with why.
+// `peers` gives, per peer (only NAME when asked), its store.
+struct RefusedEntry {
+  net::Prefix prefix;
+  uint32_t path_id = 0;
+  std::string reason;
+  std::optional<codec::PathAttributes> attributes;
+};
+struct RefusedPeer {
+  std::string name;
+  uint64_t kept = 0, not_kept = 0, keep_at_most = 0;
+  // Up to `limit` of its entries, of `prefix` alone when given.
+  std::function<std::vector<RefusedEntry>(const std::optional<net::Prefix>& prefix, size_t limit)> find;
+};
+inline constexpr std::string_view kRefusedPath = "/api/refused";
+Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers);
 
 // The listing's pages without a walk of the table per page. The first page
 // (no cursor) collects the listed prefixes once (`collect`: every unicast

@@ -894,7 +894,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "local_role", "strict_role", "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes",
                 "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
-                "multihop", "max_paths_per_prefix", "graceful_restart", "graceful_restart_time",
+                "multihop", "max_paths_per_prefix", "keep_refused", "graceful_restart", "graceful_restart_time",
                 "stale_routes_time", "long_lived_stale_time"});
   size_t errors_before = ck.count();
   PeerConfig peer;
@@ -1132,6 +1132,8 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   parse_peer_limits(ck, t, p, families_ok, peer);
   if (auto v = ck.integer(t, p, "max_paths_per_prefix", 1, 1000000, "1..1000000 paths per prefix from the peer"))
     peer.max_paths_per_prefix = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(t, p, "keep_refused", 0, 1000000, "0..1000000 refused routes kept for people (0: none)"))
+    peer.keep_refused = static_cast<uint32_t>(*v);
 
   peer.graceful = router.graceful;
   parse_graceful(ck, t, p, peer.graceful);

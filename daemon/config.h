@@ -256,6 +256,9 @@ struct PeerConfig {
   // ADD-PATH receive: paths per prefix the table keeps from the peer
   // (table::PeerInfo::max_paths_per_prefix); further ones are refused.
   uint32_t max_paths_per_prefix = 64;
+  // Routes import refused that are kept, with why, for the API
+  // (table/refused.h); 0: none kept.
+  uint32_t keep_refused = 1000;
   GracefulConfig graceful;  // [router]'s unless the peer sets its own
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.

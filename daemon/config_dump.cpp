@@ -227,6 +227,7 @@ std::string dump(const Config& c) {
     line("add_path", add_path_table(p));
     line("add_path_send_max", number(p.add_path_send_max));
     line("max_paths_per_prefix", number(p.max_paths_per_prefix));
+    line("keep_refused", number(p.keep_refused));
     line("extended_next_hop", family_list(p.extended_next_hop));
     if (p.local_address) line("local_address", toml_string(p.local_address->to_string()));
     else unset("local_address", "the kernel chooses");
@@ -452,6 +453,7 @@ void take_live_keys(PeerConfig& a, const PeerConfig& b) {
   a.import_filter = b.import_filter;
   a.export_filter = b.export_filter;
   a.allow_own_as = b.allow_own_as;
+  a.keep_refused = b.keep_refused;
 }
 
 namespace {

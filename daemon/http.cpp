@@ -71,6 +71,8 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   }
   p.unknown_family_updates = c.unknown_family_updates.load(kRelaxed);
   p.paths_refused = peer.paths_refused();
+  p.refused_kept = peer.refused().kept();
+  p.refused_not_kept = peer.refused().not_kept();
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {
     p.messages_in[t] = c.messages_in[t].load(kRelaxed);
     p.messages_out[t] = c.messages_out[t].load(kRelaxed);
@@ -456,6 +458,22 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
         return ctx->listings->page(after, limit, peer, steady_ms());
       });
+    } else if (std::string_view(url) == api::kRefusedPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      std::vector<api::RefusedPeer> peers;
+      for (const auto& peer : ctx->server->peers()) {
+        const table::RefusedRoutes& store = peer->refused();
+        peers.push_back({peer->config().name, store.kept(), store.not_kept(), store.max(),
+                         [&store](const std::optional<net::Prefix>& prefix, size_t limit) {
+                           std::vector<api::RefusedEntry> out;
+                           for (auto& e : store.find(prefix, limit))
+                             out.push_back({e.prefix, e.path_id, std::move(e.reason),
+                                            e.attrs ? std::optional(e.attrs->decode()) : std::nullopt});
+                           return out;
+                         }});
+      }
+      r = api::respond_refused(method, args, peers);
     } else if (std::string_view(url).starts_with(api::kRoutesPath)) {
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);

@@ -223,6 +223,7 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   import_ = import_policy(policies ? *policies : config, peer);
   export_ = export_policy(policies ? *policies : config, peer);
   shown_export_ = export_;  // no other thread sees the peer yet
+  refused_.set_max(peer.keep_refused);
   allow_own_as_ = peer.allow_own_as;
   shown_ = std::make_shared<const PeerConfig>(peer);
   cluster_id_ = (config.router.cluster_id ? *config.router.cluster_id : config.router.router_id).v4_value();
@@ -412,6 +413,7 @@ void Peer::end_session_routing() {
   {
     std::lock_guard lock(exporter_mu_);
     exporter_.reset();
+    refused_.clear();
     shown_target_.reset();
     shown_families_.reset();
   }
@@ -433,6 +435,7 @@ std::shared_ptr<const PeerConfig> Peer::shown() const {
 void Peer::update(const PeerConfig& next) {
   // Field by field: other threads read the identity keys meanwhile.
   take_live_keys(peer_, next);
+  refused_.set_max(peer_.keep_refused);
   table::PrefixLimits limits;
   limits.max = peer_.max_prefixes;
   limits.warn_only = peer_.max_prefixes_warn_only;
@@ -980,6 +983,7 @@ void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool t
   rules.none = import_.none;
   rules.filter = import_.filter.get();
   rules.peer_name = peer_.name;
+  rules.refused = &refused_;
   if (!rules.internal) rules.local_role = peer_.local_role;
   const table::ImportOutcome out = table::import_update(u, treat_as_withdraw, rules, batch_);
   for (size_t i = 0; i < codec::kKnownFamilies; ++i) {

@@ -204,6 +204,9 @@ class Peer {
     std::optional<codec::FamilySet> families;   // negotiated
   };
   [[nodiscard]] ExportView export_view() const;
+  // The routes import refused, kept with why (peer.keep_refused). Any
+  // thread.
+  [[nodiscard]] const table::RefusedRoutes& refused() const { return refused_; }
   // ADD-PATH paths refused over peer.max_paths_per_prefix, this session.
   [[nodiscard]] uint64_t paths_refused() const;
   // The peer's routes kept stale (graceful restart, route refresh) and not
@@ -327,6 +330,7 @@ class Peer {
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   // Under exporter_mu_: export_view()'s copies.
+  table::RefusedRoutes refused_;
   Policy shown_export_;
   std::optional<table::ExportTarget> shown_target_;
   std::optional<codec::FamilySet> shown_families_;

@@ -47,6 +47,31 @@ ImportRefusal loop_of(const Attrs& attrs, const ImportRules& rules) {
   return ImportRefusal::kNone;
 }
 
+// The refused store (refused.h) told of an UPDATE: forget every prefix it
+// withdraws or announces (the announced ones were accepted).
+void forget_all(const codec::UpdateView& u, const ImportRules& rules) {
+  if (!rules.refused || rules.refused->empty()) return;
+  for (const auto& range : u.withdrawals())
+    if (taken(range, rules) >= 0)
+      for (const auto& p : range) rules.refused->forget(p);
+  for (const auto& range : u.announced())
+    if (taken(range, rules) >= 0)
+      for (const auto& p : range) rules.refused->forget(p);
+}
+
+// ... or keep every prefix it announces as refused, for `reason`.
+void keep_all(const codec::UpdateView& u, const ImportRules& rules, std::string_view reason,
+              const codec::AttributeSet* set) {
+  if (!rules.refused || rules.refused->max() == 0) return;
+  auto attrs = std::make_shared<const codec::AttributeSet>(set ? *set : u.attribute_set());
+  for (const auto& range : u.withdrawals())
+    if (taken(range, rules) >= 0)
+      for (const auto& p : range) rules.refused->forget(p);
+  for (const auto& range : u.announced())
+    if (taken(range, rules) >= 0)
+      for (const auto& p : range) rules.refused->refuse(p, reason, attrs);
+}
+
 // The import policy's scratch space: prepare()d once per UPDATE's set.
 PolicyChain::Prepared& policy_scratch() {
   thread_local PolicyChain::Prepared scratch;
@@ -64,12 +89,15 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
   // when a verdict changes the route.
   PolicyChain::Prepared& scratch = policy_scratch();
   std::optional<codec::PathAttributes> decoded;
+  const bool forget = rules.refused && !rules.refused->empty();
   for (const auto& range : u.withdrawals()) {
     const int fi = taken(range, rules);
     if (fi < 0 || range.empty()) continue;
     std::vector<codec::NlriPrefix> w(range.begin(), range.end());
     batch.add(static_cast<FamilyIndex>(fi), nullptr, {}, w);
     out.withdrawn[static_cast<size_t>(fi)] += static_cast<uint32_t>(w.size());
+    if (forget)
+      for (const auto& p : w) rules.refused->forget(p);
   }
   for (const auto& range : u.announced()) {
     const int fi = taken(range, rules);
@@ -92,9 +120,11 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
     // for the UPDATE); accepted routes whose attributes it changes go in
     // as a set of their own per verdict.
     thread_local std::vector<codec::NlriPrefix> plain, refuse;
+    thread_local std::vector<PolicyVerdict> why;  // of each refused prefix
     thread_local std::vector<std::pair<PolicyVerdict, std::vector<codec::NlriPrefix>>> changed;
     plain.clear();
     refuse.clear();
+    why.clear();
     changed.clear();
     uint32_t n = 0;
     if (rules.filter && !prepared) {
@@ -117,6 +147,7 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
       }
       if (!v.accept) {
         refuse.push_back(p);
+        why.push_back(v);
       } else if (!v.changes()) {
         plain.push_back(p);
       } else {
@@ -126,6 +157,16 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
       }
     }
     batch.add(f, set, plain, refuse);
+    if (rules.refused && !refuse.empty() && rules.refused->max() > 0) {
+      auto attrs = std::make_shared<const codec::AttributeSet>(*set);
+      for (size_t k = 0; k < refuse.size(); ++k)
+        rules.refused->refuse(refuse[k], rules.filter->decided_label(why[k]), attrs);
+    }
+    if (forget) {
+      for (const auto& p : plain) rules.refused->forget(p);
+      for (const auto& [v, ps] : changed)
+        for (const auto& p : ps) rules.refused->forget(p);
+    }
     if (!changed.empty() && !decoded) decoded = set->decode();
     for (const auto& [v, ps] : changed) {
       codec::PathAttributes pa = *decoded;
@@ -240,6 +281,7 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   }
 
   if (!announces || treat_as_withdraw) {
+    forget_all(u, rules);
     if (clean) take_counts(batch.add(u, treat_as_withdraw), out);
     else add_by_prefix(u, rules, nullptr, true, false, batch, out);
     return out;
@@ -286,6 +328,7 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   }
 
   if (out.refusal != ImportRefusal::kNone) {
+    keep_all(u, rules, import_refusal_name(out.refusal), set ? &*set : nullptr);
     if (!clean) {
       add_by_prefix(u, rules, nullptr, true, true, batch, out);
       return out;
@@ -301,6 +344,7 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
     return out;
   }
   if (clean && (!rules.filter || policy_passes_all(u, rules, *set))) {
+    forget_all(u, rules);
     take_counts(batch.add(u, false, set ? &*set : nullptr), out);
     return out;
   }

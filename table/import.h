@@ -43,6 +43,7 @@
 #include "codec/types.h"
 #include "codec/update.h"
 #include "table/policy.h"
+#include "table/refused.h"
 #include "table/table.h"
 
 namespace petrel::table {
@@ -60,6 +61,7 @@ struct ImportRules {
   bool none = false;              // import "none" (or RFC 8212)
   const PolicyChain* filter = nullptr;  // the import policy; nullptr: accept all
   std::string_view peer_name;           // for the policy's peer conditions
+  RefusedRoutes* refused = nullptr;     // where refused routes are kept (refused.h); nullptr: nowhere
   std::optional<codec::Role> local_role;  // RFC 9234: ours on the session (external peers)
 };
 

@@ -159,8 +159,17 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     text = str(attrs)
     assert "65001:666" in text and "65002:666" in text, attrs
     assert attrs.get("local_pref") == 50, attrs
+    # Why LEAKED is missing: kept with the term that refused it
+    # (peer.keep_refused), and counted on the peer.
+    refused = petrel.api(f"/api/refused?prefix={LEAKED}")
+    assert refused and len(refused["refused"]) == 1, refused
+    r = refused["refused"][0]
+    assert r["peer"] == "up" and r["reason"] == "cone.leak", r
+    assert r["attributes"]["as_path"] == [{"type": "AS_SEQUENCE", "asns": [UP_ASN, 64999]}], r
+    assert petrel.api(f"/api/refused?prefix={PLAIN}")["refused"] == []
     peer = petrel.api_peer("up")
-    assert peer, peer
+    assert peer and peer["refused_kept"] == 1 and peer["refused_not_kept"] == 0, peer
+    assert petrel.api("/api/refused?peer=nobody") is None  # a 404
 
     # Why, as the export gate to the downstream says it
     # (/api/routes/{prefix}/explain?peer=): the term that decided, the

@@ -303,6 +303,61 @@ TEST(Import, OwnAsAndImportNoneCount) {
   EXPECT_EQ(s.routes(kV4), 1u);  // "none" adds nothing and removes nothing of its own
 }
 
+// ---- refused routes kept for people (refused.h)
+
+TEST(Import, RefusedRoutesAreKeptWithWhyUntilWithdrawnOrAccepted) {
+  Session s;
+  RefusedRoutes kept(10);
+  s.rules.refused = &kept;
+  const codec::NlriPrefix p{*net::Prefix::parse("198.51.100.0/24"), 0};
+  // Refused as a whole UPDATE (our AS in the path): the check's name.
+  Parts looped;
+  looped.path = {kPeerAs, kLocalAs};
+  s.import(raw_update(looped));
+  auto got = kept.find(std::nullopt, 10);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].prefix, p.prefix);
+  EXPECT_EQ(got[0].reason, "own-as");
+  ASSERT_TRUE(got[0].attrs);
+  EXPECT_EQ(got[0].attrs->first_as(), kPeerAs);
+  // The same prefix accepted (without a policy: the fast path): forgotten.
+  s.import(raw_update(Parts{}));
+  EXPECT_TRUE(kept.empty());
+  EXPECT_EQ(s.routes(kV4), 1u);
+  // Refused by a policy term: its label; then withdrawn: forgotten.
+  PolicyTerm no_65020{"no-65020", {}, {}, PolicyThen::kReject};
+  no_65020.match.origin_as = {{65020, 65020}};
+  auto chain = PolicyChain::compile({PolicyDef{"edge", {no_65020}, PolicyThen::kAccept}});
+  s.rules.filter = chain.get();
+  s.import(raw_update(Parts{}));
+  got = kept.find(p.prefix, 10);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].reason, "edge.no-65020");
+  EXPECT_EQ(s.routes(kV4), 0u);
+  Parts gone;
+  gone.v4 = false;
+  gone.v6_unreach = true;  // an UPDATE that withdraws another prefix leaves it
+  s.import(raw_update(gone));
+  EXPECT_EQ(kept.kept(), 1u);
+  // A bound of 0 keeps nothing, and counts nothing either (nothing is asked).
+  kept.set_max(0);
+  EXPECT_TRUE(kept.empty());
+  s.import(raw_update(Parts{}));
+  EXPECT_TRUE(kept.empty());
+}
+
+TEST(RefusedRoutes, BoundedAndCounted) {
+  RefusedRoutes kept(2);
+  for (uint32_t i = 0; i < 5; ++i)
+    kept.refuse({*net::Prefix::make(net::IpAddress::v4(0x0A000000u + (i << 8)), 24), 0}, "r", nullptr);
+  EXPECT_EQ(kept.kept(), 2u);
+  EXPECT_EQ(kept.not_kept(), 3u);
+  EXPECT_EQ(kept.find(std::nullopt, 1).size(), 1u);  // the limit
+  kept.clear();
+  EXPECT_EQ(kept.kept(), 0u);
+  EXPECT_EQ(kept.not_kept(), 0u);
+}
+
 // ---- RFC 9234 section 5: OTC on import, by our role on the session
 
 // The OTC of the peer's route to 198.51.100.0/24 in the table (nothing when

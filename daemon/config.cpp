@@ -10,6 +10,9 @@
 
 #define TOML_HEADER_ONLY 1
 #define TOML_EXCEPTIONS 0
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <toml++/toml.h>
 
 #include <fmt/format.h>
@@ -582,15 +585,81 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
 }
 
+// A path named in the configuration, as used: a relative one is taken
+// from the configuration file's folder.
+std::string path_from(const std::string& path, std::string_view config_file) {
+  std::filesystem::path p(path);
+  if (!p.is_relative()) return path;
+  std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+  return dir.empty() ? path : (dir / p).string();
+}
+
+// rpki.cache.tls_ca_file: it must hold at least one PEM certificate, so
+// that a wrong file is found by `petrel check` rather than at the first
+// handshake. Nothing when it does, else why not.
+std::optional<std::string> check_ca_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return fmt::format("cannot read {}: is a directory", in_quotes(path));
+  BIO* bio = BIO_new_file(path.c_str(), "r");
+  if (!bio) return fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+  size_t certs = 0;
+  while (X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_free(x);
+    ++certs;
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the end of the file reads as an error
+  if (certs == 0) return fmt::format("{} holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\")", in_quotes(path));
+  return std::nullopt;
+}
+
+// A name a TLS certificate can carry: letters, digits, '-' and '.'
+// (RFC 1123), or an IP address.
+bool valid_server_name(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  if (net::IpAddress::parse(s)) return true;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+// The keys of [[rpki.cache]] p that choose and set up its transport.
+void parse_cache_transport(Checker& ck, const toml::table& c, const std::string& p, RpkiCacheConfig& cache) {
+  if (auto s = ck.string(c, p, "transport", "\"tcp\" or \"tls\"")) {
+    if (*s == "tls") {
+      cache.transport = RtrTransport::kTls;
+      if (!c.get("port")) cache.port = 324;  // rpki-rtr-tls (RFC 6810 section 7)
+    } else if (*s != "tcp") {
+      ck.error(*c.get("transport"), join(p, "transport"), fmt::format("expected \"tcp\" or \"tls\", got {}", in_quotes(*s)));
+    }
+  }
+  for (std::string_view key : {"tls_ca_file", "tls_server_name"}) {
+    if (c.get(key) && cache.transport != RtrTransport::kTls)
+      ck.error(*c.get(key), join(p, key), "only for transport = \"tls\"");
+  }
+  if (cache.transport != RtrTransport::kTls) return;
+  if (auto s = ck.string(c, p, "tls_ca_file", "the path of a file of PEM CA certificates")) {
+    std::string path = path_from(std::string(*s), ck.file());
+    if (auto why = s->empty() ? std::optional<std::string>("expected the path of a file of PEM CA certificates, got \"\"")
+                              : check_ca_file(path))
+      ck.error(*c.get("tls_ca_file"), join(p, "tls_ca_file"), std::move(*why));
+    else
+      cache.tls_ca_file = std::move(path);
+  }
+  if (auto s = ck.string(c, p, "tls_server_name", "a host name or IP address")) {
+    if (valid_server_name(*s))
+      cache.tls_server_name = *s;
+    else
+      ck.error(*c.get("tls_server_name"), join(p, "tls_server_name"),
+               fmt::format("expected a host name or IP address, got {}", in_quotes(*s)));
+  }
+}
+
 // One SLURM file (RFC 8416): read (bounded) and parsed, or why not. A
 // relative path is taken from the configuration file's folder; `path`
 // becomes the path used.
 std::optional<rpki::Slurm> read_slurm(std::string& path, std::string_view config_file, std::string& why) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) {
-    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-    if (!dir.empty()) path = (dir / p).string();
-  }
+  path = path_from(path, config_file);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     why = fmt::format("cannot read {}: is a directory", in_quotes(path));
@@ -683,7 +752,7 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
       ck.error(el, p, fmt::format("expected a table ([[rpki.cache]]), got {}", type_name(el)));
       continue;
     }
-    ck.only_keys(*c, p, {"address", "port", "preference"});
+    ck.only_keys(*c, p, {"address", "port", "preference", "transport", "tls_ca_file", "tls_server_name"});
     RpkiCacheConfig cache;
     bool good = true;
     if (!c->get("address")) {
@@ -705,6 +774,7 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
     if (auto v = ck.port(*c, p, "port")) cache.port = *v;
     if (auto v = ck.integer(*c, p, "preference", 0, 255, "a preference 0..255 (lower is preferred)"))
       cache.preference = static_cast<uint8_t>(*v);
+    parse_cache_transport(ck, *c, p, cache);
     if (!good) continue;
     for (const RpkiCacheConfig& o : out.caches) {
       if (o.address == cache.address && o.interface == cache.interface && o.port == cache.port) {
@@ -766,11 +836,7 @@ struct PeerSeen {
 // A relative path is taken from the configuration file's folder; `path`
 // becomes the path used. Nothing (with why) when it cannot be used.
 std::optional<std::string> read_secret(std::string& path, std::string_view config_file, std::string& why) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) {
-    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-    if (!dir.empty()) path = (dir / p).string();
-  }
+  path = path_from(path, config_file);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));

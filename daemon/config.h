@@ -135,12 +135,25 @@ struct KernelConfig {
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
 
+// How the RTR PDUs travel to a cache (RFC 6810 section 7, RFC 8210
+// section 9): plain TCP, or TLS over it (daemon/rtr_transport.h).
+enum class RtrTransport : uint8_t { kTcp, kTls };
+
 // [[rpki.cache]]: one RTR cache (daemon/rpki.h).
 struct RpkiCacheConfig {
   net::IpAddress address;
   std::string interface;  // only for a link-local address
-  uint16_t port = 323;    // IANA "rpki-rtr" over TCP (RFC 6810 section 7)
+  // IANA "rpki-rtr" (323) over TCP, "rpki-rtr-tls" (324) over TLS (RFC
+  // 6810 section 7), unless set.
+  uint16_t port = 323;
   uint8_t preference = 100;  // lower is preferred
+  RtrTransport transport = RtrTransport::kTcp;
+  // TLS: the CA certificates (PEM) the cache's certificate must chain to
+  // (empty: the system's trust store), as used (a relative path taken
+  // from the configuration's folder); the name it must carry (empty: the
+  // address, as an IP address).
+  std::string tls_ca_file;
+  std::string tls_server_name;
 
   friend bool operator==(const RpkiCacheConfig&, const RpkiCacheConfig&) = default;
 };

@@ -211,6 +211,12 @@ std::string dump(const Config& c) {
     line("address", toml_string(scoped(r.address, r.interface)));
     line("port", number(r.port));
     line("preference", number(r.preference));
+    line("transport", toml_string(r.transport == RtrTransport::kTls ? "tls" : "tcp"));
+    const bool tls = r.transport == RtrTransport::kTls;
+    if (!r.tls_ca_file.empty()) line("tls_ca_file", toml_string(r.tls_ca_file));
+    else unset("tls_ca_file", tls ? "the system's trust store" : "not used over tcp");
+    if (!r.tls_server_name.empty()) line("tls_server_name", toml_string(r.tls_server_name));
+    else unset("tls_server_name", tls ? "the address" : "not used over tcp");
   }
 
   for (const PeerConfig& p : c.peers) {

@@ -348,10 +348,12 @@ void RpkiService::reconfigure(const RpkiConfig& config) {
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) {
     const RpkiCacheConfig& want = sorted[i];
+    // The same cache: all its keys but the preference alike (another
+    // transport, key or password is another cache).
     auto it = std::find_if(old.begin(), old.end(), [&](const std::unique_ptr<Cache>& c) {
-      return !bounds && c->config.address == want.address && c->config.port == want.port &&
-             c->config.interface == want.interface && c->config.transport == want.transport &&
-             c->config.tls_ca_file == want.tls_ca_file && c->config.tls_server_name == want.tls_server_name;
+      RpkiCacheConfig same = c->config;
+      same.preference = want.preference;
+      return !bounds && same == want;
     });
     if (it == old.end()) {
       caches_.push_back(make_cache(i, want, seed + i));
@@ -525,9 +527,18 @@ void RpkiService::readable(Cache& c) {
   }
   // Records the stream holds already do not make the socket readable.
   if (c.conn == Conn::kUp && c.stream->buffered()) ev_feed_event(loop_, &c.io, EV_READ);
+  // Reading may have made the transport answer (SSH window adjusts).
+  if (c.conn == Conn::kUp && c.stream->write_pending()) watch(c, EV_READ | EV_WRITE);
 }
 
 void RpkiService::flush(Cache& c) {
+  if (c.stream->write_pending()) {
+    StreamIo io = c.stream->push();
+    if (io.kind == StreamIo::Kind::kError) {
+      fail(c, io.error);
+      return;
+    }
+  }
   while (c.out.unsent() > 0) {
     StreamIo io = c.stream->write(c.out.pending());
     if (io.kind == StreamIo::Kind::kDone) {
@@ -539,7 +550,8 @@ void RpkiService::flush(Cache& c) {
     fail(c, io.kind == StreamIo::Kind::kClosed ? std::string("closed by the cache") : io.error);
     return;
   }
-  watch(c, EV_READ | (c.out.unsent() == 0 && !c.read_wants_write ? 0 : EV_WRITE));
+  const bool more = c.out.unsent() > 0 || c.read_wants_write || c.stream->write_pending();
+  watch(c, EV_READ | (more ? EV_WRITE : 0));
 }
 
 // Closes the connection, if any; the client is told it went (which asks
@@ -765,7 +777,7 @@ void RpkiService::update_status() {
     switch (c.conn) {
       case Conn::kDown: s.state = "down"; break;
       case Conn::kConnecting: s.state = "connecting"; break;
-      case Conn::kHandshake: s.state = "handshake"; break;
+      case Conn::kHandshake: s.state = "handshake"; break;  // TLS, SSH
       case Conn::kUp: s.state = std::string(rpki::state_name(c.client.state())); break;
     }
     s.in_sync = c.in_sync();
@@ -783,7 +795,7 @@ void RpkiService::update_status() {
     s.updates = c.updates;
     s.connects = c.connects;
     s.failures = c.failures;
-    s.transport = c.config.transport == RtrTransport::kTls ? "tls" : "tcp";
+    s.transport = std::string(transport_name(c.config.transport));
     s.last_error = c.last_error;
     st.push_back(std::move(s));
   }

@@ -205,7 +205,7 @@ class RpkiService {
   void start();
   void stop();
   // The caches of `config` from now on (a reload, main loop). A cache
-  // kept (the same address, port, interface and transport) keeps its connection,
+  // kept (every key alike but the preference) keeps its connection,
   // session and data, and takes its new preference; a new one is dialled
   // when its preference says; a removed one is closed, and when the data
   // in force came from it, the next cache's data is published, or none

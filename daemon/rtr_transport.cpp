@@ -1,6 +1,7 @@
-// Plain TCP and TLS streams to RTR caches (daemon/rtr_transport.h).
+// Plain TCP, TLS and SSH streams to RTR caches (daemon/rtr_transport.h).
 #include "daemon/rtr_transport.h"
 
+#include <libssh/libssh.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -185,12 +186,167 @@ std::unique_ptr<RtrStream> make_tls(const RpkiCacheConfig& c, int fd, std::strin
   return stream;
 }
 
+// SSH (libssh, non-blocking): the session's handshake, the host key
+// checked against the known_hosts file, the user's key or password, then
+// one channel with the "rpki-rtr" subsystem (RFC 6810 section 7), which
+// carries the PDUs.
+class SshStream final : public RtrStream {
+ public:
+  SshStream(const RpkiCacheConfig& c, ssh_session session, ssh_key key)
+      : config_(c), session_(session), key_(key) {}
+  ~SshStream() override {
+    if (channel_) ssh_channel_free(channel_);
+    if (ssh_is_connected(session_)) ssh_disconnect(session_);
+    ssh_free(session_);  // closes libssh's copy of the socket
+    if (key_) ssh_key_free(key_);
+  }
+  SshStream(const SshStream&) = delete;
+  SshStream& operator=(const SshStream&) = delete;
+
+  StreamIo handshake() override {
+    for (;;) {
+      switch (step_) {
+        case Step::kConnect: {
+          int r = ssh_connect(session_);
+          if (r == SSH_AGAIN) return waiting();
+          if (r != SSH_OK) return failed("SSH handshake failed: ");
+          step_ = Step::kHostKey;
+          break;
+        }
+        case Step::kHostKey: {
+          if (auto why = host_key_refused()) return error("SSH handshake failed: " + *why);
+          step_ = Step::kAuth;
+          break;
+        }
+        case Step::kAuth: {
+          int r = key_ ? ssh_userauth_publickey(session_, nullptr, key_)
+                       : ssh_userauth_password(session_, nullptr, config_.ssh_password.c_str());
+          if (r == SSH_AUTH_AGAIN) return waiting();
+          if (r == SSH_AUTH_ERROR) return failed("SSH login failed: ");
+          if (r != SSH_AUTH_SUCCESS)
+            return error(fmt::format("SSH login failed: the cache refused user {} with {}", config_.ssh_user,
+                                     key_ ? "the key of " + config_.ssh_key_file : std::string("the password")));
+          step_ = Step::kChannel;
+          break;
+        }
+        case Step::kChannel: {
+          if (!channel_ && !(channel_ = ssh_channel_new(session_))) return failed("SSH: ");
+          int r = ssh_channel_open_session(channel_);
+          if (r == SSH_AGAIN) return waiting();
+          if (r != SSH_OK) return failed("SSH: the cache refused a session channel: ");
+          step_ = Step::kSubsystem;
+          break;
+        }
+        case Step::kSubsystem: {
+          int r = ssh_channel_request_subsystem(channel_, "rpki-rtr");
+          if (r == SSH_AGAIN) return waiting();
+          if (r != SSH_OK) return failed("SSH: the cache refused the rpki-rtr subsystem: ");
+          step_ = Step::kOpen;
+          return {};
+        }
+        case Step::kOpen: return {};
+      }
+    }
+  }
+  StreamIo read(std::span<std::byte> into) override {
+    int n = ssh_channel_read_nonblocking(channel_, into.data(),
+                                         static_cast<uint32_t>(std::min<size_t>(into.size(), INT_MAX)), 0);
+    if (n > 0) return {Kind::kDone, static_cast<size_t>(n), {}};
+    if (n == SSH_ERROR) return failed("SSH: ");
+    if (n == SSH_EOF || ssh_channel_is_eof(channel_) || ssh_channel_is_closed(channel_)) return {Kind::kClosed, 0, {}};
+    return waiting();
+  }
+  StreamIo write(std::span<const std::byte> bytes) override {
+    int n = ssh_channel_write(channel_, bytes.data(), static_cast<uint32_t>(std::min<size_t>(bytes.size(), INT_MAX)));
+    if (n > 0) return {Kind::kDone, static_cast<size_t>(n), {}};
+    if (n == SSH_ERROR) return failed("SSH: ");
+    return {Kind::kWantRead, 0, {}};  // the channel's window is full: the cache's adjust comes to be read
+  }
+  [[nodiscard]] bool buffered() const override { return channel_ && ssh_channel_poll(channel_, 0) > 0; }
+  [[nodiscard]] bool write_pending() const override {
+    return (static_cast<unsigned>(ssh_get_poll_flags(session_)) & SSH_WRITE_PENDING) != 0;
+  }
+  StreamIo push() override {
+    int r = ssh_blocking_flush(session_, 0);
+    if (r == SSH_ERROR) return failed("SSH: ");
+    return r == SSH_OK ? StreamIo{} : StreamIo{Kind::kWantWrite, 0, {}};
+  }
+  [[nodiscard]] std::string_view name() const override { return "ssh"; }
+
+ private:
+  enum class Step : uint8_t { kConnect, kHostKey, kAuth, kChannel, kSubsystem, kOpen };
+
+  StreamIo waiting() const { return {write_pending() ? Kind::kWantWrite : Kind::kWantRead, 0, {}}; }
+  StreamIo failed(std::string_view what) const { return error(std::string(what) + ssh_get_error(session_)); }
+
+  // Why the cache's host key is not the one pinned, or nothing.
+  std::optional<std::string> host_key_refused() const {
+    const std::string& file = config_.ssh_known_hosts;
+    switch (ssh_session_is_known_server(session_)) {
+      case SSH_KNOWN_HOSTS_OK: return std::nullopt;
+      case SSH_KNOWN_HOSTS_CHANGED: return fmt::format("the cache's host key is not the one {} holds for it", file);
+      case SSH_KNOWN_HOSTS_OTHER:
+        return fmt::format("the cache's host key is of another type than the one {} holds for it", file);
+      case SSH_KNOWN_HOSTS_UNKNOWN:
+      case SSH_KNOWN_HOSTS_NOT_FOUND: return fmt::format("{} holds no host key for the cache", file);
+      case SSH_KNOWN_HOSTS_ERROR: break;
+    }
+    return fmt::format("cannot check the host key against {}: {}", file, ssh_get_error(session_));
+  }
+
+  const RpkiCacheConfig config_;
+  ssh_session session_;
+  ssh_key key_;
+  ssh_channel channel_ = nullptr;
+  Step step_ = Step::kConnect;
+};
+
+std::unique_ptr<RtrStream> make_ssh(const RpkiCacheConfig& c, int fd, std::string& why) {
+  ssh_key key = nullptr;
+  if (!c.ssh_key_file.empty() &&
+      ssh_pki_import_privkey_file(c.ssh_key_file.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+    why = fmt::format("SSH: cannot read the private key {}", c.ssh_key_file);
+    return nullptr;
+  }
+  ssh_session session = ssh_new();
+  if (!session) {
+    if (key) ssh_key_free(key);
+    why = "SSH: cannot set up libssh";
+    return nullptr;
+  }
+  auto stream = std::make_unique<SshStream>(c, session, key);
+  // libssh closes the socket it is given: it gets a copy of ours.
+  int own = ::dup(fd);
+  if (own < 0) {
+    why = fmt::format("SSH: {}", std::strerror(errno));
+    return nullptr;
+  }
+  const std::string host = c.address.to_string();
+  const unsigned port = c.port;
+  bool no = false;  // libssh reads a bool here
+  bool ok = ssh_options_set(session, SSH_OPTIONS_FD, &own) == SSH_OK &&
+            ssh_options_set(session, SSH_OPTIONS_HOST, host.c_str()) == SSH_OK &&
+            ssh_options_set(session, SSH_OPTIONS_PORT, &port) == SSH_OK &&
+            ssh_options_set(session, SSH_OPTIONS_USER, c.ssh_user.c_str()) == SSH_OK &&
+            // The pinned host key alone: neither ~/.ssh nor /etc/ssh.
+            ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, c.ssh_known_hosts.c_str()) == SSH_OK &&
+            ssh_options_set(session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, c.ssh_known_hosts.c_str()) == SSH_OK &&
+            ssh_options_set(session, SSH_OPTIONS_PROCESS_CONFIG, &no) == SSH_OK;
+  if (!ok) {
+    why = fmt::format("SSH: cannot set up libssh: {}", ssh_get_error(session));
+    return nullptr;
+  }
+  ssh_set_blocking(session, 0);
+  return stream;
+}
+
 }  // namespace
 
 std::unique_ptr<RtrStream> make_rtr_stream(const RpkiCacheConfig& c, int fd, std::string& why) {
   switch (c.transport) {
     case RtrTransport::kTcp: return std::make_unique<TcpStream>(fd);
     case RtrTransport::kTls: return make_tls(c, fd, why);
+    case RtrTransport::kSsh: return make_ssh(c, fd, why);
   }
   return nullptr;
 }

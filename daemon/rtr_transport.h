@@ -1,6 +1,6 @@
 // The byte stream to one RTR cache over its connected, non-blocking
-// socket: plain TCP, or TLS over it (RFC 6810 section 7, RFC 8210 section
-// 9; [[rpki.cache]] transport). The RTR protocol (rpki/client.h) knows
+// socket: plain TCP, TLS over it, or an SSH channel (RFC 6810 section 7,
+// RFC 8210 section 9; [[rpki.cache]] transport). The RTR protocol (rpki/client.h) knows
 // nothing of either: daemon/rpki.cpp hands it the bytes a stream reads and
 // gives a stream the bytes it asks to send.
 //
@@ -10,6 +10,11 @@
 // SubjectAltName). A handshake that fails says why in words an operator
 // can act on ("certificate verify failed: unable to get local issuer
 // certificate"), which daemon/rpki.cpp logs and shows in /api/rpki.
+//
+// SSH (libssh): the cache's host key must be the one the configured
+// known_hosts file holds for "[address]:port" (or "address" on port 22);
+// the user logs in with a private key or a password; the PDUs go over one
+// session channel's "rpki-rtr" subsystem.
 #pragma once
 
 #include <cstddef>
@@ -48,7 +53,11 @@ class RtrStream {
   // Bytes read from the socket already and not yet handed out, which the
   // socket's readiness will not announce again.
   [[nodiscard]] virtual bool buffered() const { return false; }
-  // "tcp" or "tls" (logs).
+  // Bytes taken by write() that the transport still holds back (SSH):
+  // push() sends them when the socket is writable.
+  [[nodiscard]] virtual bool write_pending() const { return false; }
+  virtual StreamIo push() { return {}; }
+  // "tcp", "tls" or "ssh" (logs).
   [[nodiscard]] virtual std::string_view name() const = 0;
 };
 

@@ -1,5 +1,5 @@
-"""RTR over TLS (RFC 6810 section 7, RFC 8210 section 9) against a real
-cache (StayRTR's -tls.bind).
+"""RTR over TLS and SSH (RFC 6810 section 7, RFC 8210 section 9) against
+a real cache (StayRTR's -tls.bind and -ssh.bind).
 
 The test makes a throwaway CA and a server certificate for the cache
 (SubjectAltNames IP 127.0.0.1 and DNS rtr.test) with `openssl` in the
@@ -14,9 +14,17 @@ namespace.
     handshake is refused: no data, the cache failed, and the reason in
     the log (rpki-cache-failed) and in /api/rpki (caches[].last_error).
 
-SSH is not supported (docs/rpki.md, "Cache transports").
+For SSH the test makes a host key for the cache and a key for Petrel
+with `ssh-keygen`, pins the host key in a known_hosts file, and runs
+StayRTR with SSH only, taking Petrel's key (its authorized keys file) or a
+password:
 
-SKIPs while stayrtr, openssl or the petrel binary is missing.
+  - with the pinned host key and the right key or password, the VRPs and
+    ASPAs come over the "rpki-rtr" subsystem;
+  - another host key pinned, a wrong password or a key the cache does not
+    know is refused, with the reason in /api/rpki and the log.
+
+SKIPs while stayrtr, openssl, ssh-keygen or the petrel binary is missing.
 """
 from __future__ import annotations
 
@@ -40,9 +48,10 @@ _needs = R._needs  # the same skips: the petrel binary and stayrtr
 
 
 @pytest.fixture(autouse=True)
-def _needs_openssl():
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl not found (apt-get install openssl)")
+def _needs_tools():
+    for tool, package in (("openssl", "openssl"), ("ssh-keygen", "openssh-client")):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not found (apt-get install {package})")
 
 
 def make_pki(node: L.Node) -> dict[str, str]:
@@ -72,47 +81,85 @@ class TlsCache(Cache):
         return ["-bind", "", "-tls.bind", f"127.0.0.1:{self.port}", "-tls.cert", self.cert, "-tls.key", self.key]
 
 
-class TlsPetrel(L.Petrel):
-    """Petrel with one [[rpki.cache]] over TLS."""
+class SshCache(Cache):
+    """StayRTR serving `path` over SSH only, to user "rpki" with the keys
+    of `authorized` or with `password`."""
 
-    def __init__(self, *a, ca_file: str, server_name: str | None = None, **kw):
+    def __init__(self, node: L.Node, port: int, path: str, host_key: str, authorized: str | None = None,
+                 password: str | None = None):
+        super().__init__(node, port, path)
+        self.host_key, self.authorized, self.password = host_key, authorized, password
+
+    def listen(self) -> list[str]:
+        auth = (["-ssh.method.key", "-ssh.auth.key.file", self.authorized] if self.authorized else
+                ["-ssh.method.password", "-ssh.auth.password", self.password])
+        return ["-bind", "", "-ssh.bind", f"127.0.0.1:{self.port}", "-ssh.key", self.host_key,
+                "-ssh.auth.user", "rpki", *auth]
+
+
+class CachePetrel(L.Petrel):
+    """Petrel with one [[rpki.cache]] on 127.0.0.1 whose other keys are `keys`."""
+
+    def __init__(self, *a, keys: dict[str, object], **kw):
         super().__init__(*a, **kw)
-        self.ca_file, self.server_name = ca_file, server_name
+        self.keys = keys
 
     def config(self) -> str:
-        lines = [super().config(), "[rpki]", "[[rpki.cache]]", 'address = "127.0.0.1"', f"port = {TLS_PORT}",
-                 'transport = "tls"', f'tls_ca_file = "{self.ca_file}"']
-        if self.server_name:
-            lines.append(f'tls_server_name = "{self.server_name}"')
+        lines = [super().config(), "[rpki]", "[[rpki.cache]]", 'address = "127.0.0.1"']
+        lines += [f"{k} = {v}" if isinstance(v, int) else f'{k} = "{v}"' for k, v in self.keys.items() if v]
         return "\n".join(lines) + "\n"
 
 
-def start(lab, **kw) -> tuple[TlsCache, TlsPetrel]:
-    me = lab.node("petrel")
-    pki = make_pki(me)
-    path = me.path("cache.json")
+def cache_file(node: L.Node) -> str:
+    path = node.path("cache.json")
     write_cache(path, VRPS, ASPAS)
-    cache = TlsCache(me, TLS_PORT, path, pki["server.pem"], pki["server.key"]).start()
-    kw["ca_file"] = pki[kw.get("ca_file", "ca.pem")]
-    petrel = TlsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT, **kw)
+    return path
+
+
+def start_petrel(node: L.Node, cache: Cache, keys: dict[str, object]) -> CachePetrel:
+    petrel = CachePetrel(node, [], PETREL_ASN, http_port=HTTP_PORT, keys=keys)
     try:
         petrel.start()
     except L.PetrelNotReady as e:
         cache.stop()
         pytest.skip(str(e))
-    return cache, petrel
+    return petrel
+
+
+def start(lab, ca_file: str = "ca.pem", server_name: str | None = None) -> tuple[TlsCache, CachePetrel]:
+    me = lab.node("petrel")
+    pki = make_pki(me)
+    cache = TlsCache(me, TLS_PORT, cache_file(me), pki["server.pem"], pki["server.key"]).start()
+    return cache, start_petrel(me, cache, {"port": TLS_PORT, "transport": "tls", "tls_ca_file": pki[ca_file],
+                                           "tls_server_name": server_name})
+
+
+def in_sync_with_the_data(petrel: L.Petrel, port: int, transport: str) -> None:
+    """The cache's VRPs and ASPAs in force, over `transport`, without a failure."""
+    L.wait_until(lambda: R.vrp_count(petrel) == 2 and R.rpki(petrel).get("aspas") == 3, 20,
+                 f"two VRPs and three ASPAs over {transport}")
+    c = R.cache_of(petrel, port)
+    assert c["transport"] == transport and c["state"] == "in-sync" and c["version"] == 2, c
+    assert c["failures"] == 0 and c["last_error"] is None, c
+    petrel.wait_events("rpki-connected", transport=transport)
+    assert not petrel.events("rpki-diagnostic"), petrel.events("rpki-diagnostic")
+
+
+def refused(petrel: L.Petrel, port: int, transport: str, why: str) -> None:
+    """The cache failed with `why`, shown in /api/rpki and the log; no data."""
+    c = L.wait_until(lambda: (lambda c: c if c.get("failures", 0) >= 1 else None)(R.cache_of(petrel, port)), 20,
+                     f"the {transport} cache refused")
+    assert c["last_error"] == why, c
+    assert c["transport"] == transport and c["state"] in ("down", "connecting"), c
+    ev = petrel.wait_events("rpki-cache-failed")
+    assert why in ev[0]["msg"], ev
+    assert R.vrp_count(petrel) == 0 and R.rpki(petrel)["aspas"] == 0
 
 
 @pytest.mark.parametrize("server_name", [None, "rtr.test"])
 def test_tls_brings_the_vrps_and_aspas(lab, server_name):
     cache, petrel = start(lab, server_name=server_name)
-    L.wait_until(lambda: R.vrp_count(petrel) == 2 and R.rpki(petrel).get("aspas") == 3, 20,
-                 "two VRPs and three ASPAs over TLS")
-    c = R.cache_of(petrel, TLS_PORT)
-    assert c["transport"] == "tls" and c["state"] == "in-sync" and c["version"] == 2, c
-    assert c["failures"] == 0 and c["last_error"] is None, c
-    petrel.wait_events("rpki-connected", transport="tls")
-    assert not petrel.events("rpki-diagnostic"), petrel.events("rpki-diagnostic")
+    in_sync_with_the_data(petrel, TLS_PORT, "tls")
     cache.stop()
     assert petrel.alive()
 
@@ -123,12 +170,75 @@ def test_tls_brings_the_vrps_and_aspas(lab, server_name):
 ])
 def test_tls_refuses_a_certificate_it_cannot_trust(lab, ca_file, server_name, why):
     cache, petrel = start(lab, ca_file=ca_file, server_name=server_name)
-    c = L.wait_until(lambda: (lambda c: c if c.get("failures", 0) >= 1 else None)(R.cache_of(petrel, TLS_PORT)), 20,
-                     "the TLS handshake refused")
-    assert c["last_error"] == f"TLS handshake failed: {why}", c
-    assert c["transport"] == "tls" and c["state"] in ("down", "connecting"), c
-    ev = petrel.wait_events("rpki-cache-failed")
-    assert why in ev[0]["msg"], ev
-    assert R.vrp_count(petrel) == 0 and R.rpki(petrel)["aspas"] == 0
+    refused(petrel, TLS_PORT, "tls", f"TLS handshake failed: {why}")
+    cache.stop()
+    assert petrel.alive()
+
+
+# ---- SSH
+
+SSH_PORT = 18298
+PASSWORD = "rtr-secret"
+
+
+def ssh_keys(node: L.Node) -> dict[str, str]:
+    """A host key for the cache, a key for Petrel and one the cache does
+    not know, the cache's authorized keys (Petrel's), known_hosts files
+    pinning the cache's host key or another, a password file."""
+    p = {k: node.path(f"ssh-{k}") for k in ("host", "other-host", "client", "stranger", "authorized", "known",
+                                            "known-other", "password")}
+    for k in ("host", "other-host", "client", "stranger"):
+        L.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", k, "-f", p[k]])
+    with open(p["client"] + ".pub") as f, open(p["authorized"], "w") as out:
+        out.write(f.read())
+    for known, host in (("known", "host"), ("known-other", "other-host")):
+        with open(p[host] + ".pub") as f, open(p[known], "w") as out:
+            out.write(f"[127.0.0.1]:{SSH_PORT} {' '.join(f.read().split()[:2])}\n")
+    with open(p["password"], "w") as f:
+        f.write(PASSWORD + "\n")
+    return p
+
+
+def start_ssh(lab, password: str | None = None, known: str = "known", key: str | None = "client",
+              password_file: bool = False) -> tuple[SshCache, CachePetrel, dict[str, str]]:
+    me = lab.node("petrel")
+    k = ssh_keys(me)
+    cache = SshCache(me, SSH_PORT, cache_file(me), k["host"], authorized=None if password else k["authorized"],
+                     password=password).start()
+    petrel = start_petrel(me, cache, {"port": SSH_PORT, "transport": "ssh", "ssh_user": "rpki",
+                                      "ssh_known_hosts": k[known], "ssh_key_file": k[key] if key else None,
+                                      "ssh_password_file": k["password"] if password_file else None})
+    return cache, petrel, k
+
+
+@pytest.mark.parametrize("auth", ["key", "password"])
+def test_ssh_brings_the_vrps_and_aspas(lab, auth):
+    if auth == "key":
+        cache, petrel, _ = start_ssh(lab)
+    else:
+        cache, petrel, _ = start_ssh(lab, password=PASSWORD, key=None, password_file=True)
+    in_sync_with_the_data(petrel, SSH_PORT, "ssh")
+    cache.stop()
+    assert petrel.alive()
+
+
+def test_ssh_refuses_a_host_key_not_pinned(lab):
+    cache, petrel, k = start_ssh(lab, known="known-other")
+    refused(petrel, SSH_PORT, "ssh",
+            f"SSH handshake failed: the cache's host key is not the one {k['known-other']} holds for it")
+    cache.stop()
+    assert petrel.alive()
+
+
+def test_ssh_login_refused(lab):
+    cache, petrel, k = start_ssh(lab, key="stranger")
+    refused(petrel, SSH_PORT, "ssh", f"SSH login failed: the cache refused user rpki with the key of {k['stranger']}")
+    cache.stop()
+    assert petrel.alive()
+
+
+def test_ssh_wrong_password_refused(lab):
+    cache, petrel, _ = start_ssh(lab, password="another-secret", key=None, password_file=True)
+    refused(petrel, SSH_PORT, "ssh", "SSH login failed: the cache refused user rpki with the password")
     cache.stop()
     assert petrel.alive()

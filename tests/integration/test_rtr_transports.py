@@ -153,6 +153,8 @@ def refused(petrel: L.Petrel, port: int, transport: str, why: str) -> None:
     assert c["transport"] == transport and c["state"] in ("down", "connecting"), c
     ev = petrel.wait_events("rpki-cache-failed")
     assert why in ev[0]["msg"], ev
+    page = R.http_text(petrel.node, "/")
+    assert f"over {transport}" in page and "failed: " in page, page
     assert R.vrp_count(petrel) == 0 and R.rpki(petrel)["aspas"] == 0
 
 

@@ -34,6 +34,7 @@ import pytest
 
 import lab as L
 import test_rpki as R
+from test_reload_sections import reload
 from test_rtr_v2 import Cache, write_cache
 
 PETREL_ASN = 65001
@@ -173,6 +174,20 @@ def test_tls_brings_the_vrps_and_aspas(lab, server_name):
 def test_tls_refuses_a_certificate_it_cannot_trust(lab, ca_file, server_name, why):
     cache, petrel = start(lab, ca_file=ca_file, server_name=server_name)
     refused(petrel, TLS_PORT, "tls", f"TLS handshake failed: {why}")
+    cache.stop()
+    assert petrel.alive()
+
+
+def test_tls_ca_file_fixed_by_a_reload(lab):
+    """A reload that names the right CA file makes another cache of it
+    (every key but the preference tells a cache): dialled anew, it brings
+    the data, and the old failure is gone from the API."""
+    cache, petrel = start(lab, ca_file="other-ca.pem")
+    L.wait_until(lambda: R.cache_of(petrel, TLS_PORT).get("failures", 0) >= 1, 20, "the wrong CA refused")
+    petrel.keys["tls_ca_file"] = petrel.node.path("tls-ca.pem")
+    reload(petrel)
+    in_sync_with_the_data(petrel, TLS_PORT, "tls")
+    petrel.wait_events("rpki-cache-removed")
     cache.stop()
     assert petrel.alive()
 

@@ -197,7 +197,7 @@ class SshStream final : public RtrStream {
   ~SshStream() override {
     if (channel_) ssh_channel_free(channel_);
     if (ssh_is_connected(session_)) ssh_disconnect(session_);
-    ssh_free(session_);  // closes libssh's copy of the socket
+    ssh_free(session_);  // leaves the socket open
     if (key_) ssh_key_free(key_);
   }
   SshStream(const SshStream&) = delete;
@@ -315,12 +315,9 @@ std::unique_ptr<RtrStream> make_ssh(const RpkiCacheConfig& c, int fd, std::strin
     return nullptr;
   }
   auto stream = std::make_unique<SshStream>(c, session, key);
-  // libssh closes the socket it is given: it gets a copy of ours.
-  int own = ::dup(fd);
-  if (own < 0) {
-    why = fmt::format("SSH: {}", std::strerror(errno));
-    return nullptr;
-  }
+  // libssh (0.10) leaves a socket it was given open when it is freed: the
+  // daemon closes it after the stream, as for the other transports.
+  int own = fd;
   const std::string host = c.address.to_string();
   const unsigned port = c.port;
   bool no = false;  // libssh reads a bool here

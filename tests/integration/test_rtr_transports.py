@@ -259,3 +259,17 @@ def test_ssh_wrong_password_refused(lab):
     refused(petrel, SSH_PORT, "ssh", "SSH login failed: the cache refused user rpki with the password")
     cache.stop()
     assert petrel.alive()
+
+
+def test_ssh_known_hosts_fixed_by_a_reload(lab):
+    """A refused host key, then a reload that pins the right one: the new
+    cache logs in and brings the data. (StayRTR serves its SSH connections
+    one at a time: a refused connection Petrel left open would hold the
+    next login back.)"""
+    cache, petrel, k = start_ssh(lab, known="known-other")
+    L.wait_until(lambda: R.cache_of(petrel, SSH_PORT).get("failures", 0) >= 2, 20, "the host key refused twice")
+    petrel.keys["ssh_known_hosts"] = k["known"]
+    reload(petrel)
+    in_sync_with_the_data(petrel, SSH_PORT, "ssh")
+    cache.stop()
+    assert petrel.alive()

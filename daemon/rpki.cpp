@@ -467,6 +467,7 @@ void RpkiService::start_stream(Cache& c) {
   ev_timer_set(&c.answer, kFirstAnswerSeconds, 0);
   ev_timer_start(loop_, &c.answer);
   handshake(c);
+  if (c.conn == Conn::kHandshake) update_status();  // else connected() or fail() did
 }
 
 void RpkiService::handshake(Cache& c) {

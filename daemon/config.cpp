@@ -10,6 +10,10 @@
 
 #define TOML_HEADER_ONLY 1
 #define TOML_EXCEPTIONS 0
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <libssh/libssh.h>
 #include <toml++/toml.h>
 
 #include <fmt/format.h>
@@ -586,15 +590,160 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
 }
 
+// A path named in the configuration, as used: a relative one is taken
+// from the configuration file's folder.
+std::string path_from(const std::string& path, std::string_view config_file) {
+  std::filesystem::path p(path);
+  if (!p.is_relative()) return path;
+  std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
+  return dir.empty() ? path : (dir / p).string();
+}
+
+// rpki.cache.tls_ca_file: it must hold at least one PEM certificate, so
+// that a wrong file is found by `petrel check` rather than at the first
+// handshake. Nothing when it does, else why not.
+std::optional<std::string> check_ca_file(const std::string& path) {
+  BIO* bio = BIO_new_file(path.c_str(), "r");
+  if (!bio) return fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+  size_t certs = 0;
+  while (X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_free(x);
+    ++certs;
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the end of the file reads as an error
+  if (certs == 0) return fmt::format("{} holds no PEM certificate (\"-----BEGIN CERTIFICATE-----\")", in_quotes(path));
+  return std::nullopt;
+}
+
+// A name a TLS certificate can carry: letters, digits, '-' and '.'
+// (RFC 1123), or an IP address.
+bool valid_server_name(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  if (net::IpAddress::parse(s)) return true;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
+// A file the configuration names that must be readable (its folder
+// taken for a relative path) and pass `check` (when given: why it cannot
+// be used, or nothing): the path used, or nothing after an error at key
+// `key` of table t.
+std::optional<std::string> usable_file(Checker& ck, const toml::table& t, const std::string& p, std::string_view key,
+                                       std::string_view what,
+                                       std::optional<std::string> (*check)(const std::string&) = nullptr) {
+  auto s = ck.string(t, p, key, what);
+  if (!s) return std::nullopt;
+  if (s->empty()) {
+    ck.error(*t.get(key), join(p, key), fmt::format("expected {}, got \"\"", what));
+    return std::nullopt;
+  }
+  std::string path = path_from(std::string(*s), ck.file());
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    ck.error(*t.get(key), join(p, key), fmt::format("cannot read {}: is a directory", in_quotes(path)));
+    return std::nullopt;
+  }
+  if (!std::ifstream(path)) {
+    ck.error(*t.get(key), join(p, key), fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno)));
+    return std::nullopt;
+  }
+  if (auto why = check ? check(path) : std::nullopt) {
+    ck.error(*t.get(key), join(p, key), std::move(*why));
+    return std::nullopt;
+  }
+  return path;
+}
+
+std::optional<std::string> read_secret(std::string& path, std::string_view config_file, std::string& why);
+
+// rpki.cache.ssh_key_file: a private key libssh can use (not encrypted:
+// nothing would be there to ask for the passphrase).
+std::optional<std::string> check_ssh_key(const std::string& path) {
+  ssh_key key = nullptr;
+  if (ssh_pki_import_privkey_file(path.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK)
+    return fmt::format("{} is not a private key libssh can read (OpenSSH or PEM format, without a passphrase)",
+                       in_quotes(path));
+  ssh_key_free(key);
+  return std::nullopt;
+}
+
+// The keys of [[rpki.cache]] p that choose and set up its transport.
+void parse_cache_transport(Checker& ck, const toml::table& c, const std::string& p, RpkiCacheConfig& cache) {
+  constexpr std::string_view kTransports = "\"tcp\", \"tls\" or \"ssh\"";
+  if (auto s = ck.string(c, p, "transport", kTransports)) {
+    if (*s == "tls") {
+      cache.transport = RtrTransport::kTls;
+      if (!c.get("port")) cache.port = 324;  // rpki-rtr-tls (RFC 6810 section 7)
+    } else if (*s == "ssh") {
+      cache.transport = RtrTransport::kSsh;
+      if (!c.get("port")) cache.port = 22;  // RFC 6810 section 7
+    } else if (*s != "tcp") {
+      ck.error(*c.get("transport"), join(p, "transport"), fmt::format("expected {}, got {}", kTransports, in_quotes(*s)));
+    }
+  }
+  constexpr std::pair<std::string_view, RtrTransport> kKeys[] = {
+      {"tls_ca_file", RtrTransport::kTls},  {"tls_server_name", RtrTransport::kTls},
+      {"ssh_user", RtrTransport::kSsh},     {"ssh_known_hosts", RtrTransport::kSsh},
+      {"ssh_key_file", RtrTransport::kSsh}, {"ssh_password_file", RtrTransport::kSsh},
+  };
+  for (const auto& [key, transport] : kKeys) {
+    if (c.get(key) && cache.transport != transport)
+      ck.error(*c.get(key), join(p, key), fmt::format("only for transport = \"{}\"", transport_name(transport)));
+  }
+  if (cache.transport == RtrTransport::kTls) {
+    if (auto path = usable_file(ck, c, p, "tls_ca_file", "the path of a file of PEM CA certificates", check_ca_file))
+      cache.tls_ca_file = std::move(*path);
+    if (auto s = ck.string(c, p, "tls_server_name", "a host name or IP address")) {
+      if (valid_server_name(*s))
+        cache.tls_server_name = *s;
+      else
+        ck.error(*c.get("tls_server_name"), join(p, "tls_server_name"),
+                 fmt::format("expected a host name or IP address, got {}", in_quotes(*s)));
+    }
+  }
+  if (cache.transport != RtrTransport::kSsh) return;
+  if (!c.get("ssh_user")) ck.missing(c, p, "ssh_user", "the user to log in to the cache as");
+  if (auto s = ck.string(c, p, "ssh_user", "a user name")) {
+    if (s->empty())
+      ck.error(*c.get("ssh_user"), join(p, "ssh_user"), "expected a user name, got \"\"");
+    else
+      cache.ssh_user = *s;
+  }
+  if (!c.get("ssh_known_hosts"))
+    ck.missing(c, p, "ssh_known_hosts", "the path of a known_hosts file that holds the cache's host key");
+  if (auto path = usable_file(ck, c, p, "ssh_known_hosts", "the path of a known_hosts file"))
+    cache.ssh_known_hosts = std::move(*path);
+  if (c.get("ssh_key_file") && c.get("ssh_password_file")) {
+    ck.error(*c.get("ssh_password_file"), join(p, "ssh_password_file"), "set ssh_key_file or ssh_password_file, not both");
+    return;
+  }
+  if (!c.get("ssh_key_file") && !c.get("ssh_password_file")) {
+    ck.missing(c, p, "ssh_key_file", "the path of a private key, or ssh_password_file with that of a password");
+    return;
+  }
+  if (auto path = usable_file(ck, c, p, "ssh_key_file", "the path of a private key file", check_ssh_key))
+    cache.ssh_key_file = std::move(*path);
+  if (auto s = ck.string(c, p, "ssh_password_file", "the path of a file that holds the password")) {
+    std::string path(*s), why;
+    auto secret = s->empty() ? std::nullopt : read_secret(path, ck.file(), why);
+    if (!secret || secret->empty()) {
+      ck.error(*c.get("ssh_password_file"), join(p, "ssh_password_file"),
+               s->empty() ? std::string("expected the path of a file that holds the password, got \"\"")
+                          : (secret ? fmt::format("{} is empty", in_quotes(path)) : why));
+    } else {
+      cache.ssh_password_file = std::move(path);
+      cache.ssh_password = std::move(*secret);
+    }
+  }
+}
+
 // One SLURM file (RFC 8416): read (bounded) and parsed, or why not. A
 // relative path is taken from the configuration file's folder; `path`
 // becomes the path used.
 std::optional<rpki::Slurm> read_slurm(std::string& path, std::string_view config_file, std::string& why) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) {
-    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-    if (!dir.empty()) path = (dir / p).string();
-  }
+  path = path_from(path, config_file);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     why = fmt::format("cannot read {}: is a directory", in_quotes(path));
@@ -687,7 +836,8 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
       ck.error(el, p, fmt::format("expected a table ([[rpki.cache]]), got {}", type_name(el)));
       continue;
     }
-    ck.only_keys(*c, p, {"address", "port", "preference"});
+    ck.only_keys(*c, p, {"address", "port", "preference", "transport", "tls_ca_file", "tls_server_name", "ssh_user",
+                         "ssh_known_hosts", "ssh_key_file", "ssh_password_file"});
     RpkiCacheConfig cache;
     bool good = true;
     if (!c->get("address")) {
@@ -709,6 +859,7 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
     if (auto v = ck.port(*c, p, "port")) cache.port = *v;
     if (auto v = ck.integer(*c, p, "preference", 0, 255, "a preference 0..255 (lower is preferred)"))
       cache.preference = static_cast<uint8_t>(*v);
+    parse_cache_transport(ck, *c, p, cache);
     if (!good) continue;
     for (const RpkiCacheConfig& o : out.caches) {
       if (o.address == cache.address && o.interface == cache.interface && o.port == cache.port) {
@@ -770,11 +921,7 @@ struct PeerSeen {
 // A relative path is taken from the configuration file's folder; `path`
 // becomes the path used. Nothing (with why) when it cannot be used.
 std::optional<std::string> read_secret(std::string& path, std::string_view config_file, std::string& why) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) {
-    std::filesystem::path dir = std::filesystem::path(config_file).parent_path();
-    if (!dir.empty()) path = (dir / p).string();
-  }
+  path = path_from(path, config_file);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
@@ -1889,6 +2036,15 @@ Result<Config, ConfigErrors> load_config(const std::string& path) {
     return fail(ConfigErrors{ConfigError{path, 0, 0, "", "cannot read: I/O error"}});
   }
   return parse_config(ss.str(), path);
+}
+
+std::string_view transport_name(RtrTransport t) {
+  switch (t) {
+    case RtrTransport::kTcp: return "tcp";
+    case RtrTransport::kTls: return "tls";
+    case RtrTransport::kSsh: return "ssh";
+  }
+  return "tcp";
 }
 
 }  // namespace petrel::daemon

@@ -136,12 +136,35 @@ struct KernelConfig {
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
 
+// How the RTR PDUs travel to a cache (RFC 6810 section 7, RFC 8210
+// section 9): plain TCP, TLS over it, or an SSH channel's "rpki-rtr"
+// subsystem (daemon/rtr_transport.h).
+enum class RtrTransport : uint8_t { kTcp, kTls, kSsh };
+std::string_view transport_name(RtrTransport t);
+
 // [[rpki.cache]]: one RTR cache (daemon/rpki.h).
 struct RpkiCacheConfig {
   net::IpAddress address;
   std::string interface;  // only for a link-local address
-  uint16_t port = 323;    // IANA "rpki-rtr" over TCP (RFC 6810 section 7)
+  // IANA "rpki-rtr" (323) over TCP, "rpki-rtr-tls" (324) over TLS, 22
+  // over SSH (RFC 6810 section 7), unless set.
+  uint16_t port = 323;
   uint8_t preference = 100;  // lower is preferred
+  RtrTransport transport = RtrTransport::kTcp;
+  // TLS: the CA certificates (PEM) the cache's certificate must chain to
+  // (empty: the system's trust store), as used (a relative path taken
+  // from the configuration's folder); the name it must carry (empty: the
+  // address, as an IP address).
+  std::string tls_ca_file;
+  std::string tls_server_name;
+  // SSH: the user; the known_hosts file that pins the cache's host key;
+  // a private key file or a password (read from ssh_password_file), one
+  // of the two. Paths as used.
+  std::string ssh_user;
+  std::string ssh_known_hosts;
+  std::string ssh_key_file;
+  std::string ssh_password_file;
+  std::string ssh_password;
 
   friend bool operator==(const RpkiCacheConfig&, const RpkiCacheConfig&) = default;
 };

@@ -211,6 +211,23 @@ std::string dump(const Config& c) {
     line("address", toml_string(scoped(r.address, r.interface)));
     line("port", number(r.port));
     line("preference", number(r.preference));
+    line("transport", toml_string(transport_name(r.transport)));
+    // Another transport's keys: said unset, so that the dump lists them.
+    const std::string other = fmt::format("not used over {}", transport_name(r.transport));
+    const bool tls = r.transport == RtrTransport::kTls;
+    if (!r.tls_ca_file.empty()) line("tls_ca_file", toml_string(r.tls_ca_file));
+    else unset("tls_ca_file", tls ? "the system's trust store" : other);
+    if (!r.tls_server_name.empty()) line("tls_server_name", toml_string(r.tls_server_name));
+    else unset("tls_server_name", tls ? "the address" : other);
+    const bool ssh = r.transport == RtrTransport::kSsh;
+    if (ssh) line("ssh_user", toml_string(r.ssh_user));
+    else unset("ssh_user", other);
+    if (ssh) line("ssh_known_hosts", toml_string(r.ssh_known_hosts));
+    else unset("ssh_known_hosts", other);
+    if (!r.ssh_key_file.empty()) line("ssh_key_file", toml_string(r.ssh_key_file));
+    else unset("ssh_key_file", ssh ? "a password is used" : other);
+    if (!r.ssh_password_file.empty()) line("ssh_password_file", toml_string(r.ssh_password_file));
+    else unset("ssh_password_file", ssh ? "a key is used" : other);
   }
 
   for (const PeerConfig& p : c.peers) {

@@ -143,9 +143,12 @@ void add_sections(const Server& server, api::Snapshot& s) {
       sec.rows.emplace_back("VRPs", fmt::format("{} IPv4, {} IPv6", v.vrps->v4, v.vrps->v6));
       sec.rows.emplace_back("from", v.vrps->source.empty() ? "none" : v.vrps->source);
     }
+    // The cache's state over its transport, and why it failed while it
+    // waits to be dialled again (a refused TLS certificate, SSH login ...).
     for (const auto& c : v.caches)
       sec.rows.emplace_back(fmt::format("cache {}", c.name),
-                            fmt::format("{}{}", c.state, c.active ? " (in use)" : ""));
+                            fmt::format("{} over {}{}{}", c.state, c.transport, c.active ? " (in use)" : "",
+                                        c.failed && !c.last_error.empty() ? ", failed: " + c.last_error : ""));
     const auto& n = v.routes;
     sec.rows.emplace_back("routes valid / invalid / not found",
                           fmt::format("{} / {} / {}", n[static_cast<size_t>(table::Validation::kValid)],

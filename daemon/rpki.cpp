@@ -15,6 +15,7 @@
 #include "crates/sendq/send_queue.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
+#include "daemon/rtr_transport.h"
 #include "daemon/sockets.h"
 
 namespace petrel::daemon {
@@ -251,10 +252,13 @@ struct RpkiService::Cache {
   Backoff backoff;
   Conn conn = Conn::kDown;
   int fd = -1;
+  std::unique_ptr<RtrStream> stream;  // from the TCP connect on
+  bool read_wants_write = false;      // a TLS read waits for the socket to be writable
+  std::string last_error;             // why it last failed (the API)
   ev_io io{};
   ev_timer deadline{};  // the client's next_deadline()
   ev_timer redial{};    // back-off after a failure
-  ev_timer answer{};    // kFirstAnswerSeconds after connecting
+  ev_timer answer{};    // kFirstAnswerSeconds after the TCP connect
   bool failed = false;
   bool ever_synced = false;  // this connection reached End of Data
   sendq::SendQueue out;  // bytes for the socket, not yet sent
@@ -344,9 +348,12 @@ void RpkiService::reconfigure(const RpkiConfig& config) {
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (size_t i = 0; i < sorted.size(); ++i) {
     const RpkiCacheConfig& want = sorted[i];
+    // The same cache: all its keys but the preference alike (another
+    // transport, key or password is another cache).
     auto it = std::find_if(old.begin(), old.end(), [&](const std::unique_ptr<Cache>& c) {
-      return !bounds && c->config.address == want.address && c->config.port == want.port &&
-             c->config.interface == want.interface;
+      RpkiCacheConfig same = c->config;
+      same.preference = want.preference;
+      return !bounds && same == want;
     });
     if (it == old.end()) {
       caches_.push_back(make_cache(i, want, seed + i));
@@ -435,35 +442,75 @@ void RpkiService::on_io(struct ev_loop*, ev_io* w, int revents) {
       s.fail(*c, std::strerror(err));
       return;
     }
-    s.connected(*c);
+    s.start_stream(*c);
     return;
   }
-  if (revents & EV_READ) s.readable(*c);
+  if (c->conn == Conn::kHandshake) {
+    s.handshake(*c);
+    return;
+  }
+  if ((revents & EV_READ) || (c->read_wants_write && (revents & EV_WRITE))) s.readable(*c);
   if (c->conn == Conn::kUp && (revents & EV_WRITE)) s.flush(*c);
+}
+
+// The TCP connection is up: the transport's stream over it, and its
+// handshake (none for plain TCP).
+void RpkiService::start_stream(Cache& c) {
+  std::string why;
+  c.stream = make_rtr_stream(c.config, c.fd, why);
+  if (!c.stream) {
+    fail(c, why);
+    return;
+  }
+  c.conn = Conn::kHandshake;
+  c.read_wants_write = false;
+  ev_timer_set(&c.answer, kFirstAnswerSeconds, 0);
+  ev_timer_start(loop_, &c.answer);
+  handshake(c);
+  if (c.conn == Conn::kHandshake) update_status();  // else connected() or fail() did
+}
+
+void RpkiService::handshake(Cache& c) {
+  StreamIo io = c.stream->handshake();
+  switch (io.kind) {
+    case StreamIo::Kind::kDone: connected(c); return;
+    case StreamIo::Kind::kWantRead: watch(c, EV_READ); return;
+    case StreamIo::Kind::kWantWrite: watch(c, EV_WRITE); return;
+    case StreamIo::Kind::kClosed: fail(c, "closed by the cache during the handshake"); return;
+    case StreamIo::Kind::kError: fail(c, io.error); return;
+  }
+}
+
+void RpkiService::watch(Cache& c, int events) {
+  if (c.io.events == events && ev_is_active(&c.io)) return;
+  ev_io_stop(loop_, &c.io);
+  ev_io_set(&c.io, c.fd, events);
+  ev_io_start(loop_, &c.io);
 }
 
 void RpkiService::connected(Cache& c) {
   c.conn = Conn::kUp;
   c.ever_synced = false;
-  ev_timer_set(&c.answer, kFirstAnswerSeconds, 0);
-  ev_timer_start(loop_, &c.answer);
-  ev_io_stop(loop_, &c.io);
-  ev_io_set(&c.io, c.fd, EV_READ);
-  ev_io_start(loop_, &c.io);
-  log(LogLevel::kInfo, "rpki-connected", {{"cache", c.name}});
+  watch(c, EV_READ);
+  log(LogLevel::kInfo, "rpki-connected", {{"cache", c.name}, {"transport", c.stream->name()}});
   step(c, rpki::Connected{});
 }
 
 void RpkiService::readable(Cache& c) {
   std::vector<std::byte> buf(kReadBytes);
+  c.read_wants_write = false;
   for (int i = 0; i < kReadsPerWakeup && c.conn == Conn::kUp; ++i) {
-    ssize_t n = ::read(c.fd, buf.data(), buf.size());
-    if (n > 0) {
-      step(c, rpki::Received{bytes::Span(buf.data(), static_cast<size_t>(n))});
+    StreamIo io = c.stream->read(buf);
+    if (io.kind == StreamIo::Kind::kDone) {
+      step(c, rpki::Received{bytes::Span(buf.data(), io.bytes)});
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (io.kind == StreamIo::Kind::kWantRead) return;
+    if (io.kind == StreamIo::Kind::kWantWrite) {
+      c.read_wants_write = true;
+      watch(c, EV_READ | EV_WRITE);
+      return;
+    }
     if (c.client.serial_query_unanswered()) {
       // Most likely a restarted cache refusing our session without saying
       // so: ask for everything at once, without the back-off (the client
@@ -476,31 +523,36 @@ void RpkiService::readable(Cache& c) {
       reconsider();
       return;
     }
-    fail(c, n == 0 ? "closed by the cache" : std::strerror(errno));
+    fail(c, io.kind == StreamIo::Kind::kClosed ? std::string("closed by the cache") : io.error);
     return;
   }
+  // Records the stream holds already do not make the socket readable.
+  if (c.conn == Conn::kUp && c.stream->buffered()) ev_feed_event(loop_, &c.io, EV_READ);
+  // Reading may have made the transport answer (SSH window adjusts).
+  if (c.conn == Conn::kUp && c.stream->write_pending()) watch(c, EV_READ | EV_WRITE);
 }
 
 void RpkiService::flush(Cache& c) {
+  if (c.stream->write_pending()) {
+    StreamIo io = c.stream->push();
+    if (io.kind == StreamIo::Kind::kError) {
+      fail(c, io.error);
+      return;
+    }
+  }
   while (c.out.unsent() > 0) {
-    const auto pending = c.out.pending();
-    ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      c.out.consume(static_cast<size_t>(n));
+    StreamIo io = c.stream->write(c.out.pending());
+    if (io.kind == StreamIo::Kind::kDone) {
+      c.out.consume(io.bytes);
       if (c.out.unsent() == 0) c.out.clear();
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    fail(c, std::strerror(errno));
+    if (io.kind == StreamIo::Kind::kWantWrite || io.kind == StreamIo::Kind::kWantRead) break;
+    fail(c, io.kind == StreamIo::Kind::kClosed ? std::string("closed by the cache") : io.error);
     return;
   }
-  int want = EV_READ | (c.out.unsent() == 0 ? 0 : EV_WRITE);
-  if (c.io.events != want) {
-    ev_io_stop(loop_, &c.io);
-    ev_io_set(&c.io, c.fd, want);
-    ev_io_start(loop_, &c.io);
-  }
+  const bool more = c.out.unsent() > 0 || c.read_wants_write || c.stream->write_pending();
+  watch(c, EV_READ | (more ? EV_WRITE : 0));
 }
 
 // Closes the connection, if any; the client is told it went (which asks
@@ -509,8 +561,10 @@ void RpkiService::close(Cache& c) {
   if (c.conn == Conn::kDown) return;
   ev_io_stop(loop_, &c.io);
   ev_timer_stop(loop_, &c.answer);
+  c.stream.reset();  // before its socket closes (TLS sends close_notify)
   ::close(c.fd);
   c.fd = -1;
+  c.read_wants_write = false;
   c.out.clear();
   const bool was_up = c.conn == Conn::kUp;
   c.conn = Conn::kDown;
@@ -524,6 +578,7 @@ void RpkiService::close(Cache& c) {
 void RpkiService::fail(Cache& c, std::string_view why) {
   close(c);
   c.failed = true;
+  c.last_error = why;
   ++c.failures;
   double wait = c.backoff.next();
   ev_timer_stop(loop_, &c.redial);
@@ -536,7 +591,8 @@ void RpkiService::fail(Cache& c, std::string_view why) {
 
 void RpkiService::on_silent(struct ev_loop*, ev_timer* w, int) {
   auto* c = static_cast<Cache*>(w->data);
-  if (c->conn == Conn::kUp && !c->ever_synced) c->owner->fail(*c, "no complete answer within 15 s of connecting");
+  if ((c->conn == Conn::kUp || c->conn == Conn::kHandshake) && !c->ever_synced)
+    c->owner->fail(*c, "no complete answer within 15 s of connecting");
 }
 
 void RpkiService::on_dial(struct ev_loop*, ev_timer* w, int) {
@@ -722,6 +778,7 @@ void RpkiService::update_status() {
     switch (c.conn) {
       case Conn::kDown: s.state = "down"; break;
       case Conn::kConnecting: s.state = "connecting"; break;
+      case Conn::kHandshake: s.state = "handshake"; break;  // TLS, SSH
       case Conn::kUp: s.state = std::string(rpki::state_name(c.client.state())); break;
     }
     s.in_sync = c.in_sync();
@@ -739,6 +796,8 @@ void RpkiService::update_status() {
     s.updates = c.updates;
     s.connects = c.connects;
     s.failures = c.failures;
+    s.transport = std::string(transport_name(c.config.transport));
+    s.last_error = c.last_error;
     st.push_back(std::move(s));
   }
   std::lock_guard lock(status_mu_);

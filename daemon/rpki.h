@@ -170,7 +170,7 @@ class DeltaCover {
 struct RpkiCacheStatus {
   std::string name;  // "192.0.2.1:323"
   uint8_t preference = 0;
-  std::string state;       // "down", "connecting", "connected" + the client's state
+  std::string state;       // "down", "connecting", "handshake" (TLS), else the client's state
   bool in_sync = false;    // connected and holding current data
   bool failed = false;     // in back-off
   bool active = false;     // the published data comes from it
@@ -182,6 +182,8 @@ struct RpkiCacheStatus {
   uint32_t refresh = 0, retry = 0, expire = 0;
   int64_t last_update_unix_ms = 0;  // 0: never
   uint64_t updates = 0, connects = 0, failures = 0;
+  std::string transport;   // "tcp" or "tls"
+  std::string last_error;  // why it last failed (a refused TLS handshake, ...); empty: never
 };
 
 // The SLURM files in force ([rpki] slurm), as the API shows them.
@@ -203,7 +205,7 @@ class RpkiService {
   void start();
   void stop();
   // The caches of `config` from now on (a reload, main loop). A cache
-  // kept (the same address, port and interface) keeps its connection,
+  // kept (every key alike but the preference) keeps its connection,
   // session and data, and takes its new preference; a new one is dialled
   // when its preference says; a removed one is closed, and when the data
   // in force came from it, the next cache's data is published, or none
@@ -216,7 +218,8 @@ class RpkiService {
 
  private:
   struct Cache;
-  enum class Conn : uint8_t { kDown, kConnecting, kUp };
+  // kHandshake: TCP is up, the transport's handshake (TLS) is not done.
+  enum class Conn : uint8_t { kDown, kConnecting, kHandshake, kUp };
 
   static void on_io(struct ev_loop*, ev_io* w, int revents);
   static void on_deadline(struct ev_loop*, ev_timer* w, int);
@@ -227,6 +230,10 @@ class RpkiService {
   // Closes the connection and stops every timer of c.
   void halt(Cache& c);
   void dial(Cache& c);
+  void start_stream(Cache& c);
+  void handshake(Cache& c);
+  // The socket events c's watcher waits for.
+  void watch(Cache& c, int events);
   void connected(Cache& c);
   void readable(Cache& c);
   void flush(Cache& c);

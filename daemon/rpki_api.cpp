@@ -26,7 +26,7 @@ constexpr std::string_view kCacheStates[] = {"down", "connecting", "syncing", "i
 
 std::string_view cache_state(const RpkiCacheStatus& c) {
   if (c.state == "down") return "down";
-  if (c.state == "connecting") return "connecting";
+  if (c.state == "connecting" || c.state == "handshake") return "connecting";
   return c.in_sync ? "in-sync" : "syncing";
 }
 
@@ -140,6 +140,12 @@ std::string rpki_json(const RpkiView& v) {
     w.member("updates", c.updates);
     w.member("connects", c.connects);
     w.member("failures", c.failures);
+    w.member("transport", c.transport);
+    w.key_raw("last_error");
+    if (c.last_error.empty())
+      w.null();
+    else
+      w.string(c.last_error);
     w.end_object();
   }
   w.end_array();

@@ -10,10 +10,12 @@ PACKAGES=(
   libmnl-dev libev-dev libtomlplusplus-dev libjemalloc-dev libfmt-dev
   nlohmann-json3-dev libmicrohttpd-dev zlib1g-dev libcap-dev libsystemd-dev
   libre2-dev  # AS-path regular expressions in policies (table/policy.cpp)
+  libssl-dev libssh-dev  # TLS and SSH to RTR caches (daemon/rtr_transport.cpp)
   # tests
   libgtest-dev libgmock-dev librapidcheck-dev
   # tools used by tests, the lab and the demo
   iproute2 python3 xxd jq
+  openssl openssh-client  # test_rtr_transports.py makes its CA, certificates and SSH keys
   scdoc man-db  # the man pages (dist/meson.build; systemd-analyze verify opens them)
   debhelper dpkg-dev lintian  # the Debian package (scripts/check-package.sh)
   iputils-ping  # test_kernel_routing.py pings across two Petrel routers

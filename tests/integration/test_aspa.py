@@ -24,6 +24,12 @@ holds 64500 (the customer whose ASPA changed): the second path becomes
 unknown (64501 attests nothing) and its route the best again; the other
 two keep their states.
 
+A second test puts Petrel between three BIRDs, a provider, a lateral
+peer and a customer (each with its RFC 9234 role), which send a valid, an
+invalid and an unknown path each; the states, hand-checked against the
+draft's downstream procedure (routes from the provider) and upstream one
+(the others), are written out with the paths below.
+
 SKIPs while stayrtr, BIRD or the petrel binary is missing.
 """
 
@@ -46,14 +52,23 @@ _needs = R._needs  # the petrel binary and stayrtr
 
 
 class PathBird(L.Bird):
-    """BIRD as Petrel's customer (RFC 9234 role), exporting each prefix
-    with the ASes of PATHS after its own."""
+    """BIRD with an RFC 9234 role (Petrel's customer unless said),
+    exporting each prefix of `paths` with those ASes after its own."""
+
+    # Not "peer": BIRD would read `local role peer` as naming the protocol.
+    proto = "pathpeer"
+
+    def __init__(self, node: L.Node, session: L.Session, paths: dict[str, list[int]] | None = None,
+                 role: str = "customer"):
+        super().__init__(node, session)
+        self.paths = PATHS if paths is None else paths
+        self.role = role
 
     def config(self) -> str:
-        conf = super().config().replace("  passive ", "  local role customer;\n  passive ", 1)
+        conf = super().config().replace("  passive ", f"  local role {self.role};\n  passive ", 1)
         steps = " ".join(
             f"if net = {p} then {{ " + " ".join(f"bgp_path.prepend({a});" for a in reversed(path)) + " }"
-            for p, path in PATHS.items())
+            for p, path in self.paths.items())
         return conf.replace("export all;", f"export filter {{ {steps} accept; }};", 1)
 
 
@@ -62,10 +77,10 @@ class AspaPetrel(R.RpkiPetrel):
         return super().config().replace("[rpki]\n", "[rpki]\nreject_aspa_invalid = true\n", 1)
 
 
-def aspa_marks(petrel: L.Petrel) -> dict[str, tuple[str | None, bool]]:
+def aspa_marks(petrel: L.Petrel, prefixes=PATHS) -> dict[str, tuple[str | None, bool]]:
     """{prefix: (BIRD's route's ASPA state, whether it is the best)}."""
     out = {}
-    for p in PATHS:
+    for p in prefixes:
         got = petrel.api(f"/api/routes/{p}")
         if isinstance(got, dict) and got.get("routes"):
             r = got["routes"][0]
@@ -120,4 +135,113 @@ def test_aspa_states_reject_and_reverify(lab):
     ev = petrel.wait_events("aspa-reverified", routes_changed=1)
     assert ev[-1]["customers_changed"] == "1", ev   # 64500's ASPA alone
     cache2.stop()
+    assert petrel.alive()
+
+
+# ---- the three relationships, each with a valid, an invalid and an
+# unknown path (test_aspa_states_by_relationship)
+#
+# Petrel (65001) has a provider, a lateral peer and a customer, each a
+# BIRD with the matching RFC 9234 role. Petrel's local_role picks the
+# procedure (docs/rpki.md, "ASPA verification of routes"): "customer"
+# towards the provider -> downstream; "peer" and "provider" -> upstream.
+#
+# Paths as they reach Petrel, neighbour first; numbered from the origin
+# AS(1) to the neighbour AS(N) as the draft does. hop(A, B) is Provider+
+# when A's ASPA lists B, Not Provider+ when A has an ASPA without B, No
+# Attestation when A has none. Upstream: Invalid if max_up_ramp < N,
+# Unknown if min_up_ramp < N, else Valid. Downstream: Invalid if
+# max_up_ramp + max_down_ramp < N, Unknown if min_up_ramp + min_down_ramp
+# < N, else Valid (the down ramp counts from AS(N) towards the origin by
+# hop(AS(j), AS(j-1)): the route came down from AS(j-1) to its customer).
+PROVIDER_ASN, LATERAL_ASN, CUSTOMER_ASN = 65010, 65020, 65030
+REL_ASPAS = {
+    64510: [64512],           # 64510's provider is 64512
+    PROVIDER_ASN: [64512],    # so is Petrel's provider's (a sibling of 64510 under 64512)
+    64520: [LATERAL_ASN, 64528, 64529],
+    64529: [64999],           # 64529's only provider is 64999
+    64530: [CUSTOMER_ASN],
+}
+# Not in REL_ASPAS (no attestation): 64512, 64517, 64519, 64528, 64539;
+# 64516 and 64531 neither.
+BY_PROVIDER = {  # downstream procedure
+    # 64510 -> 64512 (up: 64510 lists 64512), 64512 -> 65010 (down: 65010
+    # lists 64512), 65010 -> us (down). N = 3; up ramp: hop(64510, 64512)
+    # = P+, hop(64512, 65010) = NoAtt: min_up = 2; down ramp: hop(65010,
+    # 64512) = P+, hop(64512, 64510) = NoAtt: min_down = 2. 2 + 2 >= 3:
+    # Valid (a customer route of our provider's provider, down the tree).
+    "10.95.1.0/24": ([64512, 64510], "valid"),
+    # 64510 -> 64516 is Not P+ (64510 lists only 64512): max_up = 1;
+    # 65010 -> 64516 going down needs 65010 to list 64516, which it does
+    # not: max_down = 1. 1 + 1 < 3: Invalid (64516, not 64510's provider
+    # nor 65010's, passed a route sideways: a leak).
+    "10.95.2.0/24": ([64516, 64510], "invalid"),
+    # No one on the way attests anything but 65010: hop(64519, 64517) and
+    # hop(64517, 65010) are NoAtt: max_up = 3 (not invalid); min_up = 1,
+    # hop(65010, 64517) is Not P+: min_down = 1. 1 + 1 < 3: Unknown.
+    "10.95.3.0/24": ([64517, 64519], "unknown"),
+}
+BY_LATERAL = {  # upstream procedure
+    # 64520 lists 65020: hop(64520, 65020) = P+: min_up = 2 = N: Valid.
+    "10.96.1.0/24": ([64520], "valid"),
+    # 64520 -> 64529 is P+, but 64529 -> 65020 is Not P+ (64529 lists
+    # only 64999): max_up = 2 < 3: Invalid. The lateral peer got the
+    # route from 64529, its provider, and passed it to us, a peer (a
+    # route leak; the downstream procedure would find it valid).
+    "10.96.2.0/24": ([64529, 64520], "invalid"),
+    # 64520 -> 64528 is P+, 64528 has no ASPA: hop(64528, 65020) = NoAtt:
+    # max_up = 3 = N, min_up = 2 < 3: Unknown.
+    "10.96.3.0/24": ([64528, 64520], "unknown"),
+}
+BY_CUSTOMER = {  # upstream procedure
+    # 64530 lists 65030: min_up = 2 = N: Valid.
+    "10.97.1.0/24": ([64530], "valid"),
+    # 64530 -> 64531 is Not P+: max_up = 1 < 3: Invalid (64531 leaked
+    # its peer's or provider's route up to its provider 65030).
+    "10.97.2.0/24": ([64531, 64530], "invalid"),
+    # 64539 has no ASPA: max_up = 2 = N, min_up = 1 < 2: Unknown.
+    "10.97.3.0/24": ([64539], "unknown"),
+}
+
+
+def test_aspa_states_by_relationship(lab):
+    require("bird")
+    me = lab.node("petrel")
+    path = me.path("aspa-rel.json")
+    write_cache(path, [], REL_ASPAS)
+    cache = Cache(me, PORTS[0], path).start()
+    # (Petrel's local_role, BIRD's role, BIRD's AS, the paths it sends)
+    relations = {"provider": ("customer", "provider", PROVIDER_ASN, BY_PROVIDER),
+                 "lateral": ("peer", "peer", LATERAL_ASN, BY_LATERAL),
+                 "customer": ("provider", "customer", CUSTOMER_ASN, BY_CUSTOMER)}
+    nodes = {name: lab.node(name) for name in relations}
+    petrel = R.RpkiPetrel(me, [L.PetrelPeer(name, nodes[name].v4, asn, me.v4, families=("ipv4-unicast",),
+                                            extra=(f'local_role = "{ours}"',))
+                               for name, (ours, _, asn, _) in relations.items()],
+                          PETREL_ASN, http_port=HTTP_PORT, caches=[(PORTS[0], 1)])
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        cache.stop()
+        pytest.skip(str(e))
+    L.wait_until(lambda: R.rpki(petrel).get("aspas") == len(REL_ASPAS), 20, "the ASPAs in force")
+    birds = []
+    for name, (_, theirs, asn, paths) in relations.items():
+        n = nodes[name]
+        birds.append(PathBird(n, L.Session(asn, PETREL_ASN, me.v4, n.v4, passive=True, families=("ipv4-unicast",),
+                                           announce=tuple(paths)),
+                              paths={p: hops for p, (hops, _) in paths.items()}, role=theirs).start())
+    for b in birds:
+        b.wait_established(30)
+
+    want = {p: (state, True) for paths in (BY_PROVIDER, BY_LATERAL, BY_CUSTOMER) for p, (_, state) in paths.items()}
+    L.wait_until(lambda: aspa_marks(petrel, want) == want, 30, f"ASPA states {want}: {aspa_marks(petrel, want)}")
+    # The paths are as written above, after the neighbour's own AS.
+    for name, (_, _, asn, paths) in relations.items():
+        for p, (hops, _) in paths.items():
+            got = petrel.api(f"/api/routes/{p}")["routes"][0]
+            assert got["peer"] == name and got["attributes"]["as_path"][0]["asns"] == [asn, *hops], got
+    counts = {"valid": 3, "invalid": 3, "unknown": 3, "unchecked": 0}  # counted at most 5 s before
+    L.wait_until(lambda: R.rpki(petrel)["aspa_routes"] == counts, 15, f"counts by ASPA state {counts}")
+    cache.stop()
     assert petrel.alive()

@@ -58,11 +58,19 @@ class Cache:
         self.node, self.port, self.path = node, port, path
         self.proc: subprocess.Popen | None = None
 
+    refresh = 1  # seconds between StayRTR's reads of its file
+
+    def listen(self) -> list[str]:
+        """StayRTR's listener options."""
+        return ["-bind", f"127.0.0.1:{self.port}"]
+
+    def args(self) -> list[str]:
+        """StayRTR's command line."""
+        return ["stayrtr", *self.listen(), "-cache", self.path, "-checktime=false", "-refresh", str(self.refresh),
+                "-metrics.addr", "", "-rtr.refresh", "60", "-rtr.retry", "5", "-rtr.expire", "600"]
+
     def start(self) -> "Cache":
-        self.proc = self.node.popen(["stayrtr", "-bind", f"127.0.0.1:{self.port}", "-cache", self.path,
-                                     "-checktime=false", "-refresh", "1", "-metrics.addr", "",
-                                     "-rtr.refresh", "60", "-rtr.retry", "5", "-rtr.expire", "600"],
-                                    self.node.path(f"stayrtr-{self.port}.log"))
+        self.proc = self.node.popen(self.args(), self.node.path(f"stayrtr-{self.port}.log"))
         L.wait_until(lambda: self.node.run(["ss", "-Hltn", f"sport = :{self.port}"], check=False).stdout.strip(),
                      10, f"stayrtr listening on {self.port}")
         return self

@@ -48,16 +48,10 @@ class Cache(R.Cache):
         super().__init__(node, port, path)
         self.protocol = protocol
 
-    def start(self) -> "Cache":
-        args = ["stayrtr", "-bind", f"127.0.0.1:{self.port}", "-cache", self.path, "-checktime=false",
-                "-refresh", "3600", "-metrics.addr", "", "-rtr.refresh", "60", "-rtr.retry", "5",
-                "-rtr.expire", "600"]
-        if self.protocol is not None:
-            args += ["-protocol", str(self.protocol)]
-        self.proc = self.node.popen(args, self.node.path(f"stayrtr-{self.port}.log"))
-        L.wait_until(lambda: self.node.run(["ss", "-Hltn", f"sport = :{self.port}"], check=False).stdout.strip(),
-                     10, f"stayrtr listening on {self.port}")
-        return self
+    refresh = 3600  # the file is read once (above)
+
+    def args(self) -> list[str]:
+        return super().args() + ([] if self.protocol is None else ["-protocol", str(self.protocol)])
 
 
 class Petrel(R.RpkiPetrel):

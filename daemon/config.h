@@ -285,6 +285,21 @@ struct OriginateConfig {
   friend bool operator==(const OriginateConfig&, const OriginateConfig&) = default;
 };
 
+// [[bmp]]: one BMP monitoring station (RFC 7854, RFC 9069; docs/bmp.md).
+// Petrel keeps no pre-policy Adj-RIB-In (a route the import policy refuses
+// never enters the table), so it offers post-policy and Loc-RIB only.
+struct BmpStationConfig {
+  net::IpAddress address;
+  uint16_t port = 0;
+  bool post_policy = true;  // monitoring "post-policy": each peer's routes, L flag
+  bool loc_rib = true;      // monitoring "loc-rib": the best routes (RFC 9069)
+  uint32_t statistics_interval = 60;  // seconds between Statistics Reports; 0: none
+  uint32_t max_queue = 64;            // MiB queued for the station before the connection is dropped
+
+  [[nodiscard]] std::string name() const;  // "ADDRESS:PORT" ("[IPv6]:PORT")
+  friend bool operator==(const BmpStationConfig&, const BmpStationConfig&) = default;
+};
+
 struct Config {
   RouterConfig router;
   HttpConfig http;
@@ -295,6 +310,7 @@ struct Config {
   std::vector<PeerConfig> peers;  // in file order
   std::vector<table::Filter> filters;  // [[filter]], in file order
   std::vector<OriginateConfig> originate;
+  std::vector<BmpStationConfig> bmp;  // [[bmp]], in file order
 
   // The filter a peer's import or export names: nullptr for "all" (and
   // for "none", which `none` reports); the filter otherwise.

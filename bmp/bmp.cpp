@@ -131,12 +131,8 @@ void route_monitoring(const PeerHeader& h, bytes::Span update, std::vector<std::
 Result<size_t, std::string_view> route_monitoring(const PeerHeader& h, codec::Family f,
                                                   const codec::AttributeSet* attrs,
                                                   std::span<const codec::NlriPrefix> announce,
-                                                  std::span<const codec::NlriPrefix> withdraw, bool add_path,
-                                                  std::vector<std::byte>& out) {
-  codec::SessionParams params;
-  params.four_octet_as = true;
-  if (add_path) params.add_path_send.add(f);
-  params.extended_next_hop.add(f);  // an IPv4 route with an IPv6 next hop goes as it is (RFC 8950)
+                                                  std::span<const codec::NlriPrefix> withdraw,
+                                                  codec::SessionParams params, std::vector<std::byte>& out) {
   std::vector<std::byte> updates;
   auto built = codec::UpdateBuilder(params).build(f, attrs, announce, withdraw, updates);
   if (!built) {

@@ -159,15 +159,17 @@ void info_tlvs(std::span<const InfoTlv> tlvs, std::vector<std::byte>& out);
 // Route Monitoring (section 4.6) of one BGP UPDATE message, whole.
 void route_monitoring(const PeerHeader& h, bytes::Span update, std::vector<std::byte>& out);
 
-// Route Monitoring of routes as UPDATEs codec::UpdateBuilder packs (4-octet
-// ASes; path identifiers when `add_path`): one message per UPDATE, withdrawals
-// first. An attribute set too large for a 4096-octet UPDATE goes in an
-// extended one (RFC 8654). The error is the builder's.
+// Route Monitoring of routes as UPDATEs codec::UpdateBuilder packs with
+// `params` (the monitored session's: AS width, path identifiers where it
+// sends them as the collector will read them from its OPENs): one
+// message per UPDATE, withdrawals first. An attribute set too large for a
+// 4096-octet UPDATE goes in an extended one (RFC 8654). The error is the
+// builder's.
 Result<size_t, std::string_view> route_monitoring(const PeerHeader& h, codec::Family f,
                                                   const codec::AttributeSet* attrs,
                                                   std::span<const codec::NlriPrefix> announce,
-                                                  std::span<const codec::NlriPrefix> withdraw, bool add_path,
-                                                  std::vector<std::byte>& out);
+                                                  std::span<const codec::NlriPrefix> withdraw,
+                                                  codec::SessionParams params, std::vector<std::byte>& out);
 
 // Statistics Report (section 4.8).
 void statistics(const PeerHeader& h, std::span<const Stat> stats, std::vector<std::byte>& out);

@@ -184,7 +184,7 @@ TEST(Bmp, RouteMonitoringWrapsAnUpdate) {
 TEST(Bmp, RouteMonitoringOfAWithdrawal) {
   const codec::NlriPrefix gone[] = {{*net::Prefix::parse("10.0.0.0/8"), 0}};
   std::vector<std::byte> out;
-  auto n = route_monitoring(v4_peer(), codec::kIpv4Unicast, nullptr, {}, gone, false, out);
+  auto n = route_monitoring(v4_peer(), codec::kIpv4Unicast, nullptr, {}, gone, {}, out);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 1u);
   EXPECT_EQ(out, hex(std::string("03 00000049 00 ") + kV4PeerHeader +
@@ -213,7 +213,9 @@ TEST(Bmp, RouteMonitoringRoundTrip) {
         routes.push_back({*net::Prefix::parse(text), add_path ? i + 1 : 0});
       }
       std::vector<std::byte> out;
-      auto n = route_monitoring(v4_peer(), f, &set, routes, {}, add_path, out);
+      codec::SessionParams sent;
+      if (add_path) sent.add_path_send.add(f);
+      auto n = route_monitoring(v4_peer(), f, &set, routes, {}, sent, out);
       ASSERT_TRUE(n.ok());
       EXPECT_GT(*n, 1u);  // 2000 prefixes do not fit one UPDATE
       auto msgs = split(out);

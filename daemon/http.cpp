@@ -18,6 +18,7 @@
 
 #include "daemon/api.h"
 #include "daemon/events.h"
+#include "daemon/bmp_api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
@@ -401,6 +402,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
       r = kernel_response(method, ctx->server->kernel_status());
+    else if (std::string_view(url) == kBmpPath)
+      r = bmp_response(method, ctx->server->bmp_status());
     else {
       api::Snapshot snap = snapshot(*ctx);
       // Only the page shows them (RPKI's route counts may walk the table).
@@ -410,6 +413,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (std::string_view(url) == "/metrics" && r.status == 200)
       if (std::optional<KernelStatus> k = ctx->server->kernel_status()) r.body += kernel_metrics(*k);
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));
+    if (std::string_view(url) == "/metrics" && r.status == 200) r.body += bmp_metrics(ctx->server->bmp_status());
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
     r.status = 500;

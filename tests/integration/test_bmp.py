@@ -1,0 +1,183 @@
+"""The BMP client (docs/bmp.md) feeding a real collector: pmacct's
+`pmbmpd`, listening on the loopback of Petrel's namespace and logging
+every message it gets as JSON lines, while BIRD sends Petrel a table.
+
+- Initiation (sysDescr), a Peer Up of the Loc-RIB instance (RFC 9069) and
+  of the BIRD session with its address, AS and BGP identifier.
+- Post-policy Route Monitoring (L flag) of BIRD's routes: exactly those
+  Petrel holds from BIRD, its import filter having refused one; with their
+  AS path and next hop.
+- Loc-RIB Route Monitoring: exactly the prefixes of Petrel's table, its own
+  [[originate]] route included.
+- Statistics Reports; GET /api/bmp and the petrel_bmp_* metrics.
+- BIRD's session shut: a Peer Down with BIRD's NOTIFICATION (reason 3),
+  BIRD's prefixes withdrawn from the Loc-RIB.
+- Petrel stopped: a Termination.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import lab as L
+from conftest import require
+
+PETREL_ASN = 65001
+BIRD_ASN = 65002
+HOLD = 9
+PREFIXES = L.sample_prefixes(9, v4=4, v6=3)
+REFUSED = PREFIXES[0]            # the import filter refuses it
+ORIGINATED = "203.0.113.0/24"    # Petrel's own: Loc-RIB only
+BMP_PORT = 11019
+
+
+def bmp_log(path: str) -> list[dict]:
+    """pmbmpd's JSON lines, in order (a half-written last line is left out)."""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    pass
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def routes_seen(msgs: list[dict], loc: bool, peer_ip: str | None = None) -> dict[str, dict]:
+    """The routes a station holds after these messages: prefix -> the last
+    announcement (a withdrawal removes it). loc: the Loc-RIB's, else the
+    post-policy Adj-RIB-In of peer_ip."""
+    held: dict[str, dict] = {}
+    for m in msgs:
+        if m.get("bmp_msg_type") != "route_monitor":
+            continue
+        if bool(m.get("is_loc")) != loc:
+            continue
+        if not loc and (m.get("peer_ip") != peer_ip or not m.get("is_post")):
+            continue
+        if m.get("log_type") == "update":
+            held[m["ip_prefix"]] = m
+        elif m.get("log_type") == "withdraw":
+            held.pop(m["ip_prefix"], None)
+    return held
+
+
+def api_routes(petrel: L.Petrel) -> dict[str, list[dict]]:
+    """prefix -> every route Petrel holds for it (from the API)."""
+    out = {}
+    listing = petrel.api("/api/routes") or {}
+    for p in listing.get("prefixes", []):
+        detail = petrel.api(f"/api/routes/{p['prefix']}")
+        out[detail["prefix"]] = detail["routes"]
+    return out
+
+
+def as_path_text(route: dict) -> str:
+    parts = []
+    for seg in route["attributes"].get("as_path", []):
+        parts.append(" ".join(str(a) for a in seg["asns"]))
+    return " ".join(parts)
+
+
+def test_bmp_feeds_pmbmpd(lab):
+    require("bird")
+    require("pmbmpd")
+    me, bn = lab.node("petrel"), lab.node("bird")
+    msglog = me.path("bmp.json")
+    collector = me.popen(["pmbmpd", "-L", "127.0.0.1", "-l", str(BMP_PORT), "-o", msglog], me.path("pmbmpd.log"))
+    L.wait_until(lambda: me.run(["ss", "-Hltn", "sport", f"= :{BMP_PORT}"], check=False).stdout.strip()
+                 or collector.poll() is not None, 10, "pmbmpd listening")
+    assert collector.poll() is None, open(me.path("pmbmpd.log")).read()
+
+    filt = ('[[filter]]\nname = "in"\ndefault = "accept"\n'
+            f'[[filter.rule]]\nprefixes = ["{REFUSED}"]\naction = "reject"\n')
+    extra = (f'{filt}\n[[originate]]\nprefix = "{ORIGINATED}"\nnext_hop = "{me.v4}"\n\n'
+             f'[[bmp]]\naddress = "127.0.0.1"\nport = {BMP_PORT}\nstatistics_interval = 1\n')
+    bird = L.Bird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, announce=PREFIXES)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="in")],
+                      PETREL_ASN, extra_toml=extra).start()
+    bird.wait_established(30)
+    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) == len(PREFIXES), 30,
+                 "Petrel holds BIRD's routes but the refused one, and its own")
+    held = api_routes(petrel)
+    from_bird = {p: r for p, rs in held.items() for r in rs if r["peer_address"] == bn.v4}
+    assert set(from_bird) == set(PREFIXES) - {REFUSED}, held
+    assert ORIGINATED in held
+
+    # pmbmpd got the Peer Ups and every route.
+    def fed():
+        msgs = bmp_log(msglog)
+        post = routes_seen(msgs, loc=False, peer_ip=bn.v4)
+        loc = routes_seen(msgs, loc=True)
+        return msgs if set(post) == set(from_bird) and set(loc) == set(held) else None
+    try:
+        msgs = L.wait_until(fed, 20, "pmbmpd holds Petrel's routes")
+    except Exception:
+        msgs = bmp_log(msglog)
+        raise AssertionError(f"pmbmpd logged: {msgs[-40:]}\npetrel: {petrel.log_text()[-3000:]}")
+    init = [m for m in msgs if m.get("bmp_msg_type") == "init"]
+    assert init and init[0]["bmp_init_info_sysdescr"].startswith("Petrel "), init
+    ups = [m for m in msgs if m.get("bmp_msg_type") == "peer_up"]
+    loc_up = [m for m in ups if m.get("is_loc")]
+    assert len(loc_up) == 1 and loc_up[0]["peer_asn"] == PETREL_ASN and loc_up[0]["bgp_id"] == me.v4, ups
+    bird_up = [m for m in ups if m.get("peer_ip") == bn.v4]
+    assert len(bird_up) == 1, ups
+    assert bird_up[0]["peer_asn"] == BIRD_ASN and bird_up[0]["bgp_id"] == bn.v4, bird_up
+    assert bird_up[0]["local_ip"] == me.v4 and 179 in (bird_up[0]["local_port"], bird_up[0]["remote_port"]), bird_up
+    # Peer Up comes before the peer's routes (RFC 7854 section 3.3).
+    first_route = min(i for i, m in enumerate(msgs) if m.get("bmp_msg_type") == "route_monitor"
+                      and m.get("peer_ip") == bn.v4)
+    assert msgs.index(bird_up[0]) < first_route
+
+    # Exactly the routes Petrel holds, with their attributes.
+    post = routes_seen(msgs, loc=False, peer_ip=bn.v4)
+    assert set(post) == set(from_bird)
+    for p, m in post.items():
+        r = from_bird[p]
+        assert m.get("as_path", "") == as_path_text(r), (m, r)
+        assert m.get("bgp_nexthop") == r["next_hop"], (m, r)
+    assert not any(m.get("ip_prefix") == REFUSED for m in msgs if m.get("bmp_msg_type") == "route_monitor")
+    loc = routes_seen(msgs, loc=True)
+    assert set(loc) == set(held)
+    assert loc[ORIGINATED].get("as_path", "") == "" and loc[ORIGINATED]["bgp_nexthop"] == me.v4, loc[ORIGINATED]
+
+    # Statistics Reports: the peer's Adj-RIB-In and the Loc-RIB.
+    def stats():
+        ms = [m for m in bmp_log(msglog) if m.get("bmp_msg_type") == "stats"]
+        rib_in = [m for m in ms if m.get("peer_ip") == bn.v4 and m.get("counter_type") == 7]
+        loc_rib = [m for m in ms if m.get("is_loc") and m.get("counter_type") == 8]
+        rejected = [m for m in ms if m.get("peer_ip") == bn.v4 and m.get("counter_type") == 0]
+        return (rib_in, loc_rib, rejected) if rib_in and loc_rib and rejected else None
+    rib_in, loc_rib, rejected = L.wait_until(stats, 10, "Statistics Reports")
+    assert rib_in[-1]["counter_value"] == len(from_bird), rib_in[-1]
+    assert loc_rib[-1]["counter_value"] == len(held), loc_rib[-1]
+    assert rejected[-1]["counter_value"] == 1, rejected[-1]
+
+    # The API and the metrics.
+    api = petrel.api("/api/bmp")
+    assert api is not None and len(api["stations"]) == 1, api
+    st = api["stations"][0]
+    assert st["station"] == f"127.0.0.1:{BMP_PORT}" and st["state"] == "up", st
+    assert st["messages"] >= len(msgs) - 2 and st["drops"] == 0 and st["connects"] == 1, st
+    metrics = me.run(["curl", "-s", f"http://127.0.0.1:{petrel.http_port}/metrics"], check=False).stdout
+    assert f'petrel_bmp_up{{station="127.0.0.1:{BMP_PORT}"}} 1' in metrics, metrics[-2000:]
+    assert f'petrel_bmp_drops_total{{station="127.0.0.1:{BMP_PORT}"}} 0' in metrics
+
+    # BIRD shuts its session: a Peer Down with its NOTIFICATION, and its
+    # routes leave the Loc-RIB.
+    bird.birdc("disable", "peer")
+    def down():
+        ms = bmp_log(msglog)
+        d = [m for m in ms if m.get("bmp_msg_type") == "peer_down" and m.get("peer_ip") == bn.v4]
+        return (d, ms) if d and set(routes_seen(ms, loc=True)) == {ORIGINATED} else None
+    d, msgs = L.wait_until(down, 20, "a Peer Down and the Loc-RIB withdrawals")
+    assert len(d) == 1 and d[0]["reason_type"] == 3, d
+
+    # Petrel stops: a Termination.
+    petrel.stop()
+    L.wait_until(lambda: any(m.get("bmp_msg_type") == "term" for m in bmp_log(msglog)), 10, "a Termination")
+    assert petrel.events("bmp-terminated")

@@ -298,7 +298,7 @@ struct BmpClient::Impl {
     if (s.cfg.loc_rib) send_loc_rib_up(s);
     for (const auto& [slot, up] : sessions) send_peer_up(s, up);
     s.follower = table.follow();
-    s.shard_seen.assign(64, 0);
+    s.shard_seen.clear();
     if (s.cfg.statistics_interval > 0) {
       ev_timer_set(&s.stats, s.cfg.statistics_interval, s.cfg.statistics_interval);
       ev_timer_start(loop, &s.stats);
@@ -374,8 +374,9 @@ struct BmpClient::Impl {
         *s.follower, kReadMax,
         [&](const table::FollowEvent& ev) {
           if (ev.resync) {
-            if (ev.shard < s.shard_seen.size() && s.shard_seen[ev.shard]) overrun = true;
-            if (ev.shard < s.shard_seen.size()) s.shard_seen[ev.shard] = 1;
+            if (ev.shard >= s.shard_seen.size()) s.shard_seen.resize(ev.shard + 1, 0);
+            if (s.shard_seen[ev.shard]) overrun = true;
+            s.shard_seen[ev.shard] = 1;
           }
           if (ev.change.family != kV4 && ev.change.family != kV6) return;
           enqueue(s, ev.change.prefix);

@@ -11,7 +11,10 @@ every message it gets as JSON lines, while BIRD sends Petrel a table.
   [[originate]] route included.
 - Statistics Reports; GET /api/bmp and the petrel_bmp_* metrics.
 - BIRD's session shut: a Peer Down with BIRD's NOTIFICATION (reason 3),
-  BIRD's prefixes withdrawn from the Loc-RIB.
+  BIRD's prefixes withdrawn from the Loc-RIB; back up: a second Peer Up
+  and its routes again.
+- The collector stopped and started again: Petrel connects again after
+  its back-off and sends Initiation, the Peer Ups and the whole table.
 - Petrel stopped: a Termination.
 """
 
@@ -177,7 +180,37 @@ def test_bmp_feeds_pmbmpd(lab):
     d, msgs = L.wait_until(down, 20, "a Peer Down and the Loc-RIB withdrawals")
     assert len(d) == 1 and d[0]["reason_type"] == 3, d
 
+    # BIRD back: a second Peer Up and its routes again (those the table
+    # had before the Peer Up was read included).
+    bird.birdc("enable", "peer")
+    bird.wait_established(30)
+    def again():
+        ms = bmp_log(msglog)
+        u = [m for m in ms if m.get("bmp_msg_type") == "peer_up" and m.get("peer_ip") == bn.v4]
+        after = ms[ms.index(u[-1]):] if len(u) == 2 else []
+        return ms if after and set(routes_seen(after, loc=False, peer_ip=bn.v4)) == set(from_bird) else None
+    msgs = L.wait_until(again, 30, "a second Peer Up and BIRD's routes again")
+    assert set(routes_seen(msgs, loc=True)) == set(held)
+
+    # The station goes away and comes back (a new collector, a new log):
+    # Petrel connects again after its back-off and sends the whole table.
+    lab.stop_process(collector)
+    L.wait_until(lambda: (petrel.api("/api/bmp") or {"stations": [{}]})["stations"][0].get("state") != "up", 10,
+                 "Petrel sees the station gone")
+    msglog2 = me.path("bmp2.json")
+    collector = me.popen(["pmbmpd", "-L", "127.0.0.1", "-l", str(BMP_PORT), "-o", msglog2], me.path("pmbmpd2.log"))
+    def resynced():
+        ms = bmp_log(msglog2)
+        return ms if (set(routes_seen(ms, loc=False, peer_ip=bn.v4)) == set(from_bird)
+                      and set(routes_seen(ms, loc=True)) == set(held)) else None
+    msgs = L.wait_until(resynced, 30, "the whole table at the new collector")
+    assert [m["bmp_msg_type"] for m in msgs if m.get("bmp_msg_type") in ("init", "peer_up")][:3] == \
+        ["init", "peer_up", "peer_up"], msgs[:5]
+    st = petrel.api("/api/bmp")["stations"][0]
+    assert st["state"] == "up" and st["connects"] == 2 and st["drops"] == 0, st
+
     # Petrel stops: a Termination.
+    msglog = msglog2
     petrel.stop()
     L.wait_until(lambda: any(m.get("bmp_msg_type") == "term" for m in bmp_log(msglog)), 10, "a Termination")
     assert petrel.events("bmp-terminated")

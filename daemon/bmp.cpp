@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -42,6 +43,10 @@ constexpr size_t kHighWater = 1 << 20;
 constexpr size_t kReadMax = 4096;
 // Prefixes encoded in one turn of the loop (others wait for the next).
 constexpr size_t kPrefixesPerTurn = 8192;
+// Prefixes whose routes are packed into UPDATEs together (fewer, fuller
+// Route Monitoring messages: the routes of one session with one
+// attribute set share them).
+constexpr size_t kPrefixesPerBatch = 1024;
 // How long stop() waits for the Termination to go out.
 constexpr int kTerminationWaitMs = 1000;
 
@@ -347,17 +352,20 @@ struct BmpClient::Impl {
   // station's queue is short; then writes.
   void pump(Station& s) {
     size_t budget = kPrefixesPerTurn;
+    Batch b;
     while (s.up && s.out.unsent() < kHighWater && budget > 0) {
       if (!s.pending.empty()) {
         net::Prefix p = s.pending.front();
         s.pending.pop_front();
         s.pending_set.erase(p);
-        refresh(s, p);
+        refresh(s, p, b);
         --budget;
+        if (b.prefixes >= kPrefixesPerBatch || b.wire.size() >= kHighWater / 4) emit(s, b);
         continue;
       }
       if (!read_journal(s)) break;
     }
+    if (s.up) emit(s, b);
     flush(s);
     // More to do than one turn takes: come back (the tick would, later).
     if (s.up && (!s.pending.empty() || (s.follower && s.follower->resync_waiting())) &&
@@ -425,23 +433,46 @@ struct BmpClient::Impl {
     return p;
   }
 
-  // The prefix's routes now against what the station was sent: announces
-  // what is new or changed, withdraws what is gone.
-  void refresh(Station& s, const net::Prefix& p) {
-    struct Now {
+  // What a turn of refresh() found to send, packed into UPDATEs by
+  // emit(): the announcements grouped by session, family and attribute
+  // set, the withdrawals by session and family.
+  struct Batch {
+    struct Group {
       uint16_t slot;
-      uint32_t path_id;
-      uint64_t hash;
-      size_t at, len;
+      codec::Family family;
+      size_t at, len;  // the attributes, in wire
+      std::vector<codec::NlriPrefix> prefixes;
     };
-    std::vector<Now> now;
+    std::vector<Group> announce;
+    std::map<std::tuple<uint16_t, uint64_t, uint32_t>, size_t> index;  // slot, hash, afi: into announce
+    std::map<std::pair<uint16_t, uint32_t>, std::vector<codec::NlriPrefix>> withdraw;  // slot, afi
     std::vector<std::byte> wire;
-    auto add = [&](uint16_t slot, uint32_t path_id, const table::Attrs* a) {
-      bytes::Span w = a->wire();
-      now.push_back({slot, path_id, hash_bytes(w), wire.size(), w.size()});
-      wire.insert(wire.end(), w.begin(), w.end());
-    };
+    size_t prefixes = 0;
+  };
+
+  static uint32_t family_key(codec::Family f) { return uint32_t{f.afi} << 8 | f.safi; }
+
+  // The prefix's routes now against what the station was sent: what is
+  // new or changed goes to the batch's announcements, what is gone to its
+  // withdrawals.
+  void refresh(Station& s, const net::Prefix& p, Batch& b) {
+    const codec::Family f = codec_family(p);
+    std::vector<SentRoute> now;
     table.lookup_all(family_of(p), p, [&](std::span<const table::RouteView> routes, int best) {
+      std::vector<SentRoute>& was = s.sent[p];
+      auto add = [&](uint16_t slot, uint32_t path_id, const table::Attrs* a) {
+        const bytes::Span w = a->wire();
+        const SentRoute n{slot, path_id, hash_bytes(w)};
+        now.push_back(n);
+        for (const SentRoute& o : was)
+          if (o.slot == slot && o.path_id == path_id && o.hash == n.hash) return;  // sent as it is
+        auto [it, fresh] = b.index.try_emplace({slot, n.hash, family_key(f)}, b.announce.size());
+        if (fresh) {
+          b.announce.push_back({slot, f, b.wire.size(), w.size(), {}});
+          b.wire.insert(b.wire.end(), w.begin(), w.end());
+        }
+        b.announce[it->second].prefixes.push_back({p, path_id});
+      };
       for (size_t i = 0; i < routes.size(); ++i) {
         const table::RouteView& r = routes[i];
         if (s.cfg.post_policy && s.peers_up.count(r.slot)) add(r.slot, r.path_id, r.attrs);
@@ -449,44 +480,48 @@ struct BmpClient::Impl {
       }
     });
     std::vector<SentRoute>& was = s.sent[p];
-    const codec::Family f = codec_family(p);
-    std::vector<std::byte> msg;
-    uint64_t messages = 0;
-    auto header_for = [&](uint16_t slot, const BmpSessionUp** up) -> std::optional<bmp::PeerHeader> {
-      if (slot == kLocRibSlot) return loc_rib_header();
-      auto it = sessions.find(slot);
-      if (it == sessions.end()) return std::nullopt;
-      *up = &it->second;
-      return header_of(it->second, true);
-    };
-    for (const Now& n : now) {
-      bool same = false;
-      for (const SentRoute& o : was)
-        if (o.slot == n.slot && o.path_id == n.path_id) same = o.hash == n.hash;
-      if (same) continue;
-      const BmpSessionUp* up = nullptr;
-      auto h = header_for(n.slot, &up);
-      if (!h) continue;
-      auto set = codec::AttributeSet::from_canonical(bytes::Span(wire).subspan(n.at, n.len));
-      if (!set) continue;  // the table's own bytes: never
-      const codec::NlriPrefix one[] = {{p, n.path_id}};
-      codec::SessionParams params = up ? sending(up->params) : loc_rib_params();
-      if (auto r = bmp::route_monitoring(*h, f, &*set, one, {}, params, msg)) messages += *r;
-    }
     for (const SentRoute& o : was) {
       bool kept = false;
-      for (const Now& n : now) kept = kept || (o.slot == n.slot && o.path_id == n.path_id);
-      if (kept) continue;
-      const BmpSessionUp* up = nullptr;
-      auto h = header_for(o.slot, &up);
-      if (!h) continue;
-      const codec::NlriPrefix one[] = {{p, o.path_id}};
-      codec::SessionParams params = up ? sending(up->params) : loc_rib_params();
-      if (auto r = bmp::route_monitoring(*h, f, nullptr, {}, one, params, msg)) messages += *r;
+      for (const SentRoute& n : now) kept = kept || (o.slot == n.slot && o.path_id == n.path_id);
+      if (!kept) b.withdraw[{o.slot, family_key(f)}].push_back({p, o.path_id});
     }
-    was.clear();
-    for (const Now& n : now) was.push_back({n.slot, n.path_id, n.hash});
-    if (was.empty()) s.sent.erase(p);
+    if (now.empty())
+      s.sent.erase(p);
+    else
+      was = std::move(now);
+    ++b.prefixes;
+  }
+
+  // The batch as Route Monitoring messages: withdrawals first.
+  void emit(Station& s, Batch& b) {
+    std::vector<std::byte> msg;
+    uint64_t messages = 0;
+    auto header_for = [&](uint16_t slot, codec::SessionParams& params) -> std::optional<bmp::PeerHeader> {
+      if (slot == kLocRibSlot) {
+        params = loc_rib_params();
+        return loc_rib_header();
+      }
+      auto it = sessions.find(slot);
+      if (it == sessions.end()) return std::nullopt;
+      params = sending(it->second.params);
+      return header_of(it->second, true);
+    };
+    for (const auto& [key, prefixes] : b.withdraw) {
+      codec::SessionParams params;
+      auto h = header_for(key.first, params);
+      if (!h) continue;
+      const codec::Family f{static_cast<uint16_t>(key.second >> 8), static_cast<uint8_t>(key.second & 0xff)};
+      if (auto r = bmp::route_monitoring(*h, f, nullptr, {}, prefixes, params, msg)) messages += *r;
+    }
+    for (const auto& g : b.announce) {
+      codec::SessionParams params;
+      auto h = header_for(g.slot, params);
+      if (!h) continue;
+      auto set = codec::AttributeSet::from_canonical(bytes::Span(b.wire).subspan(g.at, g.len));
+      if (!set) continue;  // the table's own bytes: never
+      if (auto r = bmp::route_monitoring(*h, g.family, &*set, g.prefixes, {}, params, msg)) messages += *r;
+    }
+    b = Batch{};
     queue(s, std::move(msg), messages);
   }
 

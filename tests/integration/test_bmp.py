@@ -3,7 +3,8 @@
 every message it gets as JSON lines, while BIRD sends Petrel a table.
 
 - Initiation (sysDescr), a Peer Up of the Loc-RIB instance (RFC 9069) and
-  of the BIRD session with its address, AS and BGP identifier.
+  of the BIRD session with its address, AS and BGP identifier; a second
+  BIRD over IPv6 (the per-peer header's V flag, an IPv6 local address).
 - Post-policy Route Monitoring (L flag) of BIRD's routes: exactly those
   Petrel holds from BIRD, its import filter having refused one; with their
   AS path and next hop.
@@ -28,10 +29,12 @@ from conftest import require
 
 PETREL_ASN = 65001
 BIRD_ASN = 65002
+BIRD6_ASN = 65003                # a second BIRD, over IPv6 (the V flag)
 HOLD = 9
 PREFIXES = L.sample_prefixes(9, v4=4, v6=3)
 REFUSED = PREFIXES[0]            # the import filter refuses it
 ORIGINATED = "203.0.113.0/24"    # Petrel's own: Loc-RIB only
+PREFIXES6 = L.sample_prefixes(10, v4=0, v6=2)
 BMP_PORT = 11019
 
 
@@ -89,7 +92,7 @@ def as_path_text(route: dict) -> str:
 def test_bmp_feeds_pmbmpd(lab):
     require("bird")
     require("pmbmpd")
-    me, bn = lab.node("petrel"), lab.node("bird")
+    me, bn, b6 = lab.node("petrel"), lab.node("bird"), lab.node("bird6")
     msglog = me.path("bmp.json")
     collector = me.popen(["pmbmpd", "-L", "127.0.0.1", "-l", str(BMP_PORT), "-o", msglog], me.path("pmbmpd.log"))
     L.wait_until(lambda: me.run(["ss", "-Hltn", "sport", f"= :{BMP_PORT}"], check=False).stdout.strip()
@@ -101,22 +104,30 @@ def test_bmp_feeds_pmbmpd(lab):
     extra = (f'{filt}\n[[originate]]\nprefix = "{ORIGINATED}"\nnext_hop = "{me.v4}"\n\n'
              f'[[bmp]]\naddress = "127.0.0.1"\nport = {BMP_PORT}\nstatistics_interval = 1\n')
     bird = L.Bird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, announce=PREFIXES)).start()
-    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="in")],
+    bird6 = L.Bird(b6, L.Session(BIRD6_ASN, PETREL_ASN, me.v6, b6.v6, hold_time=HOLD, announce=PREFIXES6)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="in"),
+                           L.PetrelPeer("bird6", b6.v6, BIRD6_ASN, me.v6, hold_time=HOLD)],
                       PETREL_ASN, extra_toml=extra).start()
     bird.wait_established(30)
-    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) == len(PREFIXES), 30,
-                 "Petrel holds BIRD's routes but the refused one, and its own")
+    bird6.wait_established(30)
+    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) ==
+                 len(PREFIXES) + len(PREFIXES6), 30,
+                 "Petrel holds the BIRDs' routes but the refused one, and its own")
     held = api_routes(petrel)
     from_bird = {p: r for p, rs in held.items() for r in rs if r["peer_address"] == bn.v4}
+    from_bird6 = {p: r for p, rs in held.items() for r in rs if r["peer_address"] == b6.v6}
     assert set(from_bird) == set(PREFIXES) - {REFUSED}, held
+    assert set(from_bird6) == set(PREFIXES6), held
     assert ORIGINATED in held
 
     # pmbmpd got the Peer Ups and every route.
     def fed():
         msgs = bmp_log(msglog)
         post = routes_seen(msgs, loc=False, peer_ip=bn.v4)
+        post6 = routes_seen(msgs, loc=False, peer_ip=b6.v6)
         loc = routes_seen(msgs, loc=True)
-        return msgs if set(post) == set(from_bird) and set(loc) == set(held) else None
+        return msgs if set(post) == set(from_bird) and set(post6) == set(from_bird6) and set(loc) == set(held) \
+            else None
     try:
         msgs = L.wait_until(fed, 20, "pmbmpd holds Petrel's routes")
     except Exception:
@@ -131,6 +142,8 @@ def test_bmp_feeds_pmbmpd(lab):
     assert len(bird_up) == 1, ups
     assert bird_up[0]["peer_asn"] == BIRD_ASN and bird_up[0]["bgp_id"] == bn.v4, bird_up
     assert bird_up[0]["local_ip"] == me.v4 and 179 in (bird_up[0]["local_port"], bird_up[0]["remote_port"]), bird_up
+    bird6_up = [m for m in ups if m.get("peer_ip") == b6.v6]
+    assert len(bird6_up) == 1 and bird6_up[0]["peer_asn"] == BIRD6_ASN and bird6_up[0]["local_ip"] == me.v6, ups
     # Peer Up comes before the peer's routes (RFC 7854 section 3.3).
     first_route = min(i for i, m in enumerate(msgs) if m.get("bmp_msg_type") == "route_monitor"
                       and m.get("peer_ip") == bn.v4)
@@ -144,6 +157,8 @@ def test_bmp_feeds_pmbmpd(lab):
         assert m.get("as_path", "") == as_path_text(r), (m, r)
         assert m.get("bgp_nexthop") == r["next_hop"], (m, r)
     assert not any(m.get("ip_prefix") == REFUSED for m in msgs if m.get("bmp_msg_type") == "route_monitor")
+    for p, m in routes_seen(msgs, loc=False, peer_ip=b6.v6).items():
+        assert m.get("as_path") == str(BIRD6_ASN) and m.get("bgp_nexthop") == from_bird6[p]["next_hop"], m
     loc = routes_seen(msgs, loc=True)
     assert set(loc) == set(held)
     assert loc[ORIGINATED].get("as_path", "") == "" and loc[ORIGINATED]["bgp_nexthop"] == me.v4, loc[ORIGINATED]
@@ -165,8 +180,8 @@ def test_bmp_feeds_pmbmpd(lab):
     assert api is not None and len(api["stations"]) == 1, api
     st = api["stations"][0]
     assert st["station"] == f"127.0.0.1:{BMP_PORT}" and st["state"] == "up", st
-    # Initiation, two Peer Ups, Route Monitoring (packed: several routes a message).
-    assert st["messages"] >= 4 and st["bytes"] > 0 and st["drops"] == 0 and st["connects"] == 1, st
+    # Initiation, three Peer Ups, Route Monitoring (packed: several routes a message).
+    assert st["messages"] >= 5 and st["bytes"] > 0 and st["drops"] == 0 and st["connects"] == 1, st
     metrics = me.run(["curl", "-s", f"http://127.0.0.1:{petrel.http_port}/metrics"], check=False).stdout
     assert f'petrel_bmp_up{{station="127.0.0.1:{BMP_PORT}"}} 1' in metrics, metrics[-2000:]
     assert f'petrel_bmp_drops_total{{station="127.0.0.1:{BMP_PORT}"}} 0' in metrics
@@ -177,7 +192,7 @@ def test_bmp_feeds_pmbmpd(lab):
     def down():
         ms = bmp_log(msglog)
         d = [m for m in ms if m.get("bmp_msg_type") == "peer_down" and m.get("peer_ip") == bn.v4]
-        return (d, ms) if d and set(routes_seen(ms, loc=True)) == {ORIGINATED} else None
+        return (d, ms) if d and set(routes_seen(ms, loc=True)) == {ORIGINATED, *PREFIXES6} else None
     d, msgs = L.wait_until(down, 20, "a Peer Down and the Loc-RIB withdrawals")
     assert len(d) == 1 and d[0]["reason_type"] == 3, d
 
@@ -203,10 +218,11 @@ def test_bmp_feeds_pmbmpd(lab):
     def resynced():
         ms = bmp_log(msglog2)
         return ms if (set(routes_seen(ms, loc=False, peer_ip=bn.v4)) == set(from_bird)
+                      and set(routes_seen(ms, loc=False, peer_ip=b6.v6)) == set(from_bird6)
                       and set(routes_seen(ms, loc=True)) == set(held)) else None
     msgs = L.wait_until(resynced, 30, "the whole table at the new collector")
-    assert [m["bmp_msg_type"] for m in msgs if m.get("bmp_msg_type") in ("init", "peer_up")][:3] == \
-        ["init", "peer_up", "peer_up"], msgs[:5]
+    assert [m["bmp_msg_type"] for m in msgs if m.get("bmp_msg_type") in ("init", "peer_up")][:4] == \
+        ["init", "peer_up", "peer_up", "peer_up"], msgs[:5]
     st = petrel.api("/api/bmp")["stations"][0]
     assert st["state"] == "up" and st["connects"] == 2 and st["drops"] == 0, st
 

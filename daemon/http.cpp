@@ -117,7 +117,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   return p;
 }
 
-// The status page's kernel and RPKI sections, when those parts are on.
+// The status page's kernel, RPKI and BMP sections, when those parts are on.
 void add_sections(const Server& server, api::Snapshot& s) {
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   if (std::optional<KernelStatus> k = server.kernel_status()) {
@@ -159,6 +159,13 @@ void add_sections(const Server& server, api::Snapshot& s) {
                                       a[static_cast<size_t>(table::AspaState::kUnknown)],
                                       a[static_cast<size_t>(table::AspaState::kUnchecked)]));
     sec.rows.emplace_back("ASPA-invalid routes rejected", yes_no(v.reject_aspa_invalid));
+    s.sections.push_back(std::move(sec));
+  }
+  if (std::vector<BmpStationStatus> bmp = server.bmp_status(); !bmp.empty()) {
+    api::Snapshot::Section sec{"BMP stations", std::string(kBmpPath), {}};
+    for (const BmpStationStatus& b : bmp)
+      sec.rows.emplace_back(b.name, fmt::format("{}, {} messages, {} drops{}", b.state, b.messages, b.drops,
+                                                b.last_error.empty() ? "" : " (" + b.last_error + ")"));
     s.sections.push_back(std::move(sec));
   }
 }

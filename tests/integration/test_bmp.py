@@ -193,6 +193,8 @@ def test_bmp_feeds_pmbmpd(lab):
     metrics = me.run(["curl", "-s", f"http://127.0.0.1:{petrel.http_port}/metrics"], check=False).stdout
     assert f'petrel_bmp_up{{station="127.0.0.1:{BMP_PORT}"}} 1' in metrics, metrics[-2000:]
     assert f'petrel_bmp_drops_total{{station="127.0.0.1:{BMP_PORT}"}} 0' in metrics
+    page = me.run(["curl", "-s", f"http://127.0.0.1:{petrel.http_port}/"], check=False).stdout
+    assert "BMP stations" in page and f"127.0.0.1:{BMP_PORT}" in page, page[-2000:]
 
     # BIRD shuts its session: a Peer Down with its NOTIFICATION, and its
     # routes leave the Loc-RIB.

@@ -235,7 +235,7 @@ struct BmpClient::Impl {
       st.dropped_bytes += lost;
     });
     log(dropped ? LogLevel::kWarn : LogLevel::kInfo, dropped ? "bmp-dropped" : "bmp-down",
-        {{"station", s.cfg.name()}, {"retry_s", static_cast<int64_t>(wait)}}, why);
+        {{"station", s.cfg.name()}, {"retry_ms", static_cast<int64_t>(wait * 1000)}}, why);
     ev_timer_set(&s.retry, wait, 0);
     ev_timer_start(loop, &s.retry);
   }

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -36,9 +37,14 @@ std::atomic<BmpClient*> g_feed{nullptr};
 
 // The Loc-RIB instance's routes in what a station was sent.
 constexpr uint16_t kLocRibSlot = 0xFFFF;
-// Routes are encoded while less than this is queued for the station; more
-// is read from the table once it went out.
+// Routes are encoded while less than this is queued for the station (or a
+// quarter of its max_queue, if smaller); more is read from the table once
+// it went out.
 constexpr size_t kHighWater = 1 << 20;
+// What a Route Monitoring message costs beyond its attributes and NLRI:
+// the common and per-peer headers and the UPDATE's own (an estimate for
+// the size of a batch before it is encoded).
+constexpr size_t kMessageOverhead = bmp::kCommonHeaderLen + bmp::kPerPeerHeaderLen + 23;
 // Journal entries per shard in one read.
 constexpr size_t kReadMax = 4096;
 // Prefixes encoded in one turn of the loop (others wait for the next).
@@ -353,14 +359,15 @@ struct BmpClient::Impl {
   void pump(Station& s) {
     size_t budget = kPrefixesPerTurn;
     Batch b;
-    while (s.up && s.out.unsent() < kHighWater && budget > 0) {
+    const size_t high = high_water(s);
+    while (s.up && s.out.unsent() < high && budget > 0) {
       if (!s.pending.empty()) {
         net::Prefix p = s.pending.front();
         s.pending.pop_front();
         s.pending_set.erase(p);
         refresh(s, p, b);
         --budget;
-        if (b.prefixes >= kPrefixesPerBatch || b.wire.size() >= kHighWater / 4) emit(s, b);
+        if (b.prefixes >= kPrefixesPerBatch || b.estimate >= high / 4) emit(s, b);
         continue;
       }
       if (!read_journal(s)) break;
@@ -369,8 +376,14 @@ struct BmpClient::Impl {
     flush(s);
     // More to do than one turn takes: come back (the tick would, later).
     if (s.up && (!s.pending.empty() || (s.follower && s.follower->resync_waiting())) &&
-        s.out.unsent() < kHighWater)
+        s.out.unsent() < high)
       ev_async_send(loop, &wake);
+  }
+
+  // Below this much queued, routes are encoded: a quarter of max_queue at
+  // most, so that a batch and the Peer Ups on top of it stay below it.
+  static size_t high_water(const Station& s) {
+    return std::min<size_t>(kHighWater, (size_t{s.cfg.max_queue} << 20) / 4);
   }
 
   // False when the journal had nothing. An overrun drops the connection
@@ -448,6 +461,7 @@ struct BmpClient::Impl {
     std::map<std::pair<uint16_t, uint32_t>, std::vector<codec::NlriPrefix>> withdraw;  // slot, afi
     std::vector<std::byte> wire;
     size_t prefixes = 0;
+    size_t estimate = 0;  // octets the messages will take, about
   };
 
   static uint32_t family_key(codec::Family f) { return uint32_t{f.afi} << 8 | f.safi; }
@@ -470,8 +484,10 @@ struct BmpClient::Impl {
         if (fresh) {
           b.announce.push_back({slot, f, b.wire.size(), w.size(), {}});
           b.wire.insert(b.wire.end(), w.begin(), w.end());
+          b.estimate += kMessageOverhead + w.size();
         }
         b.announce[it->second].prefixes.push_back({p, path_id});
+        b.estimate += 21;  // a prefix with a path identifier, at most
       };
       for (size_t i = 0; i < routes.size(); ++i) {
         const table::RouteView& r = routes[i];
@@ -483,7 +499,11 @@ struct BmpClient::Impl {
     for (const SentRoute& o : was) {
       bool kept = false;
       for (const SentRoute& n : now) kept = kept || (o.slot == n.slot && o.path_id == n.path_id);
-      if (!kept) b.withdraw[{o.slot, family_key(f)}].push_back({p, o.path_id});
+      if (kept) continue;
+      auto& w = b.withdraw[{o.slot, family_key(f)}];
+      if (w.empty()) b.estimate += kMessageOverhead;
+      w.push_back({p, o.path_id});
+      b.estimate += 21;
     }
     if (now.empty())
       s.sent.erase(p);

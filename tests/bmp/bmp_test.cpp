@@ -10,6 +10,7 @@
 
 #include "codec/update.h"
 #include "crates/bytes/bytes.h"
+#include "tests/bmp/bmp_reader.h"
 
 namespace petrel::bmp {
 namespace {
@@ -24,29 +25,11 @@ std::vector<std::byte> hex(const std::string& s) {
   return out;
 }
 
-// One BMP message as this reader sees it: the type and the body after
-// the common header. Checks the version and the length.
-struct Framed {
-  MessageType type;
-  bytes::Span body;
-};
+using testing::Framed;
 
-std::vector<Framed> split(const std::vector<std::byte>& all) {
-  std::vector<Framed> out;
-  size_t at = 0;
-  while (at < all.size()) {
-    EXPECT_GE(all.size() - at, kCommonHeaderLen);
-    if (all.size() - at < kCommonHeaderLen) break;
-    EXPECT_EQ(static_cast<uint8_t>(all[at]), kVersion);
-    const size_t len = (static_cast<size_t>(all[at + 1]) << 24) | (static_cast<size_t>(all[at + 2]) << 16) |
-                       (static_cast<size_t>(all[at + 3]) << 8) | static_cast<size_t>(all[at + 4]);
-    EXPECT_GE(len, kCommonHeaderLen);
-    EXPECT_LE(at + len, all.size());
-    if (len < kCommonHeaderLen || at + len > all.size()) break;
-    out.push_back({static_cast<MessageType>(all[at + 5]),
-                   bytes::Span(all).subspan(at + kCommonHeaderLen, len - kCommonHeaderLen)});
-    at += len;
-  }
+std::vector<Framed> split(std::vector<std::byte> all) {
+  auto out = testing::take_messages(all);
+  EXPECT_TRUE(all.empty());
   return out;
 }
 
@@ -227,8 +210,7 @@ TEST(Bmp, RouteMonitoringRoundTrip) {
         ASSERT_EQ(m.type, MessageType::kRouteMonitoring);
         std::vector<std::byte> header(m.body.begin(), m.body.begin() + kPerPeerHeaderLen);
         EXPECT_EQ(header, hex(kV4PeerHeader));
-        const bytes::Span update = m.body.subspan(kPerPeerHeaderLen);
-        auto view = codec::UpdateView::decode(update.subspan(codec::kHeaderLen), params, codec::PeerType::kExternal);
+        auto view = testing::update_of(m, params);
         ASSERT_EQ(view.action(), codec::ErrorAction::kNone);
         EXPECT_EQ(view.attribute_set().as_path_length(), 2u);
         for (const auto& range : view.announced())

@@ -244,22 +244,30 @@ TEST(BmpClient, AStationThatStopsReadingIsDroppedAndResynced) {
     std::this_thread::sleep_for(50ms);
   auto s = client.status()[0];
   EXPECT_GE(s.drops, 1u) << s.last_error;
-  EXPECT_GT(s.dropped_bytes, 0u);
+  // (What was queued, if anything: the journal may overrun with the queue
+  // empty and the kernel's buffers full.)
+  EXPECT_NE(s.last_error.find("journal overran"), std::string::npos) << s.last_error;
   EXPECT_NE(bmp_metrics(client.status()).find("petrel_bmp_drops_total{station=\"127.0.0.1:"), std::string::npos);
 
-  // Back (after the back-off): the whole table again.
-  ASSERT_TRUE(st.accept());
+  // Back (after the back-off): the whole table again. (Connections the
+  // client made while the writes went on, slowly under a sanitizer, wait
+  // in the listener's backlog, dropped already: the first that lasts.)
   std::map<net::Prefix, uint32_t> loc;
-  size_t seen = 0;
-  auto msgs = st.read_until([&](const auto& m) {
-    loc = held(m, bmp::PeerType::kLocRib, std::move(loc), seen);  // only what is new: a full table is many messages
-    seen = m.size();
-    return loc.size() == 65536;
-  }, 30s);
+  std::vector<Framed> msgs;
+  for (int attempt = 0; attempt < 8 && loc.size() != 65536; ++attempt) {
+    ASSERT_TRUE(st.accept());
+    loc.clear();
+    size_t seen = 0;
+    msgs = st.read_until([&](const auto& m) {
+      loc = held(m, bmp::PeerType::kLocRib, std::move(loc), seen);  // only what is new: a full table is many messages
+      seen = m.size();
+      return loc.size() == 65536;
+    }, 30s);
+  }
   EXPECT_EQ(msgs.at(0).type, bmp::MessageType::kInitiation);
   ASSERT_EQ(loc.size(), 65536u);
   EXPECT_EQ(loc[nth(0)], 3 * 65536u);  // the last of 10.0.0.0/24's announcements
-  EXPECT_EQ(client.status()[0].connects, 2u);
+  EXPECT_GE(client.status()[0].connects, 2u);
   client.stop();
 }
 

@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "codec/open.h"
+#include "codec/update_builder.h"
 #include "crates/sendq/send_queue.h"
 #include "daemon/backoff.h"
 #include "daemon/log.h"
@@ -103,6 +104,7 @@ struct BmpClient::Impl {
     std::unordered_set<net::Prefix> pending_set;
     std::unordered_map<net::Prefix, std::vector<SentRoute>> sent;
     std::unordered_set<uint16_t> peers_up;  // slots a Peer Up went for
+    bool dumped = false;  // the table as it was at the connection went out (End-of-RIB sent)
     BmpStationStatus st;  // under impl->status_mu
   };
 
@@ -309,6 +311,7 @@ struct BmpClient::Impl {
     if (s.cfg.loc_rib) send_loc_rib_up(s);
     for (const auto& [slot, up] : sessions) send_peer_up(s, up);
     s.follower = table.follow();
+    s.dumped = false;
     s.shard_seen.clear();
     if (s.cfg.statistics_interval > 0) {
       ev_timer_set(&s.stats, s.cfg.statistics_interval, s.cfg.statistics_interval);
@@ -373,11 +376,36 @@ struct BmpClient::Impl {
       if (!read_journal(s)) break;
     }
     if (s.up) emit(s, b);
+    if (s.up && !s.dumped && s.pending.empty() && s.follower && s.follower->primed() &&
+        !s.follower->resync_waiting())
+      end_of_rib(s);
     flush(s);
     // More to do than one turn takes: come back (the tick would, later).
     if (s.up && (!s.pending.empty() || (s.follower && s.follower->resync_waiting())) &&
         s.out.unsent() < high)
       ev_async_send(loop, &wake);
+  }
+
+  // The first table went out: End-of-RIB (RFC 4724 section 2) for each
+  // family of each peer and of the Loc-RIB, so that the station knows
+  // its copy is whole (RFC 9069 section 5.1 asks it of the Loc-RIB).
+  void end_of_rib(Station& s) {
+    s.dumped = true;
+    std::vector<std::byte> msg;
+    uint64_t n = 0;
+    auto both = [&](const bmp::PeerHeader& h) {
+      for (codec::Family f : {codec::kIpv4Unicast, codec::kIpv6Unicast}) {
+        std::vector<std::byte> eor;
+        codec::UpdateBuilder::end_of_rib(f, eor);
+        bmp::route_monitoring(h, eor, msg);
+        ++n;
+      }
+    };
+    if (s.cfg.post_policy)
+      for (const auto& [slot, up] : sessions)
+        if (s.peers_up.count(slot)) both(header_of(up, true));
+    if (s.cfg.loc_rib) both(loc_rib_header());
+    queue(s, std::move(msg), n);
   }
 
   // Below this much queued, routes are encoded: a quarter of max_queue at

@@ -137,6 +137,14 @@ std::map<net::Prefix, uint32_t> held(const std::vector<Framed>& msgs, bmp::PeerT
   return start;
 }
 
+// Route Monitoring messages that are End-of-RIB markers.
+size_t end_of_ribs(const std::vector<Framed>& msgs) {
+  size_t n = 0;
+  for (const Framed& m : msgs)
+    if (m.type == bmp::MessageType::kRouteMonitoring && bmp::testing::update_of(m).end_of_rib()) ++n;
+  return n;
+}
+
 size_t count(const std::vector<Framed>& msgs, bmp::MessageType t) {
   return static_cast<size_t>(std::count_if(msgs.begin(), msgs.end(), [&](const Framed& m) { return m.type == t; }));
 }
@@ -165,6 +173,14 @@ TEST(BmpClient, FeedsTheTableThenItsChanges) {
   EXPECT_EQ(loc[nth(0)], 7u);
   // 3000 routes with one attribute set: packed, not one message a route.
   EXPECT_LT(count(msgs, bmp::MessageType::kRouteMonitoring), 30u);
+  // Then End-of-RIB of both families (RFC 9069 section 5.1), last.
+  const size_t before = end_of_ribs(msgs);
+  if (before < 2) {
+    auto more = st.read_until([&](const auto& m) { return before + end_of_ribs(m) == 2; }, 2s);
+    msgs.insert(msgs.end(), more.begin(), more.end());
+  }
+  EXPECT_EQ(end_of_ribs(msgs), 2u);
+  EXPECT_TRUE(bmp::testing::update_of(msgs.back()).end_of_rib());
 
   // The session comes up (after its routes reached the table): its Peer
   // Up, then its routes, post-policy.

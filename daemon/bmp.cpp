@@ -388,7 +388,7 @@ struct BmpClient::Impl {
 
   // The first table went out: End-of-RIB (RFC 4724 section 2) for each
   // family of each peer and of the Loc-RIB, so that the station knows
-  // its copy is whole (RFC 9069 section 5.1 asks it of the Loc-RIB).
+  // its copy is whole.
   void end_of_rib(Station& s) {
     s.dumped = true;
     std::vector<std::byte> msg;

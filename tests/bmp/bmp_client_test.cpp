@@ -173,7 +173,7 @@ TEST(BmpClient, FeedsTheTableThenItsChanges) {
   EXPECT_EQ(loc[nth(0)], 7u);
   // 3000 routes with one attribute set: packed, not one message a route.
   EXPECT_LT(count(msgs, bmp::MessageType::kRouteMonitoring), 30u);
-  // Then End-of-RIB of both families (RFC 9069 section 5.1), last.
+  // Then End-of-RIB of both families (RFC 4724 section 2), last.
   const size_t before = end_of_ribs(msgs);
   if (before < 2) {
     auto more = st.read_until([&](const auto& m) { return before + end_of_ribs(m) == 2; }, 2s);

@@ -68,7 +68,7 @@ void per_peer_header(const PeerHeader& h, std::vector<std::byte>& out) {
   if (h.type != PeerType::kLocRib && h.address.is_v6()) flags |= kFlagV;
   w.u8(flags);
   w.u64(h.distinguisher);
-  address16(h.type == PeerType::kLocRib ? net::IpAddress{} : h.address, w);  // RFC 9069 section 4.1: zeros
+  address16(h.type == PeerType::kLocRib ? net::IpAddress{} : h.address, w);  // RFC 9069: zeros
   w.u32(h.as);
   w.u32(h.bgp_id);
   w.u32(h.seconds);
@@ -101,7 +101,7 @@ void peer_up(const PeerHeader& h, const PeerUp& up, std::vector<std::byte>& out)
   per_peer_header(h, out);
   bytes::Writer w(out);
   if (h.type == PeerType::kLocRib)
-    w.fill(std::byte{0}, 16);  // RFC 9069 section 5.2: no session
+    w.fill(std::byte{0}, 16);  // RFC 9069: no session
   else
     address16(up.local_address, w);
   w.u16(up.local_port);

@@ -39,7 +39,7 @@ enum class MessageType : uint8_t {
   kRouteMirroring = 6,
 };
 
-// RFC 7854 section 4.2; RFC 9069 section 4.1 (Loc-RIB).
+// RFC 7854 section 4.2; RFC 9069 (Loc-RIB).
 enum class PeerType : uint8_t {
   kGlobal = 0,
   kRouteDistinguisher = 1,
@@ -48,7 +48,7 @@ enum class PeerType : uint8_t {
 };
 
 // Per-peer header flags (RFC 7854 section 4.2, RFC 8671 for O). For a
-// Loc-RIB peer the first bit is F instead (RFC 9069 section 4.2).
+// Loc-RIB peer the first bit is F instead (RFC 9069).
 inline constexpr uint8_t kFlagV = 0x80;  // the peer address is IPv6
 inline constexpr uint8_t kFlagL = 0x40;  // post-policy Adj-RIB-In
 inline constexpr uint8_t kFlagA = 0x20;  // legacy 2-octet AS_PATH
@@ -68,7 +68,7 @@ struct PeerHeader {
   uint32_t micros = 0;
 };
 
-// Information TLV types (RFC 7854 section 4.4, RFC 9069 section 5.1).
+// Information TLV types (RFC 7854 section 4.4, RFC 9069).
 namespace info {
 inline constexpr uint16_t kString = 0;
 inline constexpr uint16_t kSysDescr = 1;
@@ -81,7 +81,7 @@ struct InfoTlv {
   std::string_view value;  // cut at 65535 octets
 };
 
-// Peer Down reasons (RFC 7854 section 4.9, RFC 9069 section 5.3).
+// Peer Down reasons (RFC 7854 section 4.9, RFC 9069).
 enum class DownReason : uint8_t {
   kLocalNotification = 1,    // data: the NOTIFICATION we sent
   kLocalNoNotification = 2,  // data: the FSM event code (2 octets)

@@ -1,5 +1,5 @@
 // The BMP client (bmp.h): the thread, the stations' connections and what
-// each is sent when (RFC 7854 sections 3 and 5, RFC 9069 section 5).
+// each is sent when (RFC 7854 sections 3 and 5, RFC 9069).
 #include "daemon/bmp.h"
 
 #include <ev.h>
@@ -291,7 +291,7 @@ struct BmpClient::Impl {
   }
 
   // RFC 7854 section 3.3: Initiation, then a Peer Up for every session up
-  // (and the Loc-RIB's, RFC 9069 section 5), then their routes.
+  // (and the Loc-RIB's, RFC 9069), then their routes.
   void established(Station& s) {
     s.up = true;
     s.backoff.reset();
@@ -610,7 +610,7 @@ struct BmpClient::Impl {
     const bmp::InfoTlv name[] = {{bmp::info::kTableName, "global"}};
     bmp::PeerUp pu;
     pu.sent_open = bytes;
-    pu.received_open = bytes;  // RFC 9069 section 5.2: a copy of the sent
+    pu.received_open = bytes;  // RFC 9069: a copy of the sent
     pu.tlvs = name;
     std::vector<std::byte> msg;
     bmp::peer_up(loc_rib_header(), pu, msg);
@@ -702,8 +702,16 @@ struct BmpClient::Impl {
     for (auto& s : stations) {
       if (!s->up) continue;
       std::vector<std::byte> msg;
+      uint64_t n = 1;
+      if (s->cfg.loc_rib) {  // the Loc-RIB instance goes with Petrel (RFC 9069: reason 6 and its name)
+        const bmp::InfoTlv name[] = {{bmp::info::kTableName, "global"}};
+        std::vector<std::byte> tlvs;
+        bmp::info_tlvs(name, tlvs);
+        bmp::peer_down(loc_rib_header(), bmp::DownReason::kLocalSystemClosed, tlvs, msg);
+        ++n;
+      }
       bmp::termination(bmp::TerminationReason::kAdministrativelyClosed, "petrel stops", msg);
-      queue(*s, std::move(msg), 1);
+      queue(*s, std::move(msg), n);
       if (!s->up) continue;
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTerminationWaitMs);
       while (s->up && s->out.unsent() > 0 && std::chrono::steady_clock::now() < until) {

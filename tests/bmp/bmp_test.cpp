@@ -1,5 +1,5 @@
 // The BMP encoder (bmp/bmp.h): byte-exact messages built by hand from
-// RFC 7854 section 4 and RFC 9069 section 4, and Route Monitoring read back
+// RFC 7854 section 4 and RFC 9069, and Route Monitoring read back
 // through a small reader of BMP framing here and codec::UpdateView.
 #include "bmp/bmp.h"
 
@@ -82,7 +82,7 @@ TEST(Bmp, PerPeerHeaderOfAnIpv6PeerSetsV) {
 TEST(Bmp, LocRibPeerHasNoAddressAndNoV) {
   PeerHeader h;
   h.type = PeerType::kLocRib;
-  h.address = *net::IpAddress::parse("2001:db8::1");  // ignored: RFC 9069 section 4.1
+  h.address = *net::IpAddress::parse("2001:db8::1");  // ignored: RFC 9069
   h.as = 65000;
   h.bgp_id = 0x01020304;
   std::vector<std::byte> out;

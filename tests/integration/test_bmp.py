@@ -16,7 +16,8 @@ every message it gets as JSON lines, while BIRD sends Petrel a table.
   and its routes again.
 - The collector stopped and started again: Petrel connects again after
   its back-off and sends Initiation, the Peer Ups and the whole table.
-- Petrel stopped: a Termination.
+- Petrel stopped: the Loc-RIB instance's Peer Down (reason 6), a
+  Termination.
 """
 
 from __future__ import annotations
@@ -244,4 +245,6 @@ def test_bmp_feeds_pmbmpd(lab):
     msglog = msglog2
     petrel.stop()
     L.wait_until(lambda: any(m.get("bmp_msg_type") == "term" for m in bmp_log(msglog)), 10, "a Termination")
+    last = [m for m in bmp_log(msglog) if m.get("bmp_msg_type") in ("peer_down", "term")][-2:]
+    assert last[0]["bmp_msg_type"] == "peer_down" and last[0].get("peer_type") == 3 and last[0]["reason_type"] == 6, last
     assert petrel.events("bmp-terminated")

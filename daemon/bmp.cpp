@@ -295,10 +295,9 @@ struct BmpClient::Impl {
   void established(Station& s) {
     s.up = true;
     s.backoff.reset();
-    with_status(s, [](BmpStationStatus& st) {
+    with_status(s, [](BmpStationStatus& st) {  // last_error stays: why the last connection ended
       st.state = "up";
       ++st.connects;
-      st.last_error.clear();
     });
     log(LogLevel::kInfo, "bmp-up", {{"station", s.cfg.name()}});
     char host[256] = {};

@@ -647,9 +647,6 @@ std::string metrics_text(const Snapshot& s) {
   return out;
 }
 
-namespace {
-
-// Every endpoint is read-only: anything but GET and HEAD is a 405.
 bool refuse_method(std::string_view method, Response& r) {
   if (method == "GET" || method == "HEAD") return false;
   r.status = 405;
@@ -657,8 +654,6 @@ bool refuse_method(std::string_view method, Response& r) {
   r.body = error_json(fmt::format("method {} is not allowed; use GET", method));
   return true;
 }
-
-}  // namespace
 
 Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup,
                         const ExportExplain& explain_to) {

@@ -238,6 +238,9 @@ struct Response {
   std::string body;
   std::string_view allow;  // set for 405: the Allow header
 };
+// Every endpoint is read-only: anything but GET and HEAD is a 405 (r
+// filled, true).
+bool refuse_method(std::string_view method, Response& r);
 
 // GET /api/routes/{prefix} ("192.0.2.0/24", "2001:db8::/32"; unicast):
 // `lookup` fills the snapshot of the prefix from the table and returns

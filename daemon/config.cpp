@@ -1809,6 +1809,64 @@ void parse_policies(Checker& ck, const toml::table& root, std::vector<table::Pol
   }
 }
 
+// [[bmp]] stations (docs/bmp.md).
+void parse_bmp(Checker& ck, const toml::table& root, std::vector<BmpStationConfig>& out) {
+  const toml::array* arr = ck.array(root, "", "bmp", "an array of tables ([[bmp]])");
+  if (!arr) return;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("bmp[{}]", idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[bmp]]), got {}", type_name(el)));
+      continue;
+    }
+    ck.only_keys(*t, p, {"address", "port", "monitoring", "statistics_interval", "max_queue"});
+    size_t errors_before = ck.count();
+    BmpStationConfig b;
+    if (!t->get("address")) ck.missing(*t, p, "address", "the station's IP address");
+    if (auto s = ck.string(*t, p, "address", "an IP address")) {
+      auto a = net::IpAddress::parse(*s);
+      if (!a || a->is_multicast() || a->is_unspecified())
+        ck.error(*t->get("address"), join(p, "address"), fmt::format("expected a unicast IP address, got {}", in_quotes(*s)));
+      else
+        b.address = *a;
+    }
+    if (!t->get("port")) ck.missing(*t, p, "port", "the station's TCP port");
+    if (auto v = ck.port(*t, p, "port")) b.port = *v;
+    if (const toml::array* m = ck.array(*t, p, "monitoring", "an array of \"post-policy\", \"loc-rib\"")) {
+      b.post_policy = b.loc_rib = false;
+      const std::string key = join(p, "monitoring");
+      for (const toml::node& n : *m) {
+        auto s = ck.string_node(n, key, "\"post-policy\" or \"loc-rib\"");
+        if (!s) continue;
+        if (*s == "post-policy") {
+          b.post_policy = true;
+        } else if (*s == "loc-rib") {
+          b.loc_rib = true;
+        } else if (*s == "pre-policy") {
+          ck.error(n, key, "\"pre-policy\" is not offered: Petrel keeps no pre-policy Adj-RIB-In (a route the "
+                           "import policy refuses never enters the table); use \"post-policy\"");
+        } else {
+          ck.error(n, key, fmt::format("expected \"post-policy\" or \"loc-rib\", got {}", in_quotes(*s)));
+        }
+      }
+      if (!b.post_policy && !b.loc_rib && ck.count() == errors_before)
+        ck.error(*t->get("monitoring"), key, "expected at least one of \"post-policy\", \"loc-rib\"");
+    }
+    if (auto v = ck.integer(*t, p, "statistics_interval", 0, 86400, "0 (none) or 1..86400 seconds"))
+      b.statistics_interval = static_cast<uint32_t>(*v);
+    if (auto v = ck.integer(*t, p, "max_queue", 1, 4096, "1..4096 MiB")) b.max_queue = static_cast<uint32_t>(*v);
+    if (ck.count() != errors_before) continue;
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const BmpStationConfig& o) { return o.address == b.address && o.port == b.port; })) {
+      ck.error(*t->get("address"), join(p, "address"), fmt::format("station {} is listed twice", b.name()));
+      continue;
+    }
+    out.push_back(std::move(b));
+  }
+}
+
 void parse_originate(Checker& ck, const toml::table& root, std::vector<OriginateConfig>& out) {
   const toml::array* arr = ck.array(root, "", "originate", "an array of tables ([[originate]])");
   if (!arr) return;
@@ -1952,7 +2010,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   }
   const toml::table& root = parsed.table();
   ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "prefix_set",
-                          "as_set", "community_set", "policy", "originate"});
+                          "as_set", "community_set", "policy", "originate", "bmp"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
@@ -1964,10 +2022,13 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_filters(ck, root, cfg.filters);
   parse_policies(ck, root, cfg.policies, cfg.filters);
   parse_originate(ck, root, cfg.originate);
+  parse_bmp(ck, root, cfg.bmp);
   check_peer_filters(ck, root, cfg);
   if (!ck.ok()) return fail(ck.take());
   return cfg;
 }
+
+std::string BmpStationConfig::name() const { return Endpoint{address, port}.to_string(); }
 
 const table::Filter* Config::find_filter(std::string_view name) const {
   for (const auto& f : filters)

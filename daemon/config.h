@@ -313,6 +313,21 @@ struct OriginateConfig {
   friend bool operator==(const OriginateConfig&, const OriginateConfig&) = default;
 };
 
+// [[bmp]]: one BMP monitoring station (RFC 7854, RFC 9069; docs/bmp.md).
+// Petrel keeps no pre-policy Adj-RIB-In (a route the import policy refuses
+// never enters the table), so it offers post-policy and Loc-RIB only.
+struct BmpStationConfig {
+  net::IpAddress address;
+  uint16_t port = 0;
+  bool post_policy = true;  // monitoring "post-policy": each peer's routes, L flag
+  bool loc_rib = true;      // monitoring "loc-rib": the best routes (RFC 9069)
+  uint32_t statistics_interval = 60;  // seconds between Statistics Reports; 0: none
+  uint32_t max_queue = 64;            // MiB queued for the station before the connection is dropped
+
+  [[nodiscard]] std::string name() const;  // "ADDRESS:PORT" ("[IPv6]:PORT")
+  friend bool operator==(const BmpStationConfig&, const BmpStationConfig&) = default;
+};
+
 struct Config {
   RouterConfig router;
   HttpConfig http;
@@ -326,6 +341,7 @@ struct Config {
   // [[as_set]], [[community_set]]) written out in place.
   std::vector<table::PolicyDef> policies;
   std::vector<OriginateConfig> originate;
+  std::vector<BmpStationConfig> bmp;  // [[bmp]], in file order
 
   // The filter a peer's import or export names: nullptr for "all" (and
   // for "none", which `none` reports); the filter otherwise.

@@ -429,6 +429,18 @@ std::string dump(const Config& c) {
     if (x.local_pref) line("local_pref", number(*x.local_pref));
     else unset("local_pref", "100");
   }
+
+  for (const BmpStationConfig& b : c.bmp) {
+    o += "\n[[bmp]]\n";
+    line("address", toml_string(b.address.to_string()));
+    line("port", number(b.port));
+    std::vector<std::string> monitoring;
+    if (b.post_policy) monitoring.emplace_back("post-policy");
+    if (b.loc_rib) monitoring.emplace_back("loc-rib");
+    line("monitoring", string_list(monitoring, [](const std::string& m) { return m; }));
+    line("statistics_interval", number(b.statistics_interval));
+    line("max_queue", number(b.max_queue));
+  }
   return o;
 }
 
@@ -555,6 +567,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   live("log", running.log == next.log);
   live("kernel", running.kernel == next.kernel);
   live("rpki", running.rpki == next.rpki);
+  section("bmp", running.bmp == next.bmp);
   for (size_t i = 0; i < next.peers.size(); ++i) {
     const PeerConfig& b = next.peers[i];
     auto at = same_peer(running, b);

@@ -18,6 +18,7 @@
 
 #include "daemon/api.h"
 #include "daemon/events.h"
+#include "daemon/bmp_api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
@@ -118,7 +119,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   return p;
 }
 
-// The status page's kernel and RPKI sections, when those parts are on.
+// The status page's kernel, RPKI and BMP sections, when those parts are on.
 void add_sections(const Server& server, api::Snapshot& s) {
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   if (std::optional<KernelStatus> k = server.kernel_status()) {
@@ -163,6 +164,13 @@ void add_sections(const Server& server, api::Snapshot& s) {
                                       a[static_cast<size_t>(table::AspaState::kUnknown)],
                                       a[static_cast<size_t>(table::AspaState::kUnchecked)]));
     sec.rows.emplace_back("ASPA-invalid routes rejected", yes_no(v.reject_aspa_invalid));
+    s.sections.push_back(std::move(sec));
+  }
+  if (std::vector<BmpStationStatus> bmp = server.bmp_status(); !bmp.empty()) {
+    api::Snapshot::Section sec{"BMP stations", std::string(kBmpPath), {}};
+    for (const BmpStationStatus& b : bmp)
+      sec.rows.emplace_back(b.name, fmt::format("{}, {} messages, {} drops{}", b.state, b.messages, b.drops,
+                                                b.last_error.empty() ? "" : " (" + b.last_error + ")"));
     s.sections.push_back(std::move(sec));
   }
 }
@@ -495,6 +503,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
       r = kernel_response(method, ctx->server->kernel_status());
+    else if (std::string_view(url) == kBmpPath)
+      r = bmp_response(method, ctx->server->bmp_status());
     else {
       api::Snapshot snap = snapshot(*ctx);
       // Only the page shows them (RPKI's route counts may walk the table).
@@ -504,6 +514,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (std::string_view(url) == "/metrics" && r.status == 200)
       if (std::optional<KernelStatus> k = ctx->server->kernel_status()) r.body += kernel_metrics(*k);
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));
+    if (std::string_view(url) == "/metrics" && r.status == 200) r.body += bmp_metrics(ctx->server->bmp_status());
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
     r.status = 500;

@@ -107,12 +107,7 @@ std::string kernel_metrics(const KernelStatus& s) {
 
 api::Response kernel_response(std::string_view method, const std::optional<KernelStatus>& status) {
   api::Response r;
-  if (method != "GET" && method != "HEAD") {
-    r.status = 405;
-    r.allow = "GET, HEAD";
-    r.body = api::error_json(fmt::format("method {} is not allowed; use GET", method));
-    return r;
-  }
+  if (api::refuse_method(method, r)) return r;
   r.body = kernel_json(status.value_or(KernelStatus{}));
   return r;
 }

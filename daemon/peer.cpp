@@ -21,6 +21,7 @@
 #include "codec/route_refresh.h"
 #include "codec/update.h"
 #include "crates/sendq/send_queue.h"
+#include "daemon/bmp.h"
 #include "daemon/log.h"
 #include "daemon/restart.h"
 #include "daemon/worker.h"
@@ -137,6 +138,9 @@ struct Peer::Connection {
   std::optional<fsm::Time> unsent_since;
   bool dead = false;
   std::string remote;
+  // For BMP's Peer Up and Peer Down (daemon/bmp.h): the OPENs and the
+  // last NOTIFICATION each way, whole.
+  std::vector<std::byte> sent_open, received_open, notification_out, notification_in;
 };
 
 fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
@@ -284,6 +288,55 @@ bool Peer::enter_table(Connection& c) {
   if (!slot) return false;
   table_slot_.store(*slot, std::memory_order_release);
   return true;
+}
+
+void Peer::bmp_session_up(Connection& c) {
+  BmpClient* feed = bmp_feed();
+  int32_t slot = table_slot_.load(std::memory_order_relaxed);
+  if (!feed || slot < 0) return;
+  const auto& n = *c.fsm.negotiated();
+  BmpSessionUp up;
+  up.name = peer_.name;
+  up.slot = static_cast<uint16_t>(slot);
+  up.address = peer_.address;
+  up.as = n.peer_as;
+  up.bgp_id = n.peer_id;
+  if (auto l = local_endpoint(c.fd)) {
+    up.local_address = l->addr;
+    up.local_port = l->port;
+  }
+  if (auto r = remote_endpoint(c.fd)) up.remote_port = r->port;
+  up.sent_open = c.sent_open;
+  up.received_open = c.received_open;
+  up.params = n.params;
+  up.since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+  feed->session_up(std::move(up));
+}
+
+void Peer::bmp_session_down(const Connection& c, const fsm::SessionDown& down) {
+  BmpClient* feed = bmp_feed();
+  int32_t slot = table_slot_.load(std::memory_order_relaxed);
+  if (!feed || slot < 0) return;
+  BmpSessionDown d;
+  d.name = peer_.name;
+  d.slot = static_cast<uint16_t>(slot);
+  // RFC 7854 section 4.9: whose NOTIFICATION, or none and why.
+  if (down.cause == fsm::DownCause::kNotificationReceived && !c.notification_in.empty()) {
+    d.reason = bmp::DownReason::kRemoteNotification;
+    d.data = c.notification_in;
+  } else if (down.notification_sent && !c.notification_out.empty()) {
+    d.reason = bmp::DownReason::kLocalNotification;
+    d.data = c.notification_out;
+  } else if (down.cause == fsm::DownCause::kTcpFailed) {
+    d.reason = bmp::DownReason::kRemoteNoNotification;
+  } else {
+    d.reason = bmp::DownReason::kLocalNoNotification;
+    d.data = {std::byte{0}, std::byte{0}};  // no FSM event code to give (RFC 7854: 0)
+  }
+  d.since_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count();
+  feed->session_down(std::move(d));
 }
 
 void Peer::flush_batch() {
@@ -817,6 +870,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       }
       counters_.established.fetch_add(1, std::memory_order_relaxed);
       set_status(fsm::State::kEstablished, {});
+      bmp_session_up(c);
       backoff_.reset();
       const auto& n = *c.fsm.negotiated();
       {
@@ -868,6 +922,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       }
     } else if (auto* down = std::get_if<fsm::SessionDown>(&a)) {
       c.dead = true;
+      if (down->from == fsm::State::kEstablished) bmp_session_down(c, *down);
       close_socket(c);
       if (down->from == fsm::State::kEstablished && !keep_for_restart(*down)) leave_table();
       bool quiet = down->from == fsm::State::kIdle || down->from == fsm::State::kConnect ||
@@ -1225,6 +1280,8 @@ void Peer::resolve_collision(Connection& accepted) {
 
 void Peer::send_bytes(Connection& c, std::vector<std::byte>&& bytes, codec::MessageType type) {
   counters_.messages_out[static_cast<size_t>(type)].fetch_add(1, std::memory_order_relaxed);
+  if (type == codec::MessageType::kOpen) c.sent_open = bytes;
+  if (type == codec::MessageType::kNotification) c.notification_out = bytes;
   if (type == codec::MessageType::kNotification && bytes.size() >= codec::kHeaderLen) {
     auto n = codec::decode_notification(bytes::Span(bytes).subspan(codec::kHeaderLen));
     if (n) {
@@ -1440,6 +1497,8 @@ void Peer::handle_read(Connection& c) {
           return;
         }
         counters_.messages_in[static_cast<size_t>(m.type)].fetch_add(1, std::memory_order_relaxed);
+        if (m.type == codec::MessageType::kOpen) c.received_open.assign(m.whole.begin(), m.whole.end());
+        if (m.type == codec::MessageType::kNotification) c.notification_in.assign(m.whole.begin(), m.whole.end());
         fsm::Event ev = fsm::event_from_message(m);
         if (auto* nr = std::get_if<fsm::NotificationReceived>(&ev)) {
           std::string text = notification_text(nr->notification);

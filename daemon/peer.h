@@ -274,6 +274,9 @@ class Peer {
   void publish_graceful();
   static void on_graceful_timer(struct ev_loop*, ev_timer* w, int);
   void flush_batch();
+  // Tell the BMP client (daemon/bmp.h), if there is one.
+  void bmp_session_up(Connection& c);
+  void bmp_session_down(const Connection& c, const fsm::SessionDown& down);
   // Export: the exporter is made when the session comes up and goes with
   // it; pump_export() writes what it has while the socket keeps up.
   void start_export(Connection& c);

@@ -197,12 +197,7 @@ std::string rpki_metrics(const RpkiView& v) {
 
 api::Response rpki_response(std::string_view method, const RpkiView& v) {
   api::Response r;
-  if (method != "GET" && method != "HEAD") {
-    r.status = 405;
-    r.allow = "GET, HEAD";
-    r.body = api::error_json(fmt::format("method {} is not allowed; use GET", method));
-    return r;
-  }
+  if (api::refuse_method(method, r)) return r;
   r.body = rpki_json(v);
   return r;
 }

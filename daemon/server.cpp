@@ -102,6 +102,8 @@ std::vector<std::shared_ptr<Peer>> Server::peers() const {
 
 Server::~Server() {
   join_dump();  // it reads the table
+  if (bmp_) bmp_->stop();
+  set_bmp_feed(nullptr);
   ev_timer_stop(loop_, &kernel_timer_);
   control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
@@ -252,6 +254,24 @@ bool Server::start() {
     kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers);
     kernel_->start({config_.router.graceful.enabled, config_.router.selection_deferral_time});
   }
+  if (!config_.bmp.empty()) {
+    // The Statistics Reports' counters: the peer of that name, if any.
+    bmp_ = std::make_unique<BmpClient>(config_, table_, [this](const std::string& name) -> std::optional<BmpPeerCounters> {
+      for (const auto& p : peers())
+        if (p->config().name == name) {
+          const PeerCounters& c = p->counters();
+          BmpPeerCounters b;
+          for (const auto& r : c.refused) b.rejected += r.load(std::memory_order_relaxed);
+          b.as_path_loops = c.own_as_loops.load(std::memory_order_relaxed);
+          b.reflection_loops = c.reflection_loops.load(std::memory_order_relaxed);
+          b.treat_as_withdraw = c.treat_as_withdraw.load(std::memory_order_relaxed);
+          return b;
+        }
+      return std::nullopt;
+    });
+    set_bmp_feed(bmp_.get());
+    bmp_->start();
+  }
   for (auto& w : workers_) w->start();
   for (auto& p : peers_) {
     Peer* peer = p.get();
@@ -272,6 +292,7 @@ bool Server::start() {
 int Server::run() {
   ev_run(loop_, 0);
   if (kernel_) kernel_->stop();  // our routes leave the kernel
+  if (bmp_) bmp_->stop();  // the sessions' Peer Downs, then Termination
   for (auto& w : workers_) {
     w->stop();
     w->join();

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/bmp.h"
 #include "daemon/config.h"
 #include "daemon/control.h"
 #include "daemon/kernel.h"
@@ -108,6 +109,10 @@ class Server {
     return rpki_ ? rpki_->slurm_status() : SlurmStatus{};
   }
   [[nodiscard]] bool rpki_reject_invalid() const { return table_.reject_invalid(); }
+  // The BMP stations (empty: no [[bmp]]). Any thread.
+  [[nodiscard]] std::vector<BmpStationStatus> bmp_status() const {
+    return bmp_ ? bmp_->status() : std::vector<BmpStationStatus>{};
+  }
   [[nodiscard]] std::optional<KernelStatus> kernel_status() const {
     std::lock_guard lock(sections_mu_);
     if (!kernel_) return std::nullopt;
@@ -208,6 +213,7 @@ class Server {
   table::ExportGroups export_groups_{table_, out_sets_};  // the peers' update groups (before the peers)
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
+  std::unique_ptr<BmpClient> bmp_;        // after the table it follows; before the peers that tell it
   // Reloads (server_sections.cpp): the syncer started beside kernel_ until
   // it caught up; those stopping (removing their routes) until their
   // threads end; a [kernel] change waiting to start; the step timer.

@@ -25,6 +25,8 @@ PACKAGES=(
   bird2 frr gobgpd openbgpd exabgp stayrtr python3-pytest python3-pytest-xdist
   # reads Petrel's MRT dumps in tests/integration/test_mrt_dump.py
   bgpdump
+  # pmbmpd, the BMP collector Petrel feeds in tests/integration/test_bmp.py
+  pmacct
   # the status page rendered headless (tests/integration/test_http.py; ~52 s to install)
   chromium
 )

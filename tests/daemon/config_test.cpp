@@ -672,6 +672,16 @@ TEST(Reload, PeersAddedRemovedAndResetAreListed) {
   EXPECT_EQ(applied.peers, n.peers);
 }
 
+// [[bmp]] waits for a restart: the client's stations are fixed at start.
+TEST(Reload, BmpStationsWaitForARestart) {
+  Config c = parsed(reload_config("import = \"all\"\n"));
+  Config n = parsed(reload_config("import = \"all\"\n") + "[[bmp]]\naddress = \"192.0.2.10\"\nport = 1790\n");
+  ASSERT_EQ(n.bmp.size(), 1u);
+  ReloadPlan p = plan_reload(c, n);
+  EXPECT_EQ(p.restart_keys, (std::vector<std::string>{"bmp"}));
+  EXPECT_TRUE(applied_config(c, n).bmp.empty());
+}
+
 // Keys and TTLs are set on sockets when they are made: a new session.
 TEST(Reload, TransportSecurityNeedsANewSession) {
   Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));

@@ -30,6 +30,7 @@ BINARIES = {
     "gobgp": ("gobgpd", "gobgpd"),
     "openbgpd": ("bgpctl", "openbgpd"),
     "bgpdump": ("bgpdump", "bgpdump"),   # reads MRT files (test_mrt_dump.py)
+    "pmbmpd": ("pmbmpd", "pmacct"),      # a BMP collector (test_bmp.py)
 }
 
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "daemon/api.h"
+#include "daemon/dry_run.h"
 #include "daemon/events.h"
 #include "daemon/bmp_api.h"
 #include "daemon/kernel_api.h"
@@ -469,6 +470,10 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = api::respond_route_query(method, args, lookup, [&](const auto& after, size_t limit, std::string_view peer) {
         return ctx->listings->page(after, limit, peer, steady_ms());
       });
+    } else if (std::string_view(url) == kPolicyTestPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = policy_test(*ctx->server, method, args);
     } else if (std::string_view(url) == api::kRefusedPath) {
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);

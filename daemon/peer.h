@@ -207,6 +207,8 @@ class Peer {
   // The routes import refused, kept with why (peer.keep_refused). Any
   // thread.
   [[nodiscard]] const table::RefusedRoutes& refused() const { return refused_; }
+  // The peer's table slot while its session is up, else -1. Any thread.
+  [[nodiscard]] int32_t table_slot() const { return table_slot_.load(std::memory_order_acquire); }
   // ADD-PATH paths refused over peer.max_paths_per_prefix, this session.
   [[nodiscard]] uint64_t paths_refused() const;
   // The peer's routes kept stale (graceful restart, route refresh) and not

@@ -80,6 +80,7 @@ Server::Server(Config config, ServerOptions options)
       validator_(vrps_, config_.router.asn, !config_.rpki.caches.empty()),
       table_(table_options(config_, validator_)),
       running_(config_) {
+  note_policies(running_);
   // One worker per peer up to max_workers(); a reload adding peers adds
   // workers up to that too (make_peer).
   size_t n = std::min(max_workers(), std::max<size_t>(1, config_.peers.size()));
@@ -436,6 +437,7 @@ bool Server::reload_file(std::vector<std::string>* errors) {
   originate(plan.announce, plan.withdraw);
   apply_sections(*next, plan);
   running_ = std::move(applied);
+  note_policies(running_);
   size_t policies = 0, reset = 0, updated = 0;
   for (const PeerReload& r : plan.peers) {
     policies += r.import_changed || r.export_changed;
@@ -812,6 +814,13 @@ void Server::accept_from(Listener& l) {
     }
     peer->worker().post([peer, fd, remote] { peer->incoming(fd, remote); });
   }
+}
+
+void Server::note_policies(const Config& c) {
+  auto all = std::make_shared<std::vector<table::PolicyDef>>(c.policies);
+  for (const table::Filter& f : c.filters) all->push_back(table::policy_of_filter(f));
+  std::lock_guard lock(sections_mu_);
+  named_policies_ = std::move(all);
 }
 
 }  // namespace petrel::daemon

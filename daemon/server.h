@@ -96,6 +96,13 @@ class Server {
   [[nodiscard]] const table::Table& table() const { return table_; }
   [[nodiscard]] const table::ExportGroups& export_groups() const { return export_groups_; }
   [[nodiscard]] const VrpStore& vrps() const { return vrps_; }
+  [[nodiscard]] uint32_t asn() const { return config_.router.asn; }  // constant while running
+  // The configuration's [[policy]]s and [[filter]]s (as policies), as the
+  // last reload left them, for dry runs (GET /api/policy/test). Any thread.
+  [[nodiscard]] std::shared_ptr<const std::vector<table::PolicyDef>> named_policies() const {
+    std::lock_guard lock(sections_mu_);
+    return named_policies_;
+  }
   // For the HTTP threads (a reload replaces these parts on the main loop):
   // the RPKI caches' status (nullopt: RPKI is off, no [[rpki.cache]]) and
   // the kernel syncer's (nullopt: [kernel] is off).
@@ -241,6 +248,8 @@ class Server {
   // What is in effect: config_ with the changes reloads applied (peers
   // keep reading config_, whose router and peer list do not change).
   Config running_;
+  std::shared_ptr<const std::vector<table::PolicyDef>> named_policies_;  // under sections_mu_
+  void note_policies(const Config& c);
   std::optional<uint16_t> local_slot_;  // [[originate]]'s table slot
   // Routes injected through the control socket: their own slot
   // ("injected"), kept across reloads, gone with a restart.

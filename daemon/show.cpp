@@ -318,6 +318,8 @@ struct Options {
   bool json = false;
   std::string peer;
   std::vector<std::string> words;
+  // petrel policy test (policy_main): the chain, the direction, examples.
+  std::string policy, direction, limit;
 };
 
 // GETs path; prints the failure and returns nullopt if there is no JSON
@@ -388,6 +390,49 @@ void print_export(const json& e) {
   if (a.contains("med")) fmt::print("  med         {}\n", cell(a["med"]));
 }
 
+constexpr std::string_view kPolicyUsage =
+    "usage: petrel policy test --peer NAME --direction import|export --policy NAME[,NAME...]\n"
+    "                          [--limit N] [--http ADDRESS:PORT | -c FILE] [--json]\n"
+    "\n"
+    "A dry run against the running daemon's table (docs/policy.md): what the\n"
+    "peer's import or export would do with the named chain of the running\n"
+    "configuration's [[policy]]s and [[filter]]s (or \"all\", \"none\") instead of\n"
+    "its own. Nothing changes. Export: every best route through the peer's\n"
+    "export gate, now and with the chain. Import: the peer's routes in the\n"
+    "table and its kept refused ones through the chain.\n"
+    "\n"
+    "options:\n"
+    "  --limit N            examples to list, 0..1000 (default 20)\n"
+    "  --http, -c, --json   as for petrel show\n";
+
+// petrel policy test: GET /api/policy/test, a summary for people.
+int run_policy_test(const Options& o) {
+  if (o.peer.empty() || o.policy.empty() || (o.direction != "import" && o.direction != "export")) {
+    fmt::print(stderr, "petrel policy test: --peer, --direction import|export and --policy are required\n{}",
+               kPolicyUsage);
+    return kExitUsage;
+  }
+  std::string path = "/api/policy/test?peer=" + url_encode(o.peer) + "&direction=" + o.direction +
+                     "&policy=" + url_encode(o.policy);
+  if (!o.limit.empty()) path += "&limit=" + url_encode(o.limit);
+  auto j = get_json(o, path);
+  if (!j) return kExitFailure;
+  if (o.json) {
+    fmt::print("{}\n", j->dump());
+    return kExitOk;
+  }
+  fmt::print("{} of {}: {} instead of {}: {} routes examined\n", o.direction, cell((*j)["peer"]), cell((*j)["policy"]),
+             cell((*j)["current"]), cell((*j)["examined"]));
+  fmt::print("  newly accepted  {}\n  newly refused   {}\n  changed         {}\n  unchanged       {} accepted, {} "
+             "refused\n",
+             cell((*j)["newly_accepted"]), cell((*j)["newly_refused"]), cell((*j)["changed"]),
+             cell((*j)["unchanged_accepted"]), cell((*j)["unchanged_refused"]));
+  for (const auto& e : (*j)["examples"])
+    fmt::print("  {:<15} {}  {} -> {}\n", cell(e["change"]), cell(e["prefix"]), cell(e["before"]["decided_by"]),
+               cell(e["after"]["decided_by"]));
+  return kExitOk;
+}
+
 int run(const Options& o) {
   const std::string& what = o.words[0];
   auto want_args = [&](size_t n) {
@@ -395,6 +440,11 @@ int run(const Options& o) {
     fmt::print(stderr, "petrel show {}: {}\n{}", what, n == 0 ? "takes no argument" : "needs one argument", kUsage);
     return false;
   };
+  if (what == "policy-test") return run_policy_test(o);
+  if (!o.policy.empty() || !o.direction.empty() || !o.limit.empty()) {
+    fmt::print(stderr, "petrel show: --policy, --direction and --limit go with petrel policy test\n{}", kUsage);
+    return kExitUsage;
+  }
   if (what != "routes" && what != "route" && !o.peer.empty()) {
     fmt::print(stderr, "petrel show: --peer goes with route and routes\n{}", kUsage);
     return kExitUsage;
@@ -508,6 +558,12 @@ int show_main(int argc, char** argv) {
       o.http_given = true;
     } else if (a == "--peer") {
       if (!value(o.peer)) return kExitUsage;
+    } else if (a == "--policy") {
+      if (!value(o.policy)) return kExitUsage;
+    } else if (a == "--direction") {
+      if (!value(o.direction)) return kExitUsage;
+    } else if (a == "--limit") {
+      if (!value(o.limit)) return kExitUsage;
     } else if (a.starts_with("--http=")) {
       o.http = std::string(a.substr(7));
       o.http_given = true;
@@ -560,6 +616,31 @@ int show_main(int argc, char** argv) {
     fmt::print(stderr, "petrel show: unexpected answer: {}\n", e.what());
     return kExitFailure;
   }
+}
+
+int policy_main(int argc, char** argv) {
+  const std::string_view first = argc > 1 ? argv[1] : "";
+  if (first == "-h" || first == "--help") {
+    fmt::print("{}", kPolicyUsage);
+    return kExitOk;
+  }
+  if (first != "test") {
+    fmt::print(stderr, "petrel policy: expected \"test\"\n{}", kPolicyUsage);
+    return kExitUsage;
+  }
+  // petrel show policy-test, with the same options.
+  std::vector<char*> args;
+  static char show[] = "show", what[] = "policy-test";
+  args.push_back(show);
+  args.push_back(what);
+  for (int i = 2; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]) == "--help") {
+      fmt::print("{}", kPolicyUsage);
+      return kExitOk;
+    }
+    args.push_back(argv[i]);
+  }
+  return show_main(static_cast<int>(args.size()), args.data());
 }
 
 }  // namespace petrel::daemon

@@ -3,4 +3,6 @@
 
 namespace petrel::daemon {
 int show_main(int argc, char** argv);
+// `petrel policy test`: a dry run of a policy over the HTTP API.
+int policy_main(int argc, char** argv);
 }

@@ -77,6 +77,13 @@ set = {{ prepend = 2, community_add = ["65001:1"] }}
 then = "accept"
 """
 
+# Defined beside the rest, named by no peer: for the dry run.
+CANDIDATE = """
+[[policy]]
+name = "to-down-v2"
+default = "accept"
+"""
+
 EXPORT_PLAIN = """
 [[policy]]
 name = "to-down"
@@ -126,7 +133,7 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     petrel = L.Petrel(me, [
         L.PetrelPeer("up", un.v4, UP_ASN, me.v4, families=V4, import_policy="IMPORT-CHAIN"),
         L.PetrelPeer("down", dn.v4, DOWN_ASN, me.v4, families=V4, export_policy="to-down"),
-    ], PETREL_ASN, extra_toml=SETS_AND_IMPORT + EXPORT_PREPEND)
+    ], PETREL_ASN, extra_toml=SETS_AND_IMPORT + EXPORT_PREPEND + CANDIDATE)
     # A chain is an array of names.
     petrel.config = (lambda original: lambda: original().replace('"IMPORT-CHAIN"', '["cone", "tag"]'))(petrel.config)
     try:
@@ -198,9 +205,30 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
                   "--peer", "down"]).stdout
     assert "To down: not sent" in out and "reject by to-down.keep-666-home" in out, out
 
+    # A dry run (petrel policy test): "to-down-v2" instead of "to-down"
+    # would send TAGGED too and PLAIN without the prepend; nothing changes.
+    run = petrel.api("/api/policy/test?peer=down&direction=export&policy=to-down-v2")
+    assert run and run["examined"] == 3, run
+    assert (run["newly_accepted"], run["newly_refused"], run["changed"], run["unchanged_accepted"]) == (1, 0, 1, 1), run
+    by_prefix = {e["prefix"]: e for e in run["examples"]}
+    assert by_prefix[TAGGED]["change"] == "newly-accepted", run
+    assert by_prefix[TAGGED]["before"]["decided_by"] == "to-down.keep-666-home", run
+    assert by_prefix[PLAIN]["change"] == "changed", run
+    assert by_prefix[PLAIN]["after"]["attributes"]["as_path"] == [
+        {"type": "AS_SEQUENCE", "asns": [PETREL_ASN, UP_ASN]}], run
+    # Import: without "cone", the kept refused LEAKED would come in.
+    run = petrel.api("/api/policy/test?peer=up&direction=import&policy=tag")
+    assert run and (run["newly_accepted"], run["newly_refused"], run["changed"]) == (1, 0, 0), run
+    assert run["examples"][0]["prefix"] == LEAKED and run["examples"][0]["before"]["decided_by"] == "cone.leak", run
+    out = me.run([L.petrel_binary(), "policy", "test", "--http", f"127.0.0.1:{petrel.http_port}", "--peer", "down",
+                  "--direction", "export", "--policy", "to-down-v2"]).stdout
+    assert "newly accepted  1" in out and f"changed         {PLAIN}" in out, out
+    assert at_bird(down, TAGGED) is None  # the dry run changed nothing
+    assert petrel.api("/api/policy/test?peer=down&direction=export&policy=nosuch") is None  # a 404
+
     # The control: the prepend off by a live reload; only PLAIN changes
     # at the downstream (Petrel sends the difference).
-    petrel.extra_toml = SETS_AND_IMPORT + EXPORT_PLAIN
+    petrel.extra_toml = SETS_AND_IMPORT + EXPORT_PLAIN + CANDIDATE
     reload(petrel, petrel.config())
     ev = petrel.wait_events("reload-peer", peer="down")[-1]
     assert ev["export"].startswith("policy to-down -> policy to-down"), ev

@@ -1918,8 +1918,7 @@ void parse_originate(Checker& ck, const toml::table& root, std::vector<Originate
 
 // A peer's import and export must name "all", "none" or [[policy]]s and
 // [[filter]]s; a chain must compile, and use only what its direction has:
-// on import, no RPKI or ASPA state (the table validates after import) and
-// no "self" or "unchanged" next hop; on export, no peer conditions (an
+// on import, no "self" or "unchanged" next hop; on export, no peer conditions (an
 // export policy belongs to the peer it exports to; tag routes on import
 // with communities and match those).
 void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg) {
@@ -1954,11 +1953,6 @@ void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg)
             const table::PolicyTerm& term = d->terms[ti];
             std::string where = fmt::format("policy {} term {}", in_quotes(d->name),
                                             term.name.empty() ? fmt::format("[{}]", ti) : in_quotes(term.name));
-            if (import && (term.match.rpki || term.match.aspa))
-              ck.error(*items[k], k_path,
-                       fmt::format("{} matches rpki or aspa, which apply in export policies: routes are validated "
-                                   "once in the table (use [rpki] reject_invalid / reject_aspa_invalid on import)",
-                                   where));
             if (import && (term.set.next_hop_op == table::NextHopOp::kSelf ||
                            term.set.next_hop_op == table::NextHopOp::kUnchanged))
               ck.error(*items[k], k_path, fmt::format("{} sets next_hop \"self\" or \"unchanged\", which apply on export", where));

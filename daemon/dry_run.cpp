@@ -126,8 +126,6 @@ api::Response policy_test(const Server& server, std::string_view method, const a
     std::string why;
     candidate = table::PolicyChain::compile(std::move(chain), &why);
     if (!candidate) return error(400, why);
-    if (import && candidate->uses_validation())
-      return error(400, "rpki and aspa conditions apply in export policies (docs/policy.md)");
   }
 
   bool expected = false;
@@ -185,6 +183,8 @@ api::Response policy_test(const Server& server, std::string_view method, const a
     facts.peer_as = pc.asn;
     facts.local_role = pc.local_role;
     facts.peer_type = pc.asn == server.asn() ? table::PeerType::kInternal : table::PeerType::kExternal;
+    const table::Validator* validator = t.validator();
+    const table::AspaCheck aspa = peer->aspa_check();
     auto through = [&](const codec::AttributeSet& src, const net::Prefix& p, codec::Family fam) {
       Outcome o;
       table::PolicyVerdict v;
@@ -193,6 +193,10 @@ api::Response policy_test(const Server& server, std::string_view method, const a
         candidate->prepare(src, facts, scratch_b);
         table::RouteFacts at;
         at.prefix = &p;
+        if (validator && candidate->uses_validation()) {
+          at.rpki = validator->validate_set(p, src);
+          at.aspa = aspa == table::AspaCheck::kNone ? table::AspaState::kUnchecked : validator->verify_set(src, aspa);
+        }
         v = candidate->decide(at, scratch_b);
       }
       o.decided_by = none ? "none" : decided(candidate.get(), v, "all");

@@ -224,6 +224,8 @@ Peer::Peer(const Config& config, const PeerConfig& peer, Worker& worker, table::
   graceful_timer_.data = this;
   ev_timer_init(&selection_timer_, &Peer::on_selection_timer, 0, 0);
   selection_timer_.data = this;
+  ev_timer_init(&rpki_refresh_timer_, &Peer::on_rpki_refresh_timer, 0, 0);
+  rpki_refresh_timer_.data = this;
   import_ = import_policy(policies ? *policies : config, peer);
   export_ = export_policy(policies ? *policies : config, peer);
   shown_export_ = export_;  // no other thread sees the peer yet
@@ -253,6 +255,7 @@ void Peer::retire() {
   leave_table();
   ev_timer_stop(worker_.loop(), &graceful_timer_);
   ev_timer_stop(worker_.loop(), &selection_timer_);
+  ev_timer_stop(worker_.loop(), &rpki_refresh_timer_);
   retired_.store(true, std::memory_order_release);
 }
 
@@ -281,9 +284,7 @@ bool Peer::enter_table(Connection& c) {
   // ASPA verification by our role (RFC 9234): downstream for routes from
   // a provider, upstream for those from a customer, a lateral peer, a
   // route server or its client.
-  if (!info.internal && peer_.local_role)
-    info.aspa = *peer_.local_role == codec::Role::kCustomer ? table::AspaCheck::kDownstream
-                                                            : table::AspaCheck::kUpstream;
+  if (!info.internal) info.aspa = aspa_check();
   auto slot = table_.add_peer(info);
   if (!slot) return false;
   table_slot_.store(*slot, std::memory_order_release);
@@ -441,6 +442,51 @@ uint64_t Peer::advertised(size_t family_index) const {
   return exporter_ ? exporter_->counters().advertised[family_index].load(std::memory_order_relaxed) : 0;
 }
 
+table::AspaCheck Peer::aspa_check() const {
+  // ASPA verification by our role (RFC 9234): downstream for routes from
+  // a provider, upstream for those from a customer, a lateral peer, a
+  // route server or its client; none without a role or for internal peers.
+  if (!peer_.local_role || peer_.asn == config_.router.asn) return table::AspaCheck::kNone;
+  return *peer_.local_role == codec::Role::kCustomer ? table::AspaCheck::kDownstream : table::AspaCheck::kUpstream;
+}
+
+bool Peer::ask_refresh(Connection& c) {
+  const auto& n = *c.fsm.negotiated();
+  if (!n.route_refresh && !n.enhanced_route_refresh) return false;
+  for (codec::Family fam : codec::kKnownFamilyList) {
+    if (!n.families.has(fam)) continue;
+    std::vector<std::byte> rr;
+    codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kRequest, {}}, rr);
+    send_bytes(c, std::move(rr), codec::MessageType::kRouteRefresh);
+  }
+  return true;
+}
+
+void Peer::rpki_changed() {
+  // A session that comes up later imports with the data as it is then.
+  if (!import_.filter || !import_.filter->uses_validation() || !established()) return;
+  // At most one ROUTE-REFRESH a minute for this: RTR caches publish every
+  // few minutes, and a full table sent again is not free.
+  if (ev_is_active(&rpki_refresh_timer_)) return;
+  const double now = ev_now(worker_.loop());
+  const double wait = std::max(0.0, last_rpki_refresh_ + kRpkiRefreshGap - now);
+  ev_timer_set(&rpki_refresh_timer_, wait, 0);
+  ev_timer_start(worker_.loop(), &rpki_refresh_timer_);
+}
+
+void Peer::on_rpki_refresh_timer(struct ev_loop* loop, ev_timer* w, int) {
+  auto* p = static_cast<Peer*>(w->data);
+  Connection* c = p->established();
+  if (!c) return;
+  p->last_rpki_refresh_ = ev_now(loop);
+  const bool sent = p->ask_refresh(*c);
+  log(LogLevel::kInfo, "rpki-import-refresh", {{"peer", p->peer_.name}},
+      sent ? "the RPKI data changed and the import policy asks it: ROUTE-REFRESH sent"
+           : "the RPKI data changed and the import policy asks it, but the peer did not negotiate route refresh: "
+             "its routes keep the verdicts they had");
+  p->reap();
+}
+
 Peer::ExportView Peer::export_view() const {
   std::lock_guard lock(exporter_mu_);
   return {shown_export_, shown_target_, shown_families_};
@@ -461,6 +507,7 @@ void Peer::leave_table() {
 void Peer::end_session_routing() {
   ev_timer_stop(worker_.loop(), &export_timer_);
   ev_timer_stop(worker_.loop(), &selection_timer_);
+  ev_timer_stop(worker_.loop(), &rpki_refresh_timer_);
   export_woken_.reset();
   ev_async_stop(worker_.loop(), &export_wake_);
   {
@@ -710,14 +757,7 @@ AdminResult Peer::admin(control::PeerAction action, const std::string& message) 
     case PeerAction::kSoftIn: {
       Connection* c = established();
       if (!c) return {false, "no session is established"};
-      const auto& n = *c->fsm.negotiated();
-      if (!n.route_refresh && !n.enhanced_route_refresh) return {false, "the peer did not negotiate route refresh"};
-      for (codec::Family fam : codec::kKnownFamilyList) {
-        if (!n.families.has(fam)) continue;
-        std::vector<std::byte> rr;
-        codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kRequest, {}}, rr);
-        send_bytes(*c, std::move(rr), codec::MessageType::kRouteRefresh);
-      }
+      if (!ask_refresh(*c)) return {false, "the peer did not negotiate route refresh"};
       reap();
       done = "ROUTE-REFRESH sent";
       break;
@@ -765,7 +805,6 @@ void Peer::reload(Policy import, Policy export_policy, uint8_t allow_own_as, boo
   }
   if (c && import_changed && slot >= 0) {
     if (!effect.empty()) effect += "; ";
-    const auto& n = *c->fsm.negotiated();
     if (import_.none) {
       flush_batch();
       uint64_t gone = 0;
@@ -774,15 +813,9 @@ void Peer::reload(Policy import, Policy export_policy, uint8_t allow_own_as, boo
         gone += table_.sweep_stale(static_cast<uint16_t>(slot), static_cast<table::FamilyIndex>(f));
       }
       effect += fmt::format("import none: its {} routes left the table", gone);
-    } else if (n.route_refresh || n.enhanced_route_refresh) {
+    } else if (ask_refresh(*c)) {
       // RFC 2918: the peer sends its Adj-RIB-Out again, through the new
       // import policy.
-      for (codec::Family fam : codec::kKnownFamilyList) {
-        if (!n.families.has(fam)) continue;
-        std::vector<std::byte> rr;
-        codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kRequest, {}}, rr);
-        send_bytes(*c, std::move(rr), codec::MessageType::kRouteRefresh);
-      }
       effect += "import: ROUTE-REFRESH sent";
     } else {
       effect += "import: the peer did not negotiate route refresh, so the new policy applies to the UPDATEs it sends "
@@ -1039,6 +1072,8 @@ void Peer::import_update(const Connection& c, const codec::UpdateView& u, bool t
   rules.filter = import_.filter.get();
   rules.peer_name = peer_.name;
   rules.refused = &refused_;
+  rules.validator = table_.validator();
+  rules.aspa = aspa_check();
   if (!rules.internal) rules.local_role = peer_.local_role;
   const table::ImportOutcome out = table::import_update(u, treat_as_withdraw, rules, batch_);
   for (size_t i = 0; i < codec::kKnownFamilies; ++i) {

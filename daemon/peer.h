@@ -204,6 +204,14 @@ class Peer {
     std::optional<codec::FamilySet> families;   // negotiated
   };
   [[nodiscard]] ExportView export_view() const;
+  // The VRPs or ASPAs changed: a peer whose import policy asks the RPKI or
+  // ASPA state is asked for its routes again (ROUTE-REFRESH, at most once
+  // a minute), so that they go through the policy with the new data.
+  // The worker's thread.
+  void rpki_changed();
+  // The ASPA procedure for the peer's routes, by its RFC 9234 role
+  // (constant while the peer lives). Any thread.
+  [[nodiscard]] table::AspaCheck aspa_check() const;
   // The routes import refused, kept with why (peer.keep_refused). Any
   // thread.
   [[nodiscard]] const table::RefusedRoutes& refused() const { return refused_; }
@@ -336,6 +344,12 @@ class Peer {
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads
   // Under exporter_mu_: export_view()'s copies.
   table::RefusedRoutes refused_;
+  // ROUTE-REFRESH of every negotiated family; false: not negotiated.
+  bool ask_refresh(Connection& c);
+  static void on_rpki_refresh_timer(struct ev_loop* loop, ev_timer* w, int revents);
+  static constexpr double kRpkiRefreshGap = 60;
+  ev_timer rpki_refresh_timer_{};
+  double last_rpki_refresh_ = -kRpkiRefreshGap;
   Policy shown_export_;
   std::optional<table::ExportTarget> shown_target_;
   std::optional<codec::FamilySet> shown_families_;

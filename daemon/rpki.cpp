@@ -166,18 +166,37 @@ table::Validation state_of(rpki::Validity v) {
 
 }  // namespace
 
-std::optional<uint32_t> RpkiValidator::origin_of(const table::Attrs& a) const {
+template <typename A>
+std::optional<uint32_t> RpkiValidator::origin_of(const A& a) const {
   if (a.as_path_length() == 0) return local_as_;
   if (a.origin_as() != 0) return a.origin_as();  // 0: the path ends in an AS_SET (NONE)
   return std::nullopt;
 }
 
-table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
+template <typename A>
+table::Validation RpkiValidator::validate_any(const net::Prefix& p, const A& a) const {
   if (!enabled()) return table::Validation::kUnchecked;
   return state_of(store_.local().table.validate(p, origin_of(a)));
 }
 
+table::Validation RpkiValidator::validate(const net::Prefix& p, const table::Attrs& a) const {
+  return validate_any(p, a);
+}
+
+table::Validation RpkiValidator::validate_set(const net::Prefix& p, const codec::AttributeSet& a) const {
+  return validate_any(p, a);
+}
+
 table::AspaState RpkiValidator::verify_path(const table::Attrs& a, table::AspaCheck check) const {
+  return verify_any(a, check);
+}
+
+table::AspaState RpkiValidator::verify_set(const codec::AttributeSet& a, table::AspaCheck check) const {
+  return verify_any(a, check);
+}
+
+template <typename A>
+table::AspaState RpkiValidator::verify_any(const A& a, table::AspaCheck check) const {
   if (!enabled() || check == table::AspaCheck::kNone) return table::AspaState::kUnchecked;
   // The path as on the wire, neighbour first; paths longer than this are
   // rare enough to pay for an allocation.

@@ -138,11 +138,19 @@ class RpkiValidator : public table::Validator {
   // ASPA verification of the AS_PATH (rpki/aspa_table.h) by the peer's
   // procedure; unchecked while switched off.
   [[nodiscard]] table::AspaState verify_path(const table::Attrs& a, table::AspaCheck check) const override;
+  [[nodiscard]] table::Validation validate_set(const net::Prefix& p, const codec::AttributeSet& a) const override;
+  [[nodiscard]] table::AspaState verify_set(const codec::AttributeSet& a, table::AspaCheck check) const override;
   // One VrpTable::validate_batch call for the routes (their lookups overlap).
   void validate_batch(std::span<const Query> routes, std::span<table::Validation> out) const override;
 
  private:
-  [[nodiscard]] std::optional<uint32_t> origin_of(const table::Attrs& a) const;
+  // Of table::Attrs or codec::AttributeSet (the same accessors).
+  template <typename A>
+  [[nodiscard]] std::optional<uint32_t> origin_of(const A& a) const;
+  template <typename A>
+  [[nodiscard]] table::Validation validate_any(const net::Prefix& p, const A& a) const;
+  template <typename A>
+  [[nodiscard]] table::AspaState verify_any(const A& a, table::AspaCheck check) const;
 
   const VrpStore& store_;
   uint32_t local_as_;

@@ -79,6 +79,13 @@ std::unique_ptr<RpkiService> Server::make_rpki(const RpkiConfig& c) {
       revalidate([&](const net::Prefix& p) { return cover.covers(p); }, "vrps");
     }
     if (!d.aspa_customers.empty()) reverify_paths(d.aspa_customers);
+    // Import policies that ask the states see the new data through a
+    // ROUTE-REFRESH (Peer::rpki_changed).
+    if (!d.announced.empty() || !d.withdrawn.empty() || !d.aspa_customers.empty())
+      for (const auto& peer : peers_) {
+        Peer* p = peer.get();
+        p->worker().post([p] { p->rpki_changed(); });
+      }
   });
 }
 

@@ -72,10 +72,37 @@ void keep_all(const codec::UpdateView& u, const ImportRules& rules, std::string_
       for (const auto& p : range) rules.refused->refuse(p, reason, attrs);
 }
 
-// The import policy's scratch space: prepare()d once per UPDATE's set.
+// The import policy's scratch space: prepare()d once per UPDATE's set,
+// with the facts it was prepared with.
 PolicyChain::Prepared& policy_scratch() {
   thread_local PolicyChain::Prepared scratch;
   return scratch;
+}
+RouteFacts& policy_facts() {
+  thread_local RouteFacts facts;
+  return facts;
+}
+
+// The facts the import policy's prepare() asks, and the route facts of
+// decide() but the prefix (the RPKI state is asked per prefix).
+RouteFacts import_facts(const ImportRules& rules, const codec::AttributeSet& set) {
+  RouteFacts facts;
+  facts.peer_name = rules.peer_name;
+  facts.peer_as = rules.peer_as;
+  facts.local_role = rules.local_role;
+  facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
+  if (rules.filter->uses_validation() && rules.validator && rules.aspa != AspaCheck::kNone)
+    facts.aspa = rules.validator->verify_set(set, rules.aspa);
+  return facts;
+}
+
+RouteFacts route_facts(const ImportRules& rules, const RouteFacts& once, const net::Prefix& p,
+                       const codec::AttributeSet& set) {
+  RouteFacts at;
+  at.prefix = &p;
+  at.aspa = once.aspa;
+  if (rules.validator && rules.filter->uses_validation()) at.rpki = rules.validator->validate_set(p, set);
+  return at;
 }
 
 // The slow way, prefix by prefix: with an import filter, or when some of
@@ -128,23 +155,15 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
     changed.clear();
     uint32_t n = 0;
     if (rules.filter && !prepared) {
-      RouteFacts facts;
-      facts.peer_name = rules.peer_name;
-      facts.peer_as = rules.peer_as;
-      facts.local_role = rules.local_role;
-      facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
-      rules.filter->prepare(*set, facts, scratch);
+      policy_facts() = import_facts(rules, *set);
+      rules.filter->prepare(*set, policy_facts(), scratch);
       prepared = true;
     }
     for (const auto& p : range) {
       ++n;
       PolicyVerdict v;
       v.accept = true;
-      if (rules.filter) {
-        RouteFacts facts;
-        facts.prefix = &p.prefix;
-        v = rules.filter->decide(facts, scratch);
-      }
+      if (rules.filter) v = rules.filter->decide(route_facts(rules, policy_facts(), p.prefix, *set), scratch);
       if (!v.accept) {
         refuse.push_back(p);
         why.push_back(v);
@@ -187,18 +206,13 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
 // goes in whole, as without a policy, instead of prefix by prefix.
 bool policy_passes_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set) {
   PolicyChain::Prepared& scratch = policy_scratch();
-  RouteFacts facts;
-  facts.peer_name = rules.peer_name;
-  facts.peer_as = rules.peer_as;
-  facts.local_role = rules.local_role;
-  facts.peer_type = rules.internal ? PeerType::kInternal : PeerType::kExternal;
+  const RouteFacts facts = import_facts(rules, set);
   rules.filter->prepare(set, facts, scratch);
+  policy_facts() = facts;
   for (const auto& range : u.announced()) {
     if (taken(range, rules) < 0) return false;
     for (const auto& p : range) {
-      RouteFacts at;
-      at.prefix = &p.prefix;
-      const PolicyVerdict v = rules.filter->decide(at, scratch);
+      const PolicyVerdict v = rules.filter->decide(route_facts(rules, facts, p.prefix, set), scratch);
       if (!v.accept || v.changes()) return false;
     }
   }

@@ -62,6 +62,10 @@ struct ImportRules {
   const PolicyChain* filter = nullptr;  // the import policy; nullptr: accept all
   std::string_view peer_name;           // for the policy's peer conditions
   RefusedRoutes* refused = nullptr;     // where refused routes are kept (refused.h); nullptr: nowhere
+  // For import policies that ask the RPKI or ASPA state (PolicyChain::
+  // uses_validation): the table's validator, and the peer's ASPA procedure.
+  const Validator* validator = nullptr;
+  AspaCheck aspa = AspaCheck::kNone;
   std::optional<codec::Role> local_role;  // RFC 9234: ours on the session (external peers)
 };
 

@@ -77,6 +77,14 @@ class Validator {
   [[nodiscard]] virtual AspaState verify_path(const Attrs& /*a*/, AspaCheck /*check*/) const {
     return AspaState::kUnchecked;
   }
+  // The same two of an attribute set not interned (yet): for import
+  // policies that ask a route's states before it enters the table.
+  [[nodiscard]] virtual Validation validate_set(const net::Prefix& /*p*/, const codec::AttributeSet& /*a*/) const {
+    return Validation::kUnchecked;
+  }
+  [[nodiscard]] virtual AspaState verify_set(const codec::AttributeSet& /*a*/, AspaCheck /*check*/) const {
+    return AspaState::kUnchecked;
+  }
 };
 
 struct TableOptions {
@@ -460,6 +468,7 @@ class Table {
   [[nodiscard]] Memory memory(bool walk = false) const;
   [[nodiscard]] Interner& interner() { return interner_; }
   [[nodiscard]] const BestPathOptions& best_path_options() const { return options_.best; }
+  [[nodiscard]] const Validator* validator() const { return options_.validator; }
   // Whether a route a reader was handed may be chosen (and passed on):
   // not an RPKI-invalid one under reject_invalid. (Next-hop eligibility is
   // not in a RouteView yet: nothing sets it before the kernel part does.)

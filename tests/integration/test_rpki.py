@@ -261,6 +261,78 @@ def test_rpki_marks_routes_from_bird(lab, reject_invalid):
     assert petrel.alive()
 
 
+ROV_POLICY = """
+[[policy]]
+name = "rov"
+default = "accept"
+
+[[policy.term]]
+name = "drop-invalid"
+match = { rpki = ["invalid"] }
+then = "reject"
+
+[[policy.term]]
+name = "tag-valid"
+match = { rpki = ["valid"] }
+set = { community_add = ["65001:1"] }
+then = "accept"
+"""
+
+
+def communities(petrel: L.Petrel, prefix: str) -> list[str] | None:
+    """The communities of the peer's route to `prefix`, None when absent."""
+    got = petrel.api(f"/api/routes/{prefix}")
+    if not isinstance(got, dict) or not got["routes"]:
+        return None
+    return got["routes"][0]["attributes"].get("communities", [])
+
+
+def test_rpki_in_an_import_policy_follows_the_vrps(lab):
+    """An import policy that asks the RPKI state (docs/policy.md): invalid
+    routes refused with the term that refused them, valid ones tagged; when
+    the VRPs change, Petrel asks BIRD for its routes again (ROUTE-REFRESH)
+    and the verdicts follow."""
+    L_require_bird()
+    me, bird_node = lab.node("petrel"), lab.node("bird")
+    prefixes, v4, v6, cover6, path = bird_prefixes_and_vrps(me, bird_node)
+    cache = Cache(me, CACHE_PORTS[0], path).start()
+    petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="rov")],
+                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)], extra_toml=ROV_POLICY)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    L.wait_until(lambda: vrp_count(petrel) == 3, 15, "VRPs from the cache")
+    bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,
+                                       hold_time=HOLD, announce=prefixes)).start()
+    bird.wait_established(30)
+    # valid: tagged; not found: as it came; invalid: refused, kept with why.
+    want = {v4[0]: ["65001:1"], v4[1]: None, v4[2]: [], v6[0]: None, v6[1]: None}
+    L.wait_until(lambda: {p: communities(petrel, p) for p in want} == want, 20,
+                 f"routes {want}: got {[(p, communities(petrel, p)) for p in want]}")
+    # (Absent routes look alike before and after they came: the refused
+    # ones are waited for.)
+    def kept() -> list[tuple[str, str]]:
+        return sorted((r["prefix"], r["reason"]) for r in petrel.api("/api/refused?peer=bird")["refused"])
+    want_kept = sorted((p, "rov.drop-invalid") for p in (v4[1], v6[0], v6[1]))
+    L.wait_until(lambda: kept() == want_kept, 20, f"refused {want_kept}: {kept()}")
+
+    # The VRPs change: BIRD is asked again and the verdicts follow.
+    write_vrps(path, [
+        (v4[1], 28, BIRD_ASN),   # invalid -> valid
+        (v4[2], 28, 64999),      # not found -> invalid
+        (cover6, 48, BIRD_ASN),  # both IPv6 valid now
+        # v4[0]: valid -> not found
+    ])
+    want = {v4[0]: [], v4[1]: ["65001:1"], v4[2]: None, v6[0]: ["65001:1"], v6[1]: ["65001:1"]}
+    L.wait_until(lambda: {p: communities(petrel, p) for p in want} == want, 30,
+                 f"routes {want}: got {[(p, communities(petrel, p)) for p in want]}")
+    assert petrel.wait_events("rpki-import-refresh", peer="bird"), "no ROUTE-REFRESH for the new VRPs"
+    L.wait_until(lambda: kept() == [(v4[2], "rov.drop-invalid")], 20, f"refused: {kept()}")
+    cache.stop()
+    assert petrel.alive()
+
+
 def L_require_bird():
     if shutil.which("bird") is None:
         pytest.skip("bird not found (apt-get install bird2)")

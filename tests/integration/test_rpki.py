@@ -216,15 +216,16 @@ def bird_prefixes_and_vrps(me: L.Node, bird_node: L.Node):
     return prefixes, v4, v6, cover6, path
 
 
-@pytest.mark.parametrize("reject_invalid", [False, True], ids=["keep-invalid", "reject-invalid"])
-def test_rpki_marks_routes_from_bird(lab, reject_invalid):
-    L_require_bird()
+def bird_behind_a_cache(lab, import_policy: str = "all", **petrel_kw):
+    """A StayRTR cache serving bird_prefixes_and_vrps' file, Petrel with it
+    and BIRD announcing its sample prefixes, established: (petrel, cache,
+    v4, v6, cover6, the VRP file's path)."""
     me, bird_node = lab.node("petrel"), lab.node("bird")
     prefixes, v4, v6, cover6, path = bird_prefixes_and_vrps(me, bird_node)
     cache = Cache(me, CACHE_PORTS[0], path).start()
-    petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD)],
-                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)],
-                        reject_invalid=reject_invalid)
+    petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD,
+                                          import_policy=import_policy)],
+                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)], **petrel_kw)
     try:
         petrel.start()
     except L.PetrelNotReady as e:
@@ -233,6 +234,13 @@ def test_rpki_marks_routes_from_bird(lab, reject_invalid):
     bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,
                                        hold_time=HOLD, announce=prefixes)).start()
     bird.wait_established(30)
+    return petrel, cache, v4, v6, cover6, path
+
+
+@pytest.mark.parametrize("reject_invalid", [False, True], ids=["keep-invalid", "reject-invalid"])
+def test_rpki_marks_routes_from_bird(lab, reject_invalid):
+    L_require_bird()
+    petrel, cache, v4, v6, cover6, path = bird_behind_a_cache(lab, reject_invalid=reject_invalid)
     want = {v4[0]: "valid", v4[1]: "invalid", v4[2]: "not-found", v6[0]: "invalid", v6[1]: "invalid"}
     L.wait_until(lambda: all(marks(petrel, p) == [("bird", s)] for p, s in want.items()), 20,
                  f"marks {want}: got {[(p, marks(petrel, p)) for p in want]}")
@@ -293,19 +301,7 @@ def test_rpki_in_an_import_policy_follows_the_vrps(lab):
     the VRPs change, Petrel asks BIRD for its routes again (ROUTE-REFRESH)
     and the verdicts follow."""
     L_require_bird()
-    me, bird_node = lab.node("petrel"), lab.node("bird")
-    prefixes, v4, v6, cover6, path = bird_prefixes_and_vrps(me, bird_node)
-    cache = Cache(me, CACHE_PORTS[0], path).start()
-    petrel = RpkiPetrel(me, [L.PetrelPeer("bird", bird_node.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="rov")],
-                        PETREL_ASN, http_port=HTTP_PORT, caches=[(CACHE_PORTS[0], 1)], extra_toml=ROV_POLICY)
-    try:
-        petrel.start()
-    except L.PetrelNotReady as e:
-        pytest.skip(str(e))
-    L.wait_until(lambda: vrp_count(petrel) == 3, 15, "VRPs from the cache")
-    bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,
-                                       hold_time=HOLD, announce=prefixes)).start()
-    bird.wait_established(30)
+    petrel, cache, v4, v6, cover6, path = bird_behind_a_cache(lab, import_policy="rov", extra_toml=ROV_POLICY)
     # valid: tagged; not found: as it came; invalid: refused, kept with why.
     want = {v4[0]: ["65001:1"], v4[1]: None, v4[2]: [], v6[0]: None, v6[1]: None}
     L.wait_until(lambda: {p: communities(petrel, p) for p in want} == want, 20,

@@ -1968,6 +1968,7 @@ void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg)
         std::string known;
         for (const auto& f : cfg.policies) known += fmt::format(", \"{}\"", f.name);
         for (const auto& f : cfg.filters) known += fmt::format(", \"{}\"", f.name);
+        for (std::string_view b : table::builtin_policy_names()) known += fmt::format(", \"{}\"", b);
         ck.error(*items[k], k_path,
                  fmt::format("no [[policy]] or [[filter]] is named {}; expected \"all\", \"none\"{}", in_quotes(name), known));
       }
@@ -2034,7 +2035,7 @@ std::optional<table::PolicyDef> Config::find_policy(std::string_view name) const
   for (const auto& p : policies)
     if (p.name == name) return p;
   if (const table::Filter* f = find_filter(name)) return table::policy_of_filter(*f);
-  return std::nullopt;
+  return table::builtin_policy(name);
 }
 
 uint8_t default_multihop(const PeerConfig& peer, uint32_t local_asn) { return peer.is_ebgp(local_asn) ? 1 : 255; }

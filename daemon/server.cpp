@@ -819,6 +819,7 @@ void Server::accept_from(Listener& l) {
 void Server::note_policies(const Config& c) {
   auto all = std::make_shared<std::vector<table::PolicyDef>>(c.policies);
   for (const table::Filter& f : c.filters) all->push_back(table::policy_of_filter(f));
+  for (std::string_view b : table::builtin_policy_names()) all->push_back(*table::builtin_policy(b));
   std::lock_guard lock(sections_mu_);
   named_policies_ = std::move(all);
 }

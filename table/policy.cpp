@@ -300,6 +300,56 @@ PolicyDef policy_of_filter(const Filter& f) {
   return d;
 }
 
+// ---- built-in policies
+
+namespace {
+
+constexpr std::string_view kBogons[] = {
+    "0.0.0.0/8 le 32",     "10.0.0.0/8 le 32",     "100.64.0.0/10 le 32", "127.0.0.0/8 le 32",
+    "169.254.0.0/16 le 32", "172.16.0.0/12 le 32", "192.0.0.0/24 le 32",  "192.0.2.0/24 le 32",
+    "192.168.0.0/16 le 32", "198.18.0.0/15 le 32", "198.51.100.0/24 le 32", "203.0.113.0/24 le 32",
+    "224.0.0.0/4 le 32",   "240.0.0.0/4 le 32",    "0.0.0.0/0",           "0.0.0.0/0 ge 25",
+    "::/8 le 128",         "100::/64 le 128",      "2001:2::/48 le 128",  "2001:10::/28 le 128",
+    "2001:db8::/32 le 128", "2002::/16 le 128",    "3ffe::/16 le 128",    "fc00::/7 le 128",
+    "fe80::/10 le 128",    "fec0::/10 le 128",     "ff00::/8 le 128",     "::/0",
+    "::/0 ge 49",
+};
+
+PolicyTerm rejecting(std::string name, PolicyMatch m) { return PolicyTerm{std::move(name), std::move(m), {}, PolicyThen::kReject}; }
+
+}  // namespace
+
+std::vector<std::string_view> builtin_policy_names() {
+  return {"builtin:graceful-shutdown", "builtin:no-blackhole", "builtin:bogons", "builtin:no-as-set"};
+}
+
+std::optional<PolicyDef> builtin_policy(std::string_view name) {
+  PolicyDef d;
+  d.name = std::string(name);
+  if (name == "builtin:graceful-shutdown") {
+    PolicyTerm t;
+    t.name = "graceful-shutdown";
+    t.match.community = {*CommunityPattern::parse("graceful-shutdown")};
+    t.set.local_pref = 0;
+    d.terms.push_back(std::move(t));
+  } else if (name == "builtin:no-blackhole") {
+    PolicyMatch m;
+    m.community = {*CommunityPattern::parse("blackhole")};
+    d.terms.push_back(rejecting("blackhole", std::move(m)));
+  } else if (name == "builtin:bogons") {
+    PolicyMatch m;
+    for (std::string_view r : kBogons) m.prefix.push_back(*PrefixRange::parse(r));
+    d.terms.push_back(rejecting("bogon", std::move(m)));
+  } else if (name == "builtin:no-as-set") {
+    PolicyMatch m;
+    m.as_set = true;
+    d.terms.push_back(rejecting("as-set", std::move(m)));
+  } else {
+    return std::nullopt;
+  }
+  return d;
+}
+
 // ---- the AS path as text
 
 void as_path_text(const codec::AsPath& p, std::string& out) { path_text(p, out); }

@@ -152,6 +152,19 @@ struct PolicyDef {
 // A [[filter]] (filter.h) as a policy of the same behaviour.
 PolicyDef policy_of_filter(const Filter& f);
 
+// Policies every configuration has, for chains (docs/policy.md,
+// "Built-in policies"); their names have a ':' that a [[policy]] name
+// cannot have:
+//   builtin:graceful-shutdown  RFC 8326: GRACEFUL_SHUTDOWN routes get
+//                              LOCAL_PREF 0; then next
+//   builtin:no-blackhole       RFC 7999: routes carrying BLACKHOLE are
+//                              refused (from a transit, say)
+//   builtin:bogons             RFC 6890 space, 6to4, the 6bone, default
+//                              routes, longer than /24 or /48: refused
+//   builtin:no-as-set          paths with an AS_SET (RFC 9774): refused
+std::optional<PolicyDef> builtin_policy(std::string_view name);
+std::vector<std::string_view> builtin_policy_names();
+
 inline constexpr size_t kMaxPolicyTerms = 4096;  // per chain
 inline constexpr size_t kMaxFired = 16;          // terms with changes that apply to one route
 

@@ -204,6 +204,30 @@ TEST(Policy, AFilterBecomesAPolicyOfTheSameBehaviour) {
   }
 }
 
+TEST(Policy, BuiltInPolicies) {
+  for (std::string_view name : builtin_policy_names()) ASSERT_TRUE(builtin_policy(name)) << name;
+  EXPECT_FALSE(builtin_policy("graceful-shutdown"));  // the prefix is part of the name
+  auto chain = PolicyChain::compile({*builtin_policy("builtin:bogons"), *builtin_policy("builtin:no-as-set"),
+                                     *builtin_policy("builtin:no-blackhole"),
+                                     *builtin_policy("builtin:graceful-shutdown"), PolicyDef{"ok", {}, PolicyThen::kAccept}});
+  ASSERT_TRUE(chain);
+  auto a = route({64500, 15169});
+  for (const char* bogon : {"10.1.0.0/16", "192.168.1.0/24", "0.0.0.0/0", "8.8.8.0/25", "2001:db8::/48", "::/0",
+                            "2a00:1::/49", "2002:c000::/24"})
+    EXPECT_FALSE(run(*chain, a, pfx(bogon)).accept) << bogon;
+  EXPECT_TRUE(run(*chain, a, pfx("8.8.8.0/24")).accept);
+  EXPECT_TRUE(run(*chain, a, pfx("2a00:1450::/32")).accept);
+  auto with_set = a;
+  with_set.as_path->segments.push_back(codec::AsSegment{codec::SegmentType::kAsSet, {1, 2}});
+  EXPECT_FALSE(run(*chain, with_set, pfx("8.8.8.0/24")).accept);
+  EXPECT_FALSE(run(*chain, route({64500}, {codec::community::kBlackhole}), pfx("8.8.8.0/24")).accept);
+  auto shut = route({64500}, {codec::community::kGracefulShutdown});
+  auto v = run(*chain, shut, pfx("8.8.8.0/24"));
+  ASSERT_TRUE(v.accept);
+  ASSERT_TRUE(chain->apply(v, shut, {}));
+  EXPECT_EQ(shut.local_pref, 0u);
+}
+
 // ---- the property: compiled chain against a plain interpreter
 
 // The plain interpreter: every condition checked directly on the route

@@ -18,7 +18,7 @@ import subprocess
 
 import lab as L
 from conftest import require
-from test_mrt_dump import api_routes, bgpdump_routes
+from test_mrt_dump import AP_PREFIXES, AddPathBird, api_routes, bgpdump_routes
 
 PETREL_ASN = 65001
 BIRD_ASN = 65002
@@ -107,3 +107,30 @@ def test_mrt_periodic_dumps_and_update_log(lab):
     assert st["records"] >= len(states) + 1 and st["dropped"] == 0 and st["errors"] == 0 and st["files"] >= 1, st
     metrics = me.run(["curl", "-s", f"http://127.0.0.1:{petrel.http_port}/metrics"], check=False).stdout
     assert "petrel_mrt_update_records_dropped_total 0" in metrics, metrics[-2000:]
+
+
+def test_mrt_update_log_add_path(lab):
+    """On a session with ADD-PATH receive the UPDATEs are logged as
+    BGP4MP_MESSAGE_AS4_ADDPATH (RFC 8050): bgpdump reads each path's
+    announcement (two per prefix from AddPathBird)."""
+    require("bird")
+    require("bgpdump")
+    me, bn = lab.node("petrel"), lab.node("bird")
+    updates = me.path("ap-updates.%Y%m%d.%H%M%S.mrt.gz")
+    bird = AddPathBird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, families=("ipv4-unicast",),
+                                     announce=AP_PREFIXES)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, families=("ipv4-unicast",),
+                                        extra=('add_path = { "ipv4-unicast" = "receive" }',))],
+                      PETREL_ASN, extra_toml=f'[mrt]\nupdates_file = "{updates}"\nupdates_interval = 1\n'
+                                             f'updates_gzip = true\n').start()
+    bird.wait_established(30)
+    update_glob = me.path("ap-updates.*.mrt.gz*")
+
+    def announced():
+        rows = [f for p in finished(update_glob) for f in bgpdump_lines(p)]
+        a = [r for r in rows if r[2] == "A"]
+        return (rows, a) if len(a) >= 2 * len(AP_PREFIXES) else None
+    rows, a = L.wait_until(announced, 20, "both paths of each prefix in the UPDATE log")
+    assert {r[5] for r in a} == set(AP_PREFIXES), rows
+    with open(finished(update_glob)[0], "rb") as f:
+        assert f.read(2) == b"\x1f\x8b", "the UPDATE log is gzip"

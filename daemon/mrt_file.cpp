@@ -21,7 +21,11 @@ std::string mrt_file_name(const std::string& pattern, std::time_t now) {
   std::tm tm{};
   gmtime_r(&now, &tm);
   std::string out(kMaxPath + 1, '\0');
+  // The pattern is the operator's (mrt.dump_file, mrt.updates_file).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
   size_t n = std::strftime(out.data(), out.size(), pattern.c_str(), &tm);
+#pragma GCC diagnostic pop
   out.resize(n);  // 0 when it did not fit (or is empty)
   return out;
 }

@@ -1,7 +1,6 @@
 // The MRT UPDATE log ([mrt] updates_file; docs/operations.md, "MRT"):
 // every UPDATE received from a peer as a BGP4MP_ET MESSAGE_AS4 record
-// (MESSAGE_AS4_ADDPATH when the session negotiated ADD-PATH receive, RFC
-// 8050), and every change of a session's state as STATE_CHANGE_AS4 (RFC
+// (MESSAGE_AS4_ADDPATH when its NLRI carry path identifiers, RFC 8050), and every change of a session's state as STATE_CHANGE_AS4 (RFC
 // 6396 section 4.4), in files named by a strftime pattern, one per
 // updates_interval seconds, optionally gzip-compressed.
 //

@@ -152,6 +152,17 @@ namespace {
 // RFC 4271 section 8.2.2's numbering, as BGP4MP_STATE_CHANGE carries it.
 uint16_t mrt_state(fsm::State s) { return static_cast<uint16_t>(static_cast<int>(s) + 1); }
 
+// RFC 8050 section 3: the _ADDPATH subtype for an UPDATE whose NLRI carry
+// path identifiers, those of a family with ADD-PATH receive negotiated
+// (one that mixes such a family with another is logged as _ADDPATH too:
+// MRT has no way to say which NLRI carry them).
+bool mrt_add_path(const codec::UpdateView& u, const codec::SessionParams& p) {
+  const codec::FamilySet& ap = p.add_path_receive;
+  if ((!u.nlri().empty() || !u.withdrawn().empty()) && ap.has(codec::kIpv4Unicast)) return true;
+  if (u.mp_reach() && ap.has(u.mp_reach()->family)) return true;
+  return u.mp_unreach() && ap.has(u.mp_unreach()->family);
+}
+
 }  // namespace
 
 // The session as a BGP4MP record names it (RFC 6396 section 4.4).
@@ -999,11 +1010,9 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
 void Peer::deliver_update(Connection& c, bytes::Span body) {
   const auto& neg = c.fsm.negotiated();
   if (!neg) return;
-  // RFC 8050: the _ADDPATH subtype when the peer's NLRI carry path ids.
-  if (MrtUpdateLog* mrt = mrt_update_log())
-    mrt->update(mrt_session(c), !neg->params.add_path_receive.empty(), body);
   codec::PeerType pt = peer_.asn == config_.router.asn ? codec::PeerType::kInternal : codec::PeerType::kExternal;
   auto u = codec::UpdateView::decode(body, neg->params, pt);
+  if (MrtUpdateLog* mrt = mrt_update_log()) mrt->update(mrt_session(c), mrt_add_path(u, neg->params), body);
   auto action = u.action();
   if (action != codec::ErrorAction::kNone) {
     for (const auto& d : u.report().diagnostics()) {

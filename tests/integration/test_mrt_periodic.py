@@ -8,13 +8,19 @@ BIRD peer announcing IPv4 and IPv6 routes, read by Debian's `bgpdump`.
 - The UPDATE log (BGP4MP_ET): bgpdump lists the UPDATEs BIRD sent (every
   prefix announced by BIRD's address and AS) and the session's state
   changes, Established when it comes up and Idle after BIRD disables its
-  session. Nothing is dropped (GET /api/mrt, petrel_mrt_* metrics).
+  session. Petrel's own reader (mrt-extract) reads every record back, and
+  `petrel decode` decodes each logged message as an UPDATE. Nothing is
+  dropped (GET /api/mrt, petrel_mrt_* metrics).
+- On an ADD-PATH receive session the UPDATEs are logged as
+  BGP4MP_MESSAGE_AS4_ADDPATH (gzip-compressed here), read path by path.
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import subprocess
+from pathlib import Path
 
 import lab as L
 from conftest import require
@@ -101,6 +107,22 @@ def test_mrt_periodic_dumps_and_update_log(lab):
     for r in rows:
         if r[2] == "A":
             assert r[6] == str(BIRD_ASN), r
+
+    # Petrel's own reader (mrt-extract, tools/mrt) reads every record back,
+    # and each logged message is a whole UPDATE `petrel decode` decodes.
+    extract = Path(petrel.binary).resolve().parents[1] / "tools" / "mrt" / "mrt-extract"
+    if extract.exists():
+        for f in finished(update_glob):
+            r = subprocess.run([str(extract), f], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0, r
+            messages = r.stdout.splitlines()
+            own = [x for x in bgpdump_lines(f) if x[2] == "STATE"]
+            assert f"{len(messages) + len(own)} records read" in r.stderr, (r.stderr, messages, own)
+            if messages:
+                d = subprocess.run([petrel.binary, "decode"], input="\n".join(messages) + "\n",
+                                   capture_output=True, text=True, timeout=60)
+                assert d.returncode == 0, d
+                assert all(json.loads(ln)["type"] == "update" for ln in d.stdout.splitlines()), d.stdout
 
     st = petrel.api("/api/mrt")["updates"]
     # (bgpdump writes a line per prefix: an UPDATE may be several.)

@@ -12,7 +12,6 @@
 // when its period ends (daemon/mrt_file.h).
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <ctime>

@@ -590,6 +590,69 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
 }
 
+// [mrt] (docs/configuration.md): a file pattern is an absolute path whose
+// file name, when files are rotated, begins with a fixed part (rotation
+// removes the files of the folder that begin with it).
+void parse_mrt(Checker& ck, const toml::table& root, MrtConfig& out) {
+  const toml::table* t = ck.table(root, "", "mrt");
+  if (!t) return;
+  constexpr std::string_view p = "mrt";
+  ck.only_keys(*t, p, {"dump_interval", "dump_file", "dump_gzip", "dump_keep", "updates_file", "updates_interval",
+                       "updates_gzip", "updates_keep", "updates_queue"});
+  auto pattern = [&](std::string_view key, bool may_be_empty, std::string& into) {
+    const std::string_view what = may_be_empty ? "an absolute file path (strftime pattern) or \"\""
+                                               : "an absolute file path (strftime pattern)";
+    auto s = ck.string(*t, p, key, what);
+    if (!s) return;
+    if (s->empty() && may_be_empty) {
+      into.clear();
+      return;
+    }
+    if (s->empty() || s->front() != '/' || s->back() == '/' || s->size() > 4000 || s->find('\0') != std::string::npos)
+      ck.error(*t->get(key), fmt::format("mrt.{}", key), fmt::format("expected {}, got {}", what, in_quotes(*s)));
+    else
+      into = *s;
+  };
+  if (auto v = ck.integer(*t, p, "dump_interval", 0, 604'800, "0 (no dumps) or 1..604800 seconds"))
+    out.dump_interval = static_cast<uint32_t>(*v);
+  pattern("dump_file", false, out.dump_file);
+  if (auto v = ck.boolean(*t, p, "dump_gzip")) out.dump_gzip = *v;
+  if (auto v = ck.integer(*t, p, "dump_keep", 0, 1'000'000, "a file count 0..1000000 (0: all)"))
+    out.dump_keep = static_cast<uint32_t>(*v);
+  pattern("updates_file", true, out.updates_file);
+  if (auto v = ck.integer(*t, p, "updates_interval", 1, 604'800, "1..604800 seconds"))
+    out.updates_interval = static_cast<uint32_t>(*v);
+  if (auto v = ck.boolean(*t, p, "updates_gzip")) out.updates_gzip = *v;
+  if (auto v = ck.integer(*t, p, "updates_keep", 0, 1'000'000, "a file count 0..1000000 (0: all)"))
+    out.updates_keep = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, p, "updates_queue", 1, 10'000'000, "a record count 1..10000000"))
+    out.updates_queue = static_cast<uint32_t>(*v);
+  // Rotation by a prefix: one that is empty would take every file of the
+  // folder, and the two kinds must not take each other's.
+  auto fixed = [](const std::string& pat) {
+    std::filesystem::path f(pat);
+    std::string name = f.filename().string();
+    return std::pair{f.parent_path().string(), name.substr(0, name.find('%'))};
+  };
+  auto check_keep = [&](std::string_view key, uint32_t keep, const std::string& pat, std::string_view file_key) {
+    if (keep != 0 && !pat.empty() && fixed(pat).second.empty() && t->get(key))
+      ck.error(*t->get(key), fmt::format("mrt.{}", key),
+               fmt::format("rotation needs mrt.{}'s file name to begin with a fixed part (\"rib.%Y...\"), got {}",
+                           file_key, in_quotes(pat)));
+  };
+  check_keep("dump_keep", out.dump_keep, out.dump_file, "dump_file");
+  check_keep("updates_keep", out.updates_keep, out.updates_file, "updates_file");
+  if (!out.updates_file.empty() && (out.dump_keep != 0 || out.updates_keep != 0) && t->get("updates_file")) {
+    auto [ddir, dfix] = fixed(out.dump_file);
+    auto [udir, ufix] = fixed(out.updates_file);
+    if (ddir == udir && (dfix.starts_with(ufix) || ufix.starts_with(dfix)))
+      ck.error(*t->get("updates_file"), "mrt.updates_file",
+               fmt::format("expected a folder or file name beginning other than mrt.dump_file's ({}): rotation "
+                           "would remove one kind's files as the other's, got {}",
+                           in_quotes(out.dump_file), in_quotes(out.updates_file)));
+  }
+}
+
 // A path named in the configuration, as used: a relative one is taken
 // from the configuration file's folder.
 std::string path_from(const std::string& path, std::string_view config_file) {
@@ -2005,7 +2068,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   }
   const toml::table& root = parsed.table();
   ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "prefix_set",
-                          "as_set", "community_set", "policy", "originate", "bmp"});
+                          "as_set", "community_set", "policy", "originate", "bmp", "mrt"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
@@ -2018,6 +2081,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_policies(ck, root, cfg.policies, cfg.filters);
   parse_originate(ck, root, cfg.originate);
   parse_bmp(ck, root, cfg.bmp);
+  parse_mrt(ck, root, cfg.mrt);
   check_peer_filters(ck, root, cfg);
   if (!ck.ok()) return fail(ck.take());
   return cfg;

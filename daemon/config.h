@@ -328,6 +328,23 @@ struct BmpStationConfig {
   friend bool operator==(const BmpStationConfig&, const BmpStationConfig&) = default;
 };
 
+// [mrt]: periodic MRT table dumps and the UPDATE log (RFC 6396, RFC 8050;
+// docs/operations.md, "MRT"). Both off by default.
+inline constexpr std::string_view kDefaultMrtDumpFile = "/var/lib/petrel/rib.%Y%m%d.%H%M.mrt";
+struct MrtConfig {
+  uint32_t dump_interval = 0;                  // seconds between table dumps; 0: none
+  std::string dump_file{kDefaultMrtDumpFile};  // strftime pattern, UTC
+  bool dump_gzip = false;
+  uint32_t dump_keep = 0;         // the newest dumps kept; 0: all
+  std::string updates_file;       // strftime pattern, UTC; "": no UPDATE log
+  uint32_t updates_interval = 900;  // seconds of UPDATEs per file
+  bool updates_gzip = false;
+  uint32_t updates_keep = 0;        // the newest UPDATE log files kept; 0: all
+  uint32_t updates_queue = 100'000;  // records waiting for the writer; more are dropped
+
+  friend bool operator==(const MrtConfig&, const MrtConfig&) = default;
+};
+
 struct Config {
   RouterConfig router;
   HttpConfig http;
@@ -342,6 +359,7 @@ struct Config {
   std::vector<table::PolicyDef> policies;
   std::vector<OriginateConfig> originate;
   std::vector<BmpStationConfig> bmp;  // [[bmp]], in file order
+  MrtConfig mrt;
 
   // The filter a peer's import or export names: nullptr for "all" (and
   // for "none", which `none` reports); the filter otherwise.

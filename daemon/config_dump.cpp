@@ -441,6 +441,17 @@ std::string dump(const Config& c) {
     line("statistics_interval", number(b.statistics_interval));
     line("max_queue", number(b.max_queue));
   }
+
+  o += "\n[mrt]\n";
+  line("dump_interval", number(c.mrt.dump_interval));
+  line("dump_file", toml_string(c.mrt.dump_file));
+  line("dump_gzip", bool_text(c.mrt.dump_gzip));
+  line("dump_keep", number(c.mrt.dump_keep));
+  line("updates_file", toml_string(c.mrt.updates_file));
+  line("updates_interval", number(c.mrt.updates_interval));
+  line("updates_gzip", bool_text(c.mrt.updates_gzip));
+  line("updates_keep", number(c.mrt.updates_keep));
+  line("updates_queue", number(c.mrt.updates_queue));
   return o;
 }
 
@@ -568,6 +579,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   live("kernel", running.kernel == next.kernel);
   live("rpki", running.rpki == next.rpki);
   section("bmp", running.bmp == next.bmp);
+  section("mrt", running.mrt == next.mrt);
   for (size_t i = 0; i < next.peers.size(); ++i) {
     const PeerConfig& b = next.peers[i];
     auto at = same_peer(running, b);

@@ -20,6 +20,7 @@
 #include "daemon/dry_run.h"
 #include "daemon/events.h"
 #include "daemon/bmp_api.h"
+#include "daemon/mrt_api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/log.h"
 #include "daemon/memory.h"
@@ -510,6 +511,9 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = kernel_response(method, ctx->server->kernel_status());
     else if (std::string_view(url) == kBmpPath)
       r = bmp_response(method, ctx->server->bmp_status());
+    else if (std::string_view(url) == kMrtPath) {
+      if (!api::refuse_method(method, r)) r.body = mrt_json(ctx->server->mrt_status());
+    }
     else {
       api::Snapshot snap = snapshot(*ctx);
       // Only the page shows them (RPKI's route counts may walk the table).
@@ -520,6 +524,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       if (std::optional<KernelStatus> k = ctx->server->kernel_status()) r.body += kernel_metrics(*k);
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += bmp_metrics(ctx->server->bmp_status());
+    if (std::string_view(url) == "/metrics" && r.status == 200) r.body += mrt_metrics(ctx->server->mrt_status());
   } catch (const std::exception& e) {
     log(LogLevel::kError, "http-error", {{"url", url}}, e.what());
     r.status = 500;

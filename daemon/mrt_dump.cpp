@@ -1,17 +1,12 @@
 // `petrel dump`'s snapshot and file (mrt_dump.h).
 #include "daemon/mrt_dump.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <unordered_map>
 #include <vector>
 
 #include "codec/types.h"
+#include "daemon/mrt_file.h"
 #include "mrt/writer.h"
 
 namespace petrel::daemon {
@@ -79,56 +74,34 @@ Snapshot take_snapshot(const table::Table& t, uint32_t collector_id, uint32_t lo
   return s;
 }
 
-std::string errno_text(int e) { return std::strerror(e); }
-
-bool write_all(int fd, const std::vector<std::byte>& buf, int& err) {
-  size_t off = 0;
-  while (off < buf.size()) {
-    ssize_t n = ::write(fd, buf.data() + off, buf.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      err = n < 0 ? errno : EIO;
-      return false;
-    }
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string default_dump_path(std::time_t now) {
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char name[64];
-  std::strftime(name, sizeof name, "petrel-%Y%m%dT%H%M%SZ.mrt", &tm);
-  return std::string(kDefaultDumpDir) + "/" + name;
+  return mrt_file_name(std::string(kDefaultDumpDir) + "/petrel-%Y%m%dT%H%M%SZ.mrt", now);
 }
 
-DumpOutcome dump_table(const table::Table& t, const std::string& path, uint32_t collector_id, uint32_t local_as,
-                       std::time_t now) {
+DumpOutcome dump_table(const table::Table& t, const std::string& path, bool gzip, uint32_t collector_id,
+                       uint32_t local_as, std::time_t now) {
   DumpOutcome out;
   out.path = path;
   Snapshot s = take_snapshot(t, collector_id, local_as);
 
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) {
-    out.error = "cannot open " + tmp + ": " + errno_text(errno);
+  MrtFile file;
+  if (!file.open(path, gzip)) {
+    out.error = file.error();
     return out;
   }
-  auto fail = [&](const std::string& what, int e) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    out.error = what + " " + tmp + ": " + errno_text(e);
+  auto fail = [&](const std::string& error) {
+    file.abandon();
+    out.error = error;
     return out;
   };
   const auto ts = static_cast<uint32_t>(std::clamp<std::time_t>(now, 0, 0xFFFFFFFF));
   mrt::TableDumpWriter w(ts);
   std::vector<std::byte> buf;
   buf.reserve(kFlushBytes + 64 * 1024);
-  int err = 0;
-  if (!w.peer_index_table(collector_id, "petrel", s.peers, buf)) return fail("too many peers for", E2BIG);
+  if (!w.peer_index_table(collector_id, "petrel", s.peers, buf))
+    return fail("too many peers for an MRT peer table (65535 at most)");
   std::vector<mrt::DumpRoute> routes;
   for (const SnapPrefix& p : s.prefixes) {
     routes.clear();
@@ -143,31 +116,17 @@ DumpOutcome dump_table(const table::Table& t, const std::string& path, uint32_t 
     }
     w.rib(p.prefix, routes, buf);
     if (buf.size() >= kFlushBytes) {
-      if (!write_all(fd, buf, err)) return fail("cannot write", err);
+      if (!file.write(buf)) return fail(file.error());
       buf.clear();
     }
   }
-  if (!write_all(fd, buf, err)) return fail("cannot write", err);
-  // (EINVAL: a file that cannot be synced, a FIFO say: nothing to wait for.)
-  if (::fsync(fd) != 0 && errno != EINVAL) return fail("cannot sync", errno);
-  if (::close(fd) != 0) {
-    err = errno;
-    ::unlink(tmp.c_str());
-    out.error = "cannot close " + tmp + ": " + errno_text(err);
-    return out;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    err = errno;
-    ::unlink(tmp.c_str());
-    out.error = "cannot rename " + tmp + " to " + path + ": " + errno_text(err);
-    return out;
-  }
+  if (!file.write(buf) || !file.finish()) return fail(file.error());
   out.ok = true;
   out.prefixes = w.stats().prefixes;
   out.routes = w.stats().routes;
   out.routes_left_out = w.stats().routes_left_out + s.left_out;
   out.peers = s.peers.size();
-  out.bytes = w.stats().bytes;
+  out.bytes = w.stats().bytes;  // before compression
   return out;
 }
 

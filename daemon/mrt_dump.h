@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "table/table.h"
 
@@ -28,15 +29,27 @@ struct DumpOutcome {
   uint64_t routes = 0;
   uint64_t routes_left_out = 0;  // too large for an MRT record, or malformed
   uint64_t peers = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // MRT octets, before any compression
+  std::vector<std::string> removed;  // older dumps rotation removed
+};
+
+// The periodic dumps' figures ([mrt] dump_interval), for GET /api/mrt.
+struct MrtDumpStatus {
+  uint64_t written = 0;  // dumps completed, `petrel dump`'s included
+  uint64_t failed = 0;
+  uint64_t skipped = 0;  // periodic dumps not started: the previous one was still running
+  std::string last_file;
+  std::string last_error;
 };
 
 // Takes the snapshot of `t`'s IPv4 and IPv6 unicast routes and writes it
-// to path + ".tmp", then renames that to `path` (a reader never sees half
-// a file; on an error the .tmp file is removed). `collector_id`: our
+// to path + ".tmp" (gzip-compressed when `gzip`), then renames that to
+// `path` (a reader never sees half a file; on an error the .tmp file is
+// removed; daemon/mrt_file.h). The same for `petrel dump` and the
+// periodic dumps of [mrt]. `collector_id`: our
 // router id (host order); `local_as`: the AS of our own routes' peer
 // entry. Blocking: for a thread of its own.
-DumpOutcome dump_table(const table::Table& t, const std::string& path, uint32_t collector_id, uint32_t local_as,
-                       std::time_t now);
+DumpOutcome dump_table(const table::Table& t, const std::string& path, bool gzip, uint32_t collector_id,
+                       uint32_t local_as, std::time_t now);
 
 }  // namespace petrel::daemon

@@ -23,6 +23,7 @@
 #include "crates/sendq/send_queue.h"
 #include "daemon/bmp.h"
 #include "daemon/log.h"
+#include "daemon/mrt_log.h"
 #include "daemon/restart.h"
 #include "daemon/worker.h"
 #include "fsm/negotiate.h"
@@ -141,7 +142,40 @@ struct Peer::Connection {
   // For BMP's Peer Up and Peer Down (daemon/bmp.h): the OPENs and the
   // last NOTIFICATION each way, whole.
   std::vector<std::byte> sent_open, received_open, notification_out, notification_in;
+  // For the MRT UPDATE log's records (daemon/mrt_log.h): our address on
+  // the connection, looked up once the socket has one.
+  std::optional<net::IpAddress> mrt_local;
 };
+
+namespace {
+
+// RFC 4271 section 8.2.2's numbering, as BGP4MP_STATE_CHANGE carries it.
+uint16_t mrt_state(fsm::State s) { return static_cast<uint16_t>(static_cast<int>(s) + 1); }
+
+// RFC 8050 section 3: the _ADDPATH subtype for an UPDATE whose NLRI carry
+// path identifiers, those of a family with ADD-PATH receive negotiated
+// (one that mixes such a family with another is logged as _ADDPATH too:
+// MRT has no way to say which NLRI carry them).
+bool mrt_add_path(const codec::UpdateView& u, const codec::SessionParams& p) {
+  const codec::FamilySet& ap = p.add_path_receive;
+  if ((!u.nlri().empty() || !u.withdrawn().empty()) && ap.has(codec::kIpv4Unicast)) return true;
+  if (u.mp_reach() && ap.has(u.mp_reach()->family)) return true;
+  return u.mp_unreach() && ap.has(u.mp_unreach()->family);
+}
+
+}  // namespace
+
+// The session as a BGP4MP record names it (RFC 6396 section 4.4).
+mrt::Bgp4mpPeer Peer::mrt_session(Connection& c) {
+  if (!c.mrt_local && c.fd >= 0 && !c.dialing)
+    if (auto l = local_endpoint(c.fd)) c.mrt_local = l->addr;
+  mrt::Bgp4mpPeer p;
+  p.peer_as = c.fsm.negotiated() ? c.fsm.negotiated()->peer_as : peer_.asn;
+  p.local_as = config_.router.asn;
+  p.peer_ip = peer_.address;
+  if (c.mrt_local) p.local_ip = *c.mrt_local;
+  return p;
+}
 
 fsm::PeerConfig make_fsm_config(const Config& config, const PeerConfig& peer) {
   fsm::PeerConfig f;
@@ -849,7 +883,10 @@ Peer::Connection* Peer::other(const Connection& c) {
 void Peer::step(Connection& c, const fsm::Event& e) {
   if (c.dead) return;
   fsm::Actions actions;
+  const fsm::State before = c.fsm.state();
   c.fsm.step(e, now(), actions);
+  if (MrtUpdateLog* mrt = mrt_update_log(); mrt && c.fsm.state() != before)
+    mrt->state_change(mrt_session(c), mrt_state(before), mrt_state(c.fsm.state()));
   perform(c, actions);
   if (!c.dead) arm_timer(c);
 }
@@ -1008,6 +1045,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   if (!neg) return;
   codec::PeerType pt = peer_.asn == config_.router.asn ? codec::PeerType::kInternal : codec::PeerType::kExternal;
   auto u = codec::UpdateView::decode(body, neg->params, pt);
+  if (MrtUpdateLog* mrt = mrt_update_log()) mrt->update(mrt_session(c), mrt_add_path(u, neg->params), body);
   auto action = u.action();
   if (action != codec::ErrorAction::kNone) {
     for (const auto& d : u.report().diagnostics()) {

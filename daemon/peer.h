@@ -26,6 +26,7 @@
 #include "daemon/config.h"
 #include "daemon/control_protocol.h"
 #include "daemon/sockets.h"
+#include "mrt/writer.h"
 #include "fsm/collision.h"
 #include "fsm/fsm.h"
 #include "table/export_group.h"
@@ -237,6 +238,8 @@ class Peer {
   void step(Connection& c, const fsm::Event& e);
   void perform(Connection& c, fsm::Actions& actions);
   void deliver_update(Connection& c, bytes::Span body);
+  // The session as the MRT UPDATE log's records name it (mrt_log.h).
+  mrt::Bgp4mpPeer mrt_session(Connection& c);
   void resolve_collision(Connection& accepted);
   // Whether c is an Established session that negotiated graceful restart,
   // whose routes a TCP failure would leave stale (RFC 4724 section 4.2).

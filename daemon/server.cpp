@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -102,7 +103,10 @@ std::vector<std::shared_ptr<Peer>> Server::peers() const {
 }
 
 Server::~Server() {
+  ev_periodic_stop(loop_, &dump_period_);
   join_dump();  // it reads the table
+  set_mrt_update_log(nullptr);
+  if (mrt_log_) mrt_log_->stop();
   if (bmp_) bmp_->stop();
   set_bmp_feed(nullptr);
   ev_timer_stop(loop_, &kernel_timer_);
@@ -230,6 +234,11 @@ bool Server::start() {
   ev_async_init(&dump_done_, &Server::on_dump_done);
   dump_done_.data = this;
   ev_async_start(loop_, &dump_done_);
+  // [mrt] dump_interval: at every multiple of the interval since the epoch
+  // (an hour's dumps on the hour).
+  ev_periodic_init(&dump_period_, &Server::on_dump_period, 0., config_.mrt.dump_interval, nullptr);
+  dump_period_.data = this;
+  if (config_.mrt.dump_interval != 0) ev_periodic_start(loop_, &dump_period_);
   // Watches the workers: one that died of an error is fatal for the daemon.
   if (auto interval = service::watchdog_interval()) {
     // systemd's WatchdogSec: the main loop says it is alive twice a period.
@@ -272,6 +281,11 @@ bool Server::start() {
     });
     set_bmp_feed(bmp_.get());
     bmp_->start();
+  }
+  if (!config_.mrt.updates_file.empty()) {
+    mrt_log_ = std::make_unique<MrtUpdateLog>(config_.mrt);
+    set_mrt_update_log(mrt_log_.get());
+    mrt_log_->start();
   }
   for (auto& w : workers_) w->start();
   for (auto& p : peers_) {
@@ -570,15 +584,22 @@ std::string Server::control(const control::ControlRequest& request) {
 
 std::optional<std::string> Server::control_dump(const control::Dump& d, ControlServer::Reply reply) {
   if (shutting_down_) return control::answer_error("petrel is shutting down");
-  if (dump_thread_.joinable()) return control::answer_error("a dump is running already: try again when it is done");
+  const std::string path = d.file.empty() ? default_dump_path(std::time(nullptr)) : d.file;
+  if (auto busy = start_dump(path, false, {}, 0, std::move(reply))) return control::answer_error(*busy);
+  return std::nullopt;
+}
+
+std::optional<std::string> Server::start_dump(const std::string& path, bool gzip, const std::string& pattern,
+                                              uint32_t keep, ControlServer::Reply reply) {
+  if (dump_thread_.joinable()) return "a dump is running already: try again when it is done";
   const std::time_t now = std::time(nullptr);
-  const std::string path = d.file.empty() ? default_dump_path(now) : d.file;
   const uint32_t id = config_.router.router_id.v4_value();
   const uint32_t as = config_.router.asn;
   dump_reply_ = std::move(reply);
   log(LogLevel::kInfo, "dump-started", {{"file", path}});
-  dump_thread_ = std::thread([this, path, id, as, now] {
-    DumpOutcome o = dump_table(table_, path, id, as, now);
+  dump_thread_ = std::thread([this, path, gzip, pattern, keep, id, as, now] {
+    DumpOutcome o = dump_table(table_, path, gzip, id, as, now);
+    if (o.ok && keep != 0) o.removed = rotate_mrt_files(pattern, keep);
     {
       std::lock_guard lock(dump_mu_);
       dump_outcome_ = std::move(o);
@@ -588,12 +609,50 @@ std::optional<std::string> Server::control_dump(const control::Dump& d, ControlS
   return std::nullopt;
 }
 
+void Server::on_dump_period(struct ev_loop* loop, ev_periodic* w, int) {
+  auto* s = static_cast<Server*>(w->data);
+  if (s->shutting_down_) return;
+  const MrtConfig& m = s->config_.mrt;
+  // The multiple of the interval it is for (libev may call a little early).
+  const auto due = static_cast<std::time_t>(std::llround(ev_now(loop)));
+  const std::string path = mrt_file_name(m.dump_file, due);
+  if (path.empty()) {
+    log(LogLevel::kWarn, "dump-failed", {{"file", m.dump_file}}, "mrt.dump_file gives an empty or too long name");
+    std::lock_guard lock(s->dump_mu_);
+    ++s->dump_status_.failed;
+    return;
+  }
+  if (auto busy = s->start_dump(path, m.dump_gzip, m.dump_file, m.dump_keep, nullptr)) {
+    log(LogLevel::kWarn, "dump-skipped", {{"file", path}}, "the previous dump is still running");
+    std::lock_guard lock(s->dump_mu_);
+    ++s->dump_status_.skipped;
+  }
+}
+
+MrtStatus Server::mrt_status() const {
+  MrtStatus st;
+  st.dump_interval = config_.mrt.dump_interval;
+  {
+    std::lock_guard lock(dump_mu_);
+    st.dumps = dump_status_;
+  }
+  if (mrt_log_) st.updates = mrt_log_->status();
+  return st;
+}
+
 void Server::on_dump_done(struct ev_loop*, ev_async* w, int) {
   auto* s = static_cast<Server*>(w->data);
   std::optional<DumpOutcome> o;
   {
     std::lock_guard lock(s->dump_mu_);
     o.swap(s->dump_outcome_);
+    if (o && o->ok) {
+      ++s->dump_status_.written;
+      s->dump_status_.last_file = o->path;
+    } else if (o) {
+      ++s->dump_status_.failed;
+      s->dump_status_.last_error = o->error;
+    }
   }
   if (!o) return;
   s->join_dump();
@@ -608,6 +667,7 @@ void Server::on_dump_done(struct ev_loop*, ev_async* w, int) {
     log(LogLevel::kWarn, "dump-failed", {{"file", o->path}}, o->error);
     answer = control::answer_error(o->error);
   }
+  for (const std::string& f : o->removed) log(LogLevel::kInfo, "mrt-file-removed", {{"file", f}});
   ControlServer::Reply reply = std::move(s->dump_reply_);
   s->dump_reply_ = nullptr;
   if (reply && s->control_) reply(std::move(answer));

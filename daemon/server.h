@@ -31,6 +31,8 @@
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/mrt_dump.h"
+#include "daemon/mrt_api.h"
+#include "daemon/mrt_log.h"
 #include "daemon/peer.h"
 #include "daemon/rpki.h"
 #include "daemon/sockets.h"
@@ -117,6 +119,8 @@ class Server {
   }
   [[nodiscard]] bool rpki_reject_invalid() const { return table_.reject_invalid(); }
   // The BMP stations (empty: no [[bmp]]). Any thread.
+  // The periodic dumps and the UPDATE log (GET /api/mrt). Any thread.
+  [[nodiscard]] MrtStatus mrt_status() const;
   [[nodiscard]] std::vector<BmpStationStatus> bmp_status() const {
     return bmp_ ? bmp_->status() : std::vector<BmpStationStatus>{};
   }
@@ -197,7 +201,13 @@ class Server {
   // `petrel dump`: starts the dump thread and answers when it is done
   // (on_dump_done); an error now when one is running or we are stopping.
   std::optional<std::string> control_dump(const control::Dump& d, ControlServer::Reply reply);
+  // One way for `petrel dump` and the periodic dumps of [mrt]: the dump
+  // thread writes `path`, then (keep != 0) removes the oldest files of
+  // the pattern past `keep`. An error now when one is running already.
+  std::optional<std::string> start_dump(const std::string& path, bool gzip, const std::string& pattern,
+                                        uint32_t keep, ControlServer::Reply reply);
   static void on_dump_done(struct ev_loop*, ev_async* w, int);
+  static void on_dump_period(struct ev_loop*, ev_periodic* w, int);
   void join_dump();
   std::string control_announce(const OriginateConfig& route);
   std::string control_withdraw(const net::Prefix& prefix);
@@ -221,6 +231,7 @@ class Server {
   std::unique_ptr<RpkiService> rpki_;
   std::unique_ptr<KernelSyncer> kernel_;  // after the table it follows
   std::unique_ptr<BmpClient> bmp_;        // after the table it follows; before the peers that tell it
+  std::unique_ptr<MrtUpdateLog> mrt_log_;  // before the peers that feed it
   // Reloads (server_sections.cpp): the syncer started beside kernel_ until
   // it caught up; those stopping (removing their routes) until their
   // threads end; a [kernel] change waiting to start; the step timer.
@@ -266,9 +277,11 @@ class Server {
   // and its outcome, handed to the main loop through dump_done_.
   std::thread dump_thread_;
   ControlServer::Reply dump_reply_;
-  std::mutex dump_mu_;
+  mutable std::mutex dump_mu_;
   std::optional<DumpOutcome> dump_outcome_;
   ev_async dump_done_{};
+  ev_periodic dump_period_{};  // [mrt] dump_interval
+  MrtDumpStatus dump_status_;  // under dump_mu_
   std::atomic<size_t> peers_closed_{0};
   std::atomic<uint64_t> refused_{0};
   bool shutting_down_ = false;

@@ -33,13 +33,17 @@ void write_attribute(bytes::Writer& w, uint8_t flags, uint8_t type, bytes::Span 
 }
 
 // The common header with a zero length, patched by end_record().
-size_t begin_record(bytes::Writer& w, uint32_t timestamp, TableDumpV2 subtype) {
+size_t begin_record(bytes::Writer& w, uint32_t timestamp, Type type, uint16_t subtype) {
   size_t at = w.size();
   w.u32(timestamp);
-  w.u16(static_cast<uint16_t>(Type::kTableDumpV2));
-  w.u16(static_cast<uint16_t>(subtype));
+  w.u16(static_cast<uint16_t>(type));
+  w.u16(subtype);
   w.u32(0);
   return at;
+}
+
+size_t begin_record(bytes::Writer& w, uint32_t timestamp, TableDumpV2 subtype) {
+  return begin_record(w, timestamp, Type::kTableDumpV2, static_cast<uint16_t>(subtype));
 }
 
 void end_record(bytes::Writer& w, size_t at) {
@@ -48,7 +52,44 @@ void end_record(bytes::Writer& w, size_t at) {
   w.patch_u16(at + 10, static_cast<uint16_t>(len & 0xFFFF));
 }
 
+// BGP4MP_ET's common header, its microseconds, then the BGP4MP header of
+// the _AS4 subtypes (RFC 6396 sections 3 and 4.4.1): peer AS, local AS,
+// interface index, AFI, peer IP, local IP. The local address is written
+// in the peer address's family (zeros when it is of the other family or
+// unknown): the record has one AFI for both.
+size_t begin_bgp4mp(bytes::Writer& w, const Bgp4mpTime& t, const Bgp4mpPeer& p, Bgp4mp subtype) {
+  size_t at = begin_record(w, t.seconds, Type::kBgp4mpEt, static_cast<uint16_t>(subtype));
+  w.u32(t.microseconds);
+  const bool v6 = p.peer_ip.is_v6();
+  w.u32(p.peer_as);
+  w.u32(p.local_as);
+  w.u16(p.interface_index);
+  w.u16(v6 ? 2 : 1);
+  const size_t n = v6 ? 16 : 4;
+  w.raw(p.peer_ip.bytes().data(), n);
+  if (p.local_ip.family() == p.peer_ip.family()) w.raw(p.local_ip.bytes().data(), n);
+  else w.fill(std::byte{0}, n);
+  return at;
+}
+
 }  // namespace
+
+void bgp4mp_message(const Bgp4mpTime& t, const Bgp4mpPeer& peer, bool add_path, bytes::Span message,
+                    std::vector<std::byte>& out) {
+  bytes::Writer w(out);
+  size_t at = begin_bgp4mp(w, t, peer, add_path ? Bgp4mp::kMessageAs4AddPath : Bgp4mp::kMessageAs4);
+  w.bytes(message);
+  end_record(w, at);
+}
+
+void bgp4mp_state_change(const Bgp4mpTime& t, const Bgp4mpPeer& peer, uint16_t old_state, uint16_t new_state,
+                         std::vector<std::byte>& out) {
+  bytes::Writer w(out);
+  size_t at = begin_bgp4mp(w, t, peer, Bgp4mp::kStateChangeAs4);
+  w.u16(old_state);
+  w.u16(new_state);
+  end_record(w, at);
+}
 
 std::optional<std::vector<std::byte>> rib_attributes(bytes::Span attributes) {
   std::vector<std::byte> out;

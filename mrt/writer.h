@@ -1,5 +1,6 @@
 // MRT (RFC 6396) TABLE_DUMP_V2 writer, with RFC 8050's ADD-PATH RIB
-// subtypes. Part of mrt/, a pure module: no I/O, no clock (the caller
+// subtypes, and the BGP4MP_ET records of an UPDATE log (section 4.4:
+// MESSAGE_AS4, RFC 8050's MESSAGE_AS4_ADDPATH, STATE_CHANGE_AS4). Part of mrt/, a pure module: no I/O, no clock (the caller
 // passes the time); it includes crates/ only.
 //
 // A dump is a PEER_INDEX_TABLE record followed by one RIB record per
@@ -96,5 +97,35 @@ class TableDumpWriter {
   size_t peer_count_ = 0;
   DumpStats stats_;
 };
+
+// --- BGP4MP_ET (RFC 6396 sections 3 and 4.4, RFC 8050 section 3) ---------
+
+// A record's time: seconds since the epoch and the microseconds past them.
+struct Bgp4mpTime {
+  uint32_t seconds = 0;
+  uint32_t microseconds = 0;
+};
+
+// The session a BGP4MP record is about. Both ASes are written as 4 octets
+// (the _AS4 subtypes), whatever the session negotiated.
+struct Bgp4mpPeer {
+  uint32_t peer_as = 0;
+  uint32_t local_as = 0;
+  uint16_t interface_index = 0;
+  net::IpAddress peer_ip;   // its family is the record's AFI
+  net::IpAddress local_ip;  // zeros when unknown or of the other family
+};
+
+// Appends a BGP4MP_ET record of subtype BGP4MP_MESSAGE_AS4, or
+// BGP4MP_MESSAGE_AS4_ADDPATH when the message's NLRI carry path
+// identifiers (ADD-PATH receive negotiated). `message`: the whole BGP
+// message, marker and header included, as it came.
+void bgp4mp_message(const Bgp4mpTime& t, const Bgp4mpPeer& peer, bool add_path, bytes::Span message,
+                    std::vector<std::byte>& out);
+
+// Appends a BGP4MP_ET record of subtype BGP4MP_STATE_CHANGE_AS4. States
+// are numbered as RFC 4271 section 8.2.2 (1 Idle .. 6 Established).
+void bgp4mp_state_change(const Bgp4mpTime& t, const Bgp4mpPeer& peer, uint16_t old_state, uint16_t new_state,
+                         std::vector<std::byte>& out);
 
 }  // namespace petrel::mrt

@@ -682,6 +682,17 @@ TEST(Reload, BmpStationsWaitForARestart) {
   EXPECT_TRUE(applied_config(c, n).bmp.empty());
 }
 
+// [mrt] waits for a restart: the dump timer and the UPDATE log's writer
+// are set up at start.
+TEST(Reload, MrtWaitsForARestart) {
+  Config c = parsed(reload_config("import = \"all\"\n"));
+  Config n = parsed(reload_config("import = \"all\"\n") + "[mrt]\ndump_interval = 60\n");
+  ASSERT_EQ(n.mrt.dump_interval, 60u);
+  ReloadPlan p = plan_reload(c, n);
+  EXPECT_EQ(p.restart_keys, (std::vector<std::string>{"mrt"}));
+  EXPECT_EQ(applied_config(c, n).mrt.dump_interval, 0u);
+}
+
 // Keys and TTLs are set on sockets when they are made: a new session.
 TEST(Reload, TransportSecurityNeedsANewSession) {
   Config c = parsed(reload_config("import = \"all\"\nexport = \"all\"\n"));

@@ -438,3 +438,90 @@ RC_GTEST_PROP(MrtWriterProp, RandomAttributeBytesAreWrittenOrCounted, ()) {
 
 }  // namespace
 }  // namespace petrel::mrt
+
+// --- BGP4MP_ET ------------------------------------------------------------
+
+namespace petrel::mrt {
+namespace {
+
+Bgp4mpPeer v4_session() {
+  Bgp4mpPeer p;
+  p.peer_as = 65002;
+  p.local_as = 65001;
+  p.peer_ip = *net::IpAddress::parse("192.0.2.1");
+  p.local_ip = *net::IpAddress::parse("192.0.2.2");
+  return p;
+}
+
+// An UPDATE with nothing in it: IPv4 unicast's End-of-RIB (RFC 4724).
+Bytes end_of_rib() { return hex("ffffffffffffffffffffffffffffffff" "0017" "02" "0000" "0000"); }
+
+TEST(MrtBgp4mp, MessageAs4ByteExact) {
+  Bytes out;
+  bgp4mp_message(Bgp4mpTime{1700000000, 123456}, v4_session(), false, end_of_rib(), out);
+  EXPECT_EQ(bytes::to_hex(out),
+            "6553f100" "0011" "0004" "0000002f"  // ET, MESSAGE_AS4, length (microseconds included)
+            "0001e240"                           // microseconds
+            "0000fdea" "0000fde9" "0000" "0001"  // peer AS, local AS, interface, AFI
+            "c0000201" "c0000202"                // peer IP, local IP
+            "ffffffffffffffffffffffffffffffff001702" "00000000");
+}
+
+TEST(MrtBgp4mp, StateChangeAs4ByteExact) {
+  Bytes out;
+  bgp4mp_state_change(Bgp4mpTime{1700000000, 5}, v4_session(), 5, 6, out);
+  EXPECT_EQ(bytes::to_hex(out),
+            "6553f100" "0011" "0005" "0000001c" "00000005"
+            "0000fdea" "0000fde9" "0000" "0001" "c0000201" "c0000202" "0005" "0006");
+}
+
+TEST(MrtBgp4mp, RoundTripThroughTheReader) {
+  Bytes out;
+  Bgp4mpPeer v6;
+  v6.peer_as = 4200000000;
+  v6.local_as = 65001;
+  v6.peer_ip = *net::IpAddress::parse("2001:db8::1");
+  v6.local_ip = *net::IpAddress::parse("192.0.2.2");  // the other family: zeros
+  bgp4mp_state_change(Bgp4mpTime{10, 1}, v6, 1, 6, out);
+  bgp4mp_message(Bgp4mpTime{11, 2}, v6, true, end_of_rib(), out);
+  bgp4mp_message(Bgp4mpTime{12, 3}, v4_session(), false, end_of_rib(), out);
+
+  RecordReader r(out);
+  auto a = r.next();
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->is(Type::kBgp4mpEt));
+  EXPECT_EQ(a->timestamp, 10u);
+  EXPECT_EQ(a->microseconds, 1u);
+  ASSERT_TRUE(is_bgp4mp_state_change(*a));
+  auto sc = decode_bgp4mp_state_change(*a);
+  ASSERT_TRUE(sc);
+  EXPECT_EQ(sc->header.peer_as, 4200000000u);
+  EXPECT_EQ(sc->header.local_as, 65001u);
+  EXPECT_EQ(sc->header.peer_ip, v6.peer_ip);
+  EXPECT_EQ(sc->header.local_ip, *net::IpAddress::parse("::"));
+  EXPECT_EQ(sc->old_state, 1);
+  EXPECT_EQ(sc->new_state, 6);
+
+  auto b = r.next();
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(is_bgp4mp_message(*b));
+  auto m = decode_bgp4mp_message(*b);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->as4);
+  EXPECT_TRUE(m->add_path);
+  EXPECT_FALSE(m->local);
+  EXPECT_EQ(Bytes(m->message.begin(), m->message.end()), end_of_rib());
+
+  auto c = r.next();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->microseconds, 3u);
+  auto m2 = decode_bgp4mp_message(*c);
+  ASSERT_TRUE(m2);
+  EXPECT_FALSE(m2->add_path);
+  EXPECT_EQ(m2->header.peer_ip, *net::IpAddress::parse("192.0.2.1"));
+  EXPECT_EQ(m2->header.local_ip, *net::IpAddress::parse("192.0.2.2"));
+  EXPECT_TRUE(r.done());
+}
+
+}  // namespace
+}  // namespace petrel::mrt

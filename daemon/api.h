@@ -25,6 +25,7 @@
 #include "codec/attribute_set.h"
 #include "codec/types.h"
 #include "crates/net/ip.h"
+#include "daemon/history.h"
 #include "daemon/memory.h"
 #include "fsm/state.h"
 
@@ -145,6 +146,9 @@ struct Snapshot {
     std::vector<std::pair<std::string, std::string>> rows;
   };
   std::vector<Section> sections;
+  // The last hour's samples (daemon/history.h), filled for the status
+  // page's charts only.
+  HistoryView history;
 };
 
 // What best-path selection read of one route (GET .../explain).
@@ -229,7 +233,9 @@ inline constexpr std::string_view kMetricsType = "text/plain; version=0.0.4; cha
 inline constexpr std::string_view kHtmlType = "text/html; charset=utf-8";
 
 // GET /: the status page for people, one HTML page with no scripts: the
-// router, each peer's session and routes, the table's size.
+// router, each peer's session and routes with a chart of its last hour
+// (prefixes, UPDATEs per second in and out), the table's size and memory
+// over the last hour (s.history).
 std::string status_page_html(const Snapshot& s);
 
 struct Response {
@@ -288,6 +294,13 @@ struct RefusedPeer {
 };
 inline constexpr std::string_view kRefusedPath = "/api/refused";
 Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers);
+
+// GET /api/history?peer=NAME (docs/http-api.md): the last hour's samples
+// of the table and of every peer (only NAME's when given: a 404 when no
+// peer has that name). `read` copies them (History::view).
+using HistoryRead = std::function<HistoryView(std::string_view peer)>;
+inline constexpr std::string_view kHistoryPath = "/api/history";
+Response respond_history(std::string_view method, const QueryArgs& args, const HistoryRead& read);
 
 // The listing's pages without a walk of the table per page. The first page
 // (no cursor) collects the listed prefixes once (`collect`: every unicast

@@ -1020,7 +1020,7 @@ std::string status_page_html(const Snapshot& s) {
   out += "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
          "td,th{padding:.25em .8em;border-bottom:1px solid #ccc;text-align:left}"
          "td.n{text-align:right;font-variant-numeric:tabular-nums}.down{color:#b00}.up{color:#070}"
-         "td.chart{white-space:nowrap;padding:.1em .8em}td.chart svg{vertical-align:middle}.key{font-size:.85em;color:#555}"
+         "#peers td:first-child,td.chart{white-space:nowrap}td.chart{padding:.1em .8em}td.chart svg{vertical-align:middle}.key{font-size:.85em;color:#555}"
          "</style>";
   out += "</head><body>\n";
   out += fmt::format("<h1>petrel {} &mdash; AS{}, router ID {}</h1>\n", html_escape(s.version), s.asn,

@@ -57,20 +57,23 @@ std::string svg_chart(const std::vector<ChartSeries>& series, const ChartOptions
   }
   out += " (last hour)</title>";
   out += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"#f6f6f6\"/>", o.width, o.height);
+  // Each bucket is a step as wide as its share of the window, so that a
+  // series of one bucket (a daemon up for a minute) still shows; the area
+  // under it is tinted.
+  const long base = pad_top + plot_h;
+  auto x_at = [&](size_t slot) {
+    return std::lround(static_cast<double>(slot) * o.width / static_cast<double>(slots));
+  };
   for (size_t i = 0; i < series.size(); ++i) {
     const auto& r = reduced[i];
     if (r.empty()) continue;
-    std::string points;
-    for (size_t j = 0; j < r.size(); ++j) {
-      // The newest point at the right edge, older ones leftwards.
-      const size_t slot = slots - r.size() + j;
-      const long x = std::lround(static_cast<double>(slot) * (o.width - 1) / static_cast<double>(slots - 1));
-      const long y = pad_top + plot_h - std::lround(r[j] * scale);
-      points += fmt::format("{}{},{}", j == 0 ? "" : " ", x, y);
-    }
-    if (r.size() == 1) points += fmt::format(" {},{}", o.width - 1, pad_top + plot_h - std::lround(r[0] * scale));
-    out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>", series[i].color,
-                       points);
+    const size_t first = slots - r.size();
+    std::string d = fmt::format("M{},{}", x_at(first), base);
+    for (size_t j = 0; j < r.size(); ++j)
+      d += fmt::format("V{}H{}", base - std::lround(r[j] * scale), x_at(first + j + 1));
+    d += fmt::format("V{}Z", base);
+    out += fmt::format("<path d=\"{}\" fill=\"{}\" fill-opacity=\".15\" stroke=\"{}\" stroke-width=\"1.5\"/>", d,
+                       series[i].color, series[i].color);
   }
   if (o.labels) {
     out += fmt::format("<text x=\"2\" y=\"11\" font-size=\"11\" fill=\"#555\">{}{}</text>", short_number(top), o.unit);

@@ -5,8 +5,10 @@
 // A chart spans a fixed window of `capacity` equally spaced samples (the
 // last hour of daemon/history.h); a series shorter than that (the daemon
 // started less than an hour ago) is drawn at the right, ending at "now".
-// Samples are reduced to at most `max_points` points per series, each the
-// largest of its bucket, so that a burst is not averaged away.
+// Samples are reduced to at most `max_points` buckets per series, each the
+// largest of its samples, so that a burst is not averaged away; each
+// bucket is drawn as a step as wide as its share of the window, over a
+// tinted area.
 #pragma once
 
 #include <cstddef>

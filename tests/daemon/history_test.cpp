@@ -95,37 +95,37 @@ TEST(Chart, ShortNumbers) {
 }
 
 TEST(Chart, ASeriesEndsAtNowAndFitsTheBox) {
-  ChartOptions o;  // 120 x 28, 360 samples in 60 points
+  ChartOptions o;  // 120 x 28, 360 samples in 60 buckets
   std::string svg = svg_chart({{"prefixes", "#00f", {0, 10, 20}}}, o);
   EXPECT_TRUE(svg.starts_with("<svg"));
   EXPECT_TRUE(svg.ends_with("</svg>"));
   EXPECT_NE(svg.find("<title>prefixes: 20 now, 20 at most (last hour)</title>"), std::string::npos);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(svg, m, std::regex("points=\"([^\"]*)\"")));
-  // Three samples fit one bucket of six: one point, drawn as a flat line
-  // to the right edge at the top of the scale.
-  EXPECT_EQ(m[1].str(), "119,2 119,2");
-  // An hour of samples: 60 points, x from 0 to 119, y within the box.
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<path d=\"([^\"]*)\"")));
+  // Three samples fit one bucket of six: one step, the last 2 pixels of
+  // the window, at the top of the scale, over its area.
+  EXPECT_EQ(m[1].str(), "M118,27V2H120V27Z");
+  // An hour of samples: 60 steps from x 0 to 120, y within the box.
   std::vector<double> hour(360);
   for (size_t i = 0; i < hour.size(); ++i) hour[i] = static_cast<double>(i % 50);
   svg = svg_chart({{"in", "#0a0", hour}}, o);
-  ASSERT_TRUE(std::regex_search(svg, m, std::regex("points=\"([^\"]*)\"")));
-  std::string pts = m[1].str();
-  EXPECT_TRUE(pts.starts_with("0,"));
-  EXPECT_NE(pts.find(" 119,"), std::string::npos);
-  size_t n = 0;
-  std::regex pt("(\\d+),(\\d+)");
-  for (auto it = std::sregex_iterator(pts.begin(), pts.end(), pt); it != std::sregex_iterator(); ++it, ++n) {
-    EXPECT_LE(std::stoi((*it)[1]), 119);
-    EXPECT_LE(std::stoi((*it)[2]), 28);
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex("<path d=\"([^\"]*)\"")));
+  const std::string d = m[1].str();
+  EXPECT_TRUE(d.starts_with("M0,27V")) << d;
+  EXPECT_TRUE(d.ends_with("H120V27Z")) << d;
+  size_t steps = 0;
+  std::regex step("V(\\d+)H(\\d+)");
+  for (auto it = std::sregex_iterator(d.begin(), d.end(), step); it != std::sregex_iterator(); ++it, ++steps) {
+    EXPECT_LE(std::stoi((*it)[1]), 28);
+    EXPECT_LE(std::stoi((*it)[2]), 120);
   }
-  EXPECT_EQ(n, 60u);
-  // Nothing yet: an empty chart, no polyline.
-  EXPECT_EQ(svg_chart({{"x", "#000", {}}}, o).find("polyline"), std::string::npos);
+  EXPECT_EQ(steps, 60u);
+  // Nothing yet: an empty chart, no path.
+  EXPECT_EQ(svg_chart({{"x", "#000", {}}}, o).find("<path"), std::string::npos);
 }
 
 // 100 peers with a full hour each: the page stays small (the charts are
-// reduced to 60 points a series) and well-formed.
+// reduced to 60 buckets a series) and well-formed.
 TEST(StatusPageCharts, HundredPeersWithAnHourEach) {
   History h;
   std::vector<PeerCounts> counts(100);

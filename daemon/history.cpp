@@ -15,13 +15,13 @@ const PeerSeries* HistoryView::peer(std::string_view name) const {
 }
 
 void History::sample(int64_t unix_s, int64_t now_ms, const std::vector<PeerCounts>& peers, const TableCounts& table) {
+  std::lock_guard lock(mu_);
   const auto time = static_cast<uint32_t>(std::clamp<int64_t>(unix_s, 0, UINT32_MAX));
   const double seconds = static_cast<double>(now_ms - last_ms_) / 1000.0;
   auto rate = [&](uint64_t now, uint64_t before, bool first) {
     if (first || !sampled_ || now < before || seconds <= 0) return 0.0f;
     return static_cast<float>(static_cast<double>(now - before) / seconds);
   };
-  std::lock_guard lock(mu_);
   std::map<std::string, PeerState, std::less<>> next;
   for (const PeerCounts& c : peers) {
     auto old = peers_.find(c.name);

@@ -711,8 +711,15 @@ std::optional<size_t> parse_count(std::string_view text) {
   return n;
 }
 
-// A prefix as a query gives it: "192.0.2.0/24", or an address alone for a
-// longest match ("192.0.2.1" is 192.0.2.1/32).
+Response bad_query(std::string message) {
+  Response r;
+  r.status = 400;
+  r.body = error_json(message);
+  return r;
+}
+
+}  // namespace
+
 std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longest) {
   if (text.find('/') == std::string_view::npos && longest) {
     auto a = net::IpAddress::parse(text);
@@ -722,14 +729,14 @@ std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longes
   return net::Prefix::parse(text, longest ? net::Prefix::HostBits::kClear : net::Prefix::HostBits::kReject);
 }
 
-Response bad_query(std::string message) {
-  Response r;
-  r.status = 400;
-  r.body = error_json(message);
-  return r;
+bool find_prefix(const net::Prefix& p, bool longest, const RouteLookup& lookup, PrefixSnapshot& out) {
+  // Longest match: the prefix itself, then each shorter one that covers it.
+  for (int len = p.len(); len >= (longest ? 0 : p.len()); --len) {
+    auto q = net::Prefix::make(p.addr(), static_cast<unsigned>(len));
+    if (q && lookup(*q, out)) return true;
+  }
+  return false;
 }
-
-}  // namespace
 
 Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers) {
   Response r;
@@ -840,14 +847,7 @@ Response respond_route_query(std::string_view method, const QueryArgs& args, con
     if (!p)
       return bad_query(fmt::format("not a prefix: \"{}\" (write it as 192.0.2.0/24 or 2001:db8::/32, with no host "
                                    "bits set; match=longest also takes an address)", *prefix_text));
-    // Longest match: the prefix itself, then each shorter one that covers it.
-    for (int len = p->len(); len >= (longest ? 0 : p->len()); --len) {
-      auto q = net::Prefix::make(p->addr(), static_cast<unsigned>(len));
-      if (q && lookup(*q, snap)) {
-        write_prefix_routes(w, snap, filter);
-        break;
-      }
-    }
+    if (find_prefix(*p, longest, lookup, snap)) write_prefix_routes(w, snap, filter);
   } else {
     std::vector<net::Prefix> page = list(after, limit, filter.peer);
     for (const auto& p : page) {
@@ -938,9 +938,6 @@ size_t PrefixListings::kept() const {
   return listings_.size();
 }
 
-namespace {
-
-// Text for an HTML element or attribute value.
 std::string html_escape(std::string_view in) {
   std::string out;
   out.reserve(in.size());
@@ -956,6 +953,21 @@ std::string html_escape(std::string_view in) {
   }
   return out;
 }
+
+std::string looking_glass_form(std::string_view by, std::string_view q) {
+  static constexpr std::pair<std::string_view, std::string_view> kBy[] = {
+      {"longest", "prefix: longest match"}, {"exact", "prefix: exact"}, {"more", "prefix: more-specifics"},
+      {"community", "community"},           {"as-path", "AS path regular expression"}};
+  std::string out = "<form id=\"looking-glass\" method=\"get\" action=\"/lg\"><select name=\"by\">";
+  for (const auto& [value, text] : kBy)
+    out += fmt::format("<option value=\"{}\"{}>{}</option>", value, value == by ? " selected" : "", text);
+  out += fmt::format("</select> <input name=\"q\" value=\"{}\" placeholder=\"192.0.2.1, 65000:100, _65002$\" "
+                     "size=\"32\"> <button type=\"submit\">search</button></form>\n",
+                     html_escape(q));
+  return out;
+}
+
+namespace {
 
 // Per peer, two small charts of the last hour: its prefixes, and its
 // UPDATEs per second in and out.
@@ -1070,6 +1082,8 @@ std::string status_page_html(const Snapshot& s) {
   } else {
     out += "<p>Not available: this build does not use jemalloc (a sanitizer build).</p>\n";
   }
+  out += "<h2>Looking glass</h2>\n";
+  out += looking_glass_form("longest", "");
   out += "<h2>Route lookup</h2>\n<form id=\"lookup\" method=\"get\" action=\"/api/routes\">"
          "<input type=\"hidden\" name=\"match\" value=\"longest\">"
          "<input name=\"prefix\" placeholder=\"192.0.2.1 or 2001:db8::/32\" size=\"30\"> "

@@ -238,6 +238,11 @@ inline constexpr std::string_view kHtmlType = "text/html; charset=utf-8";
 // over the last hour (s.history).
 std::string status_page_html(const Snapshot& s);
 
+// Text for an HTML element or attribute value.
+std::string html_escape(std::string_view in);
+// The looking glass's form (GET /lg), with `by` selected and `q` filled in.
+std::string looking_glass_form(std::string_view by, std::string_view q);
+
 struct Response {
   unsigned status = 200;
   std::string_view content_type = kJsonType;
@@ -260,6 +265,13 @@ inline constexpr std::string_view kRoutesPath = "/api/routes/";
 using ExportExplain = std::function<std::optional<ExportExplanation>(const net::Prefix&, std::string* error)>;
 Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup,
                         const ExportExplain& explain_to = nullptr);
+
+// A prefix as a query gives it: "192.0.2.0/24", or, for a longest match,
+// an address alone ("192.0.2.1" is 192.0.2.1/32, host bits cleared).
+std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longest);
+// The routes of p (longest: else of the longest prefix covering it) into
+// out; false when the table has none.
+bool find_prefix(const net::Prefix& p, bool longest, const RouteLookup& lookup, PrefixSnapshot& out);
 
 // GET /api/routes?prefix=P&match=exact|longest&peer=NAME&best=true|false
 // &limit=N&cursor=C (docs/http-api.md). Without prefix, every unicast

@@ -22,6 +22,7 @@
 #include "daemon/bmp_api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/log.h"
+#include "daemon/looking_glass.h"
 #include "daemon/memory.h"
 #include "daemon/rpki_api.h"
 #include "daemon/server.h"
@@ -474,6 +475,10 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
       r = policy_test(*ctx->server, method, args);
+    } else if (std::string_view(url) == kLookingGlassPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = looking_glass(*ctx->server, method, args, lookup);
     } else if (std::string_view(url) == api::kHistoryPath) {
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);

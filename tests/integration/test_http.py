@@ -7,7 +7,8 @@ their filters and paging, explain), /metrics through `promtool check
 metrics`, an /api/events client that sees the speaker's session go down and
 come back and a best route change, `petrel show` in the node, and the
 status page in headless Chromium (peers table, charts of the last hour and
-memory figures present, a screenshot saved); /api/history. Then a page of
+memory figures present, a screenshot saved); /api/history; the looking glass
+(GET /lg) by prefix, AS path and community. Then a page of
 100 peers (a speaker session each) in Chromium: its size and the time to
 serve and render it, saved with a screenshot.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -212,6 +214,33 @@ def test_http_live(lab, tmp_path):
     assert [(r["peer"], r["as_path_length"]) for r in ex["routes"]] == [("bird", 1), ("speaker", 3)], ex
     step = next(s for s in ex["steps"] if s["step"] == "AS path length")
     assert step["eliminated"] == [{"peer": "speaker", "path_id": 0}], ex
+
+    # ---- the looking glass (GET /lg): a search answered as HTML
+    def lg(query: str, want: int = 200) -> str:
+        status, ctype, body = http_get(me, "/lg?" + query)
+        assert status == want and ctype.startswith("text/html"), (query, status, body[:300])
+        return body.decode()
+
+    def lg_rows(page: str) -> list[tuple[str, ...]]:
+        """(prefix, best, peer, next hop, AS path, ..., not best: decided by) of each route."""
+        return re.findall(r'<tr[^>]*><td><a [^>]*>([^<]*)</a></td>' + r"<td[^>]*>([^<]*)</td>" * 10 + "</tr>", page)
+    rows = lg_rows(lg(f"by=longest&q={inside}"))
+    assert [r[:5] for r in rows] == [(contested, "best", "bird", bird_node.v4, str(BIRD_ASN)),
+                                     (contested, "", "speaker", spk_node.v4, f"{SPEAKER_ASN} 64999 64998")], rows
+    assert rows[1][-1] == "AS path length" and rows[0][-1] == "", rows
+    assert [r[:3] for r in lg_rows(lg(f"by=exact&q={contested}"))] == [(contested, "best", "bird"),
+                                                                      (contested, "", "speaker")]
+    assert '<p id="lg-summary">0 prefixes, 0 routes.</p>' in lg(f"by=exact&q={inside}/32")
+    more = {r[0] for r in lg_rows(lg("by=more&q=198.18.0.0/15"))}
+    assert set(bird_v4) <= more and all(ipaddress.ip_network(p).subnet_of(ipaddress.ip_network("198.18.0.0/15"))
+                                        for p in more), more
+    # an AS path expression written as for BIRD or FRR: only the speaker's route
+    assert [r[:3] for r in lg_rows(lg("by=as-path&q=_64999_"))] == [(contested, "", "speaker")]
+    assert {r[2] for r in lg_rows(lg(f"by=as-path&q=^{BIRD_ASN}$"))} == {"bird"}
+    assert '<p id="lg-summary">0 prefixes, 0 routes.</p>' in lg("by=community&q=65002:*")
+    assert 'id="lg-error"' in lg("by=as-path&q=(", 400)
+    assert 'id="lg-error"' in lg("by=community&q=banana", 400)
+    assert 'id="lg-error"' in lg("by=nothing&q=1", 400)
     # the whole table, paged two prefixes at a time, in prefix order, every prefix once
     seen, cursor, pages = [], None, 0
     while pages < 20:
@@ -374,7 +403,7 @@ def test_http_live(lab, tmp_path):
                  check=False, timeout=60).stdout
     assert '<table id="peers">' in dom, dom[:2000]
     assert ">bird</a>" in dom and ">speaker</a>" in dom, dom[:2000]
-    assert '<form id="lookup"' in dom, dom
+    assert '<form id="lookup"' in dom and '<form id="looking-glass"' in dom, dom
     assert 'class="section"' not in dom, "kernel/RPKI sections without [kernel] or [rpki]"
     # the charts: two per peer in its row, the table's and the memory's
     bird_row = dom[dom.index(">bird</a>"):]
@@ -386,9 +415,16 @@ def test_http_live(lab, tmp_path):
         assert '<table id="memory">' in dom and "<td>resident</td>" in dom, dom
     else:
         assert "Not available" in dom
+    # the looking glass's answer, as a person sees it
+    lg_shot = tmp_path / "looking-glass.png"
+    me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "c"),
+            f"--screenshot={lg_shot}", "--window-size=1200,600", f"http://127.0.0.1:{PORT}/lg?by=more&q=198.18.0.0/15"],
+           check=False, timeout=60)
+    assert lg_shot.exists() and lg_shot.stat().st_size > 1000
     if keep:
         os.makedirs(keep, exist_ok=True)
         shutil.copy(shot, os.path.join(keep, "status-page.png"))
+        shutil.copy(lg_shot, os.path.join(keep, "looking-glass.png"))
 
 
 class _PetrelWithParts(L.Petrel):

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -46,20 +47,33 @@ std::vector<net::Prefix> more_specifics(const table::Table& t, const net::Prefix
 }
 
 // The routes the one-term policy accepts: by prefix, the (peer, path id)
-// of each.
+// of each. Its condition reads the attributes alone, so each interned
+// attribute set is tried once per shard (a full table has several routes
+// per set). Only per shard: the walk holds one shard's lock at a time, so
+// a set another shard's writer frees meanwhile could come back at the same
+// address with other contents, but none that a route of the locked shard
+// holds.
 using Matches = std::map<net::Prefix, std::set<std::pair<std::string, uint32_t>>>;
 Matches matching(const table::Table& t, const table::PolicyChain& chain, bool& truncated) {
   Matches out;
   table::PolicyChain::Prepared scratch;
+  std::unordered_map<const table::Attrs*, bool> tried;
+  size_t shard = SIZE_MAX;
   t.walk([&](const table::Change& c, const std::optional<table::RouteView>&, const auto& routes) {
+    if (const size_t now = t.shard_of(c.prefix); now != shard) {
+      shard = now;
+      tried.clear();
+    }
     for (const table::Route& r : routes) {
       if (r.attrs == nullptr) continue;
-      const table::PeerInfo& peer = t.peer(r.peer);
-      table::RouteFacts facts;
-      facts.prefix = &c.prefix;
-      facts.peer_name = peer.name;
-      chain.prepare(r.attrs->decode(), facts, scratch);
-      if (chain.decide(facts, scratch).accept) out[c.prefix].emplace(peer.name, r.path_id);
+      auto [it, fresh] = tried.try_emplace(r.attrs, false);
+      if (fresh) {
+        table::RouteFacts facts;
+        facts.prefix = &c.prefix;
+        chain.prepare(r.attrs->decode(), facts, scratch);
+        it->second = chain.decide(facts, scratch).accept;
+      }
+      if (it->second) out[c.prefix].emplace(t.peer(r.peer).name, r.path_id);
     }
   });
   truncated = out.size() > kLookingGlassPrefixes;

@@ -25,11 +25,28 @@ namespace {
 
 std::atomic<bool> walking{false};  // one table walk at a time
 
+constexpr size_t kRefusedPerPeer = 10;
+
 struct Found {
   std::vector<api::PrefixSnapshot> prefixes;
   bool truncated = false;  // more than kLookingGlassPrefixes matched
   std::string error;       // a query that does not parse
+  // For a prefix search, the routes to it import refused and kept
+  // (peer.keep_refused), with the peer's name.
+  std::vector<std::pair<std::string, table::RefusedRoutes::Entry>> refused;
 };
+
+Found failed(std::string why) {
+  Found f;
+  f.error = std::move(why);
+  return f;
+}
+
+// The kept refused routes to `p`, from every peer.
+void add_refused(const Server& server, const net::Prefix& p, Found& f) {
+  for (const auto& peer : server.peers())
+    for (auto& e : peer->refused().find(p, kRefusedPerPeer)) f.refused.emplace_back(peer->config().name, std::move(e));
+}
 
 // Every prefix of the table within `p` (p itself too), the first
 // kLookingGlassPrefixes in prefix order.
@@ -93,7 +110,14 @@ Found search(const Server& server, std::string_view by, const std::string& q, co
     }
     api::PrefixSnapshot snap;
     if (by != "more") {
-      if (api::find_prefix(*p, longest, lookup, snap)) f.prefixes.push_back(std::move(snap));
+      // Why a prefix is missing or has fewer routes than expected: the
+      // routes to it that import refused, beside those in the table.
+      if (api::find_prefix(*p, longest, lookup, snap)) {
+        const auto found = net::Prefix::parse(snap.prefix);
+        if (found && *found != *p) add_refused(server, *found, f);
+        f.prefixes.push_back(std::move(snap));
+      }
+      add_refused(server, *p, f);
       return f;
     }
     for (const net::Prefix& m : more_specifics(server.table(), *p, f.truncated))
@@ -181,6 +205,22 @@ std::string page(std::string_view by, const std::string& q, const Found& f) {
         for (const auto& r : p.routes) out += route_row(p, r);
       out += "</table>\n";
     }
+    if (!f.refused.empty()) {
+      out += "<h2>Refused by import policy</h2>\n<table id=\"lg-refused\"><tr><th>prefix</th><th>peer</th>"
+             "<th>path id</th><th>refused by</th><th>AS path</th><th>communities</th></tr>\n";
+      for (const auto& [peer, e] : f.refused) {
+        std::string path, communities;
+        if (e.attrs) {
+          const codec::PathAttributes a = e.attrs->decode();
+          if (a.as_path) table::as_path_text(*a.as_path, path);
+          communities = communities_text(a);
+        }
+        out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                           api::html_escape(e.prefix.to_string()), api::html_escape(peer), e.path_id,
+                           api::html_escape(e.reason), api::html_escape(path), api::html_escape(communities));
+      }
+      out += "</table>\n";
+    }
   }
   out += "</body></html>\n";
   return out;
@@ -207,17 +247,17 @@ api::Response looking_glass(const Server& server, std::string_view method, const
     } else if (k == "q") {
       q = v;
     } else {
-      return html(400, page(by, q, Found{{}, false, fmt::format("unknown parameter \"{}\" (by, q)", k)}));
+      return html(400, page(by, q, failed(fmt::format("unknown parameter \"{}\" (by, q)", k))));
     }
   }
   if (by != "exact" && by != "longest" && by != "more" && by != "community" && by != "as-path")
-    return html(400, page("longest", q, Found{{}, false, fmt::format("by is exact, longest, more, community or "
-                                                                     "as-path, not \"{}\"", by)}));
+    return html(400, page("longest", q,
+                          failed(fmt::format("by is exact, longest, more, community or as-path, not \"{}\"", by))));
   if (q.empty()) return html(200, page(by, q, Found{}));
   const bool walks = by == "more" || by == "community" || by == "as-path";
   bool expected = false;
   if (walks && !walking.compare_exchange_strong(expected, true))
-    return html(503, page(by, q, Found{{}, false, "another search is walking the table; try again"}));
+    return html(503, page(by, q, failed("another search is walking the table; try again")));
   struct Done {
     bool walks;
     ~Done() {

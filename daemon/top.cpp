@@ -78,17 +78,15 @@ class Signals {
       sigaddset(&block, kSignals[i]);
       sigaction(kSignals[i], &sa, &old_[i]);
     }
-    sigprocmask(SIG_BLOCK, &block, &waiting_);
+    sigprocmask(SIG_BLOCK, &block, &original_);
+    waiting_ = original_;
     for (int s : kSignals) sigdelset(&waiting_, s);
   }
   ~Signals() {
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    for (size_t i = 0; i < std::size(kSignals); ++i) {
-      sigaddset(&unblock, kSignals[i]);
-      sigaction(kSignals[i], &old_[i], nullptr);
-    }
-    sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+    // The mask first: one that came since the last wait reaches our
+    // handler (and changes nothing now), not the process's own.
+    sigprocmask(SIG_SETMASK, &original_, nullptr);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &old_[i], nullptr);
   }
   Signals(const Signals&) = delete;
   Signals& operator=(const Signals&) = delete;
@@ -97,6 +95,7 @@ class Signals {
 
  private:
   struct sigaction old_[std::size(kSignals)] {};
+  sigset_t original_{};
   sigset_t waiting_{};
 };
 

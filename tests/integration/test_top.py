@@ -1,8 +1,8 @@
 """`petrel top` as a person sees it (issue 25): in a tmux terminal against
 a running Petrel with a BIRD peer. The screen (tmux capture-pane) shows
-the peer, Established, with its prefixes and its rates; `q` quits and
-SIGTERM ends it too, each time with the alternate screen left and the
-terminal's modes (echo, canonical input) put back, exit status 0.
+the peer, Established, with its prefixes and its rates; `q` quits, and
+SIGTERM and Ctrl-C end it too, each time with the alternate screen left
+and the terminal's modes (echo, canonical input) put back, exit status 0.
 
 Skips, naming the package, when BIRD or tmux is missing."""
 
@@ -63,7 +63,9 @@ def top_script(me: L.Node, name: str) -> str:
     (bounded) so that the pane can be read."""
     path = me.path(f"top-{name}.sh")
     with open(path, "w") as f:
+        # The shell itself outlives a Ctrl-C (its trap), to say how top ended.
         f.write(f"""#!/bin/sh
+trap true INT
 ip netns exec {me.ns} {L.petrel_binary()} top --http 127.0.0.1:{PORT} -d 0.5 -n 600
 echo "top exited $?"
 stty -a | tr ' ;' '\\n\\n' | grep -E -x -- '-?(icanon|echo)'
@@ -123,5 +125,14 @@ def test_top_in_tmux(lab):
     assert len(children) == 1, children
     os.kill(int(children[0]), signal.SIGTERM)
     after = L.wait_until(lambda: t2.screen_with("modes listed"), 10, "petrel top to end on SIGTERM")
+    assert "top exited 0" in after, after
+    assert "NAME" not in after and "icanon" in after.split() and "echo" in after.split(), after
+
+    # ---- Ctrl-C (SIGINT to the terminal's foreground) too
+    t3 = Tmux(lab, "int")
+    t3.start(top_script(me, "int"))
+    L.wait_until(lambda: t3.screen_with("bird "), 15, "petrel top's screen")
+    t3.tmux("send-keys", "-t", "t", "C-c")
+    after = L.wait_until(lambda: t3.screen_with("modes listed"), 10, "petrel top to end on Ctrl-C")
     assert "top exited 0" in after, after
     assert "NAME" not in after and "icanon" in after.split() and "echo" in after.split(), after

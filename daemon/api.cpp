@@ -16,7 +16,9 @@
 
 #include "codec/to_json.h"
 #include "crates/json/json.h"
+#include "daemon/chart.h"
 #include "daemon/metrics.h"
+#include "daemon/text_table.h"
 
 namespace petrel::daemon::api {
 
@@ -241,6 +243,13 @@ std::string status_json(const Snapshot& s) {
   w.member("established", established);
   w.end_object();
   w.member("connections_refused", s.connections_refused);
+  uint64_t prefixes = 0;
+  for (uint64_t n : s.table.prefixes) prefixes += n;
+  w.key_raw("table").begin_object();
+  w.member("prefixes", prefixes);
+  w.member("routes", s.table.routes);
+  w.member("bytes", s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes);
+  w.end_object();
   write_memory(w, s.memory);
   w.end_object().line_end();
   return out;
@@ -702,8 +711,15 @@ std::optional<size_t> parse_count(std::string_view text) {
   return n;
 }
 
-// A prefix as a query gives it: "192.0.2.0/24", or an address alone for a
-// longest match ("192.0.2.1" is 192.0.2.1/32).
+Response bad_query(std::string message) {
+  Response r;
+  r.status = 400;
+  r.body = error_json(message);
+  return r;
+}
+
+}  // namespace
+
 std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longest) {
   if (text.find('/') == std::string_view::npos && longest) {
     auto a = net::IpAddress::parse(text);
@@ -713,14 +729,14 @@ std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longes
   return net::Prefix::parse(text, longest ? net::Prefix::HostBits::kClear : net::Prefix::HostBits::kReject);
 }
 
-Response bad_query(std::string message) {
-  Response r;
-  r.status = 400;
-  r.body = error_json(message);
-  return r;
+bool find_prefix(const net::Prefix& p, bool longest, const RouteLookup& lookup, PrefixSnapshot& out) {
+  // Longest match: the prefix itself, then each shorter one that covers it.
+  for (int len = p.len(); len >= (longest ? 0 : p.len()); --len) {
+    auto q = net::Prefix::make(p.addr(), static_cast<unsigned>(len));
+    if (q && lookup(*q, out)) return true;
+  }
+  return false;
 }
-
-}  // namespace
 
 Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers) {
   Response r;
@@ -831,14 +847,7 @@ Response respond_route_query(std::string_view method, const QueryArgs& args, con
     if (!p)
       return bad_query(fmt::format("not a prefix: \"{}\" (write it as 192.0.2.0/24 or 2001:db8::/32, with no host "
                                    "bits set; match=longest also takes an address)", *prefix_text));
-    // Longest match: the prefix itself, then each shorter one that covers it.
-    for (int len = p->len(); len >= (longest ? 0 : p->len()); --len) {
-      auto q = net::Prefix::make(p->addr(), static_cast<unsigned>(len));
-      if (q && lookup(*q, snap)) {
-        write_prefix_routes(w, snap, filter);
-        break;
-      }
-    }
+    if (find_prefix(*p, longest, lookup, snap)) write_prefix_routes(w, snap, filter);
   } else {
     std::vector<net::Prefix> page = list(after, limit, filter.peer);
     for (const auto& p : page) {
@@ -859,6 +868,24 @@ Response respond_route_query(std::string_view method, const QueryArgs& args, con
   }
   w.end_object().line_end();
   r.body = std::move(out);
+  return r;
+}
+
+Response respond_history(std::string_view method, const QueryArgs& args, const HistoryRead& read) {
+  Response r;
+  if (refuse_method(method, r)) return r;
+  std::string peer;
+  for (const auto& [key, value] : args) {
+    if (key != "peer") return bad_query(fmt::format("unknown parameter \"{}\" (peer)", key));
+    peer = value;
+  }
+  HistoryView h = read(peer);
+  if (!peer.empty() && h.peers.empty()) {
+    r.status = 404;
+    r.body = error_json(fmt::format("no peer named \"{}\"", peer));
+    return r;
+  }
+  r.body = history_json(h);
   return r;
 }
 
@@ -911,9 +938,6 @@ size_t PrefixListings::kept() const {
   return listings_.size();
 }
 
-namespace {
-
-// Text for an HTML element or attribute value.
 std::string html_escape(std::string_view in) {
   std::string out;
   out.reserve(in.size());
@@ -930,11 +954,69 @@ std::string html_escape(std::string_view in) {
   return out;
 }
 
-std::string duration_text(int64_t seconds) {
-  if (seconds < 60) return fmt::format("{}s", seconds);
-  if (seconds < 3600) return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
-  if (seconds < 86400) return fmt::format("{}h{:02}m", seconds / 3600, seconds / 60 % 60);
-  return fmt::format("{}d{:02}h", seconds / 86400, seconds / 3600 % 24);
+std::string looking_glass_form(std::string_view by, std::string_view q) {
+  static constexpr std::pair<std::string_view, std::string_view> kBy[] = {
+      {"longest", "prefix: longest match"}, {"exact", "prefix: exact"}, {"more", "prefix: more-specifics"},
+      {"community", "community"},           {"as-path", "AS path regular expression"}};
+  std::string out = "<form id=\"looking-glass\" method=\"get\" action=\"/lg\"><select name=\"by\">";
+  for (const auto& [value, text] : kBy)
+    out += fmt::format("<option value=\"{}\"{}>{}</option>", value, value == by ? " selected" : "", text);
+  out += fmt::format("</select> <input name=\"q\" value=\"{}\" placeholder=\"192.0.2.1, 65000:100, _65002$\" "
+                     "size=\"32\"> <button type=\"submit\">search</button></form>\n",
+                     html_escape(q));
+  return out;
+}
+
+namespace {
+
+// Per peer, two small charts of the last hour: its prefixes, and its
+// UPDATEs per second in and out.
+std::string peer_charts(const HistoryView& h, const PeerSnapshot& p) {
+  const PeerSeries* series = h.peer(p.name);
+  if (series == nullptr) return "";
+  ChartSeries prefixes{"prefixes", "#2463b0", {}};
+  ChartSeries in{"UPDATEs in", "#1a8a3a", {}}, out{"UPDATEs out", "#d2700a", {}};
+  for (const PeerSample& x : series->samples) {
+    prefixes.values.push_back(x.prefixes);
+    in.values.push_back(x.updates_in);
+    out.values.push_back(x.updates_out);
+  }
+  ChartOptions o;
+  o.capacity = h.capacity;
+  std::string html = svg_chart({std::move(prefixes)}, o);
+  o.unit = "/s";
+  html += ' ';
+  html += svg_chart({std::move(in), std::move(out)}, o);
+  return html;
+}
+
+// The table's prefixes and routes, and the memory, over the last hour.
+std::string table_charts(const HistoryView& h) {
+  ChartSeries prefixes{"prefixes", "#2463b0", {}}, routes{"routes", "#7a3fb0", {}}, memory{"memory", "#b03a2e", {}};
+  for (const TableSample& x : h.table) {
+    prefixes.values.push_back(x.prefixes);
+    routes.values.push_back(static_cast<double>(x.routes));
+    memory.values.push_back(static_cast<double>(x.memory) / 1e6);
+  }
+  ChartOptions o;
+  o.width = 360;
+  o.height = 110;
+  o.capacity = h.capacity;
+  o.max_points = 120;
+  o.labels = true;
+  o.id = "table-chart";
+  std::string html = "<p class=\"charts\">";
+  html += svg_chart({std::move(prefixes), std::move(routes)}, o);
+  html += ' ';
+  o.id = "memory-chart";
+  o.unit = " MB";
+  html += svg_chart({std::move(memory)}, o);
+  html += fmt::format(
+      "<br><span class=\"key\"><b style=\"color:#2463b0\">prefixes</b>, <b style=\"color:#7a3fb0\">routes</b>; "
+      "<b style=\"color:#b03a2e\">memory</b> (jemalloc's allocated, else the table's count); the last hour, a sample "
+      "every {} s.</span></p>\n",
+      h.interval_seconds);
+  return html;
 }
 
 }  // namespace
@@ -949,14 +1031,18 @@ std::string status_page_html(const Snapshot& s) {
   out += fmt::format("<title>petrel AS{} {}</title>", s.asn, html_escape(s.router_id));
   out += "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
          "td,th{padding:.25em .8em;border-bottom:1px solid #ccc;text-align:left}"
-         "td.n{text-align:right;font-variant-numeric:tabular-nums}.down{color:#b00}.up{color:#070}</style>";
+         "td.n{text-align:right;font-variant-numeric:tabular-nums}.down{color:#b00}.up{color:#070}"
+         "#peers td:first-child,td.chart{white-space:nowrap}td.chart{padding:.1em .8em}td.chart svg{vertical-align:middle}.key{font-size:.85em;color:#555}"
+         "</style>";
   out += "</head><body>\n";
   out += fmt::format("<h1>petrel {} &mdash; AS{}, router ID {}</h1>\n", html_escape(s.version), s.asn,
                      html_escape(s.router_id));
   out += fmt::format("<p>Up {}. Sessions established: {} of {}. Connections refused from unknown addresses: {}.</p>\n",
                      duration_text(s.uptime_seconds), up, s.peers.size(), s.connections_refused);
   out += "<h2>Peers</h2>\n<table id=\"peers\"><tr><th>name</th><th>address</th><th>AS</th><th>state</th><th>for</th>"
-         "<th>routes: received / best / advertised</th><th>last error</th><th>description</th></tr>\n";
+         "<th>routes: received / best / advertised</th><th>last hour: prefixes; UPDATEs/s "
+         "<b style=\"color:#1a8a3a\">in</b>, <b style=\"color:#d2700a\">out</b></th><th>last error</th>"
+         "<th>description</th></tr>\n";
   for (const auto& p : s.peers) {
     std::string routes;
     for (size_t i = 0; i < codec::kKnownFamilies; ++i) {
@@ -967,10 +1053,11 @@ std::string status_page_html(const Snapshot& s) {
     const bool established = p.state == fsm::State::kEstablished;
     out += fmt::format(
         "<tr><td><a href=\"/api/peers/{0}\">{0}</a></td><td>{1}</td><td class=\"n\">{2}</td>"
-        "<td class=\"{3}\">{4}</td><td>{5}</td><td class=\"n\">{6}</td><td>{7}</td><td>{8}</td></tr>\n",
+        "<td class=\"{3}\">{4}</td><td>{5}</td><td class=\"n\">{6}</td><td class=\"chart\">{9}</td><td>{7}</td>"
+        "<td>{8}</td></tr>\n",
         html_escape(p.name), html_escape(p.address), p.remote_asn, established ? "up" : "down",
         state_json_name(p.state), p.uptime_seconds ? duration_text(*p.uptime_seconds) : "",
-        routes, html_escape(p.last_error), html_escape(p.description));
+        routes, html_escape(p.last_error), html_escape(p.description), peer_charts(s.history, p));
   }
   out += "</table>\n<h2>Routing table</h2>\n<table><tr><th>family</th><th>prefixes</th></tr>\n";
   for (size_t i = 0; i < codec::kKnownFamilies; ++i)
@@ -978,6 +1065,7 @@ std::string status_page_html(const Snapshot& s) {
   out += fmt::format("</table>\n<p>{} routes, {} distinct attribute sets, {:.1f} MB counted by the table.</p>\n",
                      s.table.routes, s.table.attr_sets,
                      static_cast<double>(s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes) / 1e6);
+  out += table_charts(s.history);
   for (const auto& sec : s.sections) {
     out += fmt::format("<h2>{}</h2>\n<table class=\"section\">\n", html_escape(sec.title));
     for (const auto& [name, value] : sec.rows)
@@ -994,6 +1082,8 @@ std::string status_page_html(const Snapshot& s) {
   } else {
     out += "<p>Not available: this build does not use jemalloc (a sanitizer build).</p>\n";
   }
+  out += "<h2>Looking glass</h2>\n";
+  out += looking_glass_form("longest", "");
   out += "<h2>Route lookup</h2>\n<form id=\"lookup\" method=\"get\" action=\"/api/routes\">"
          "<input type=\"hidden\" name=\"match\" value=\"longest\">"
          "<input name=\"prefix\" placeholder=\"192.0.2.1 or 2001:db8::/32\" size=\"30\"> "

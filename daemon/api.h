@@ -25,6 +25,7 @@
 #include "codec/attribute_set.h"
 #include "codec/types.h"
 #include "crates/net/ip.h"
+#include "daemon/history.h"
 #include "daemon/memory.h"
 #include "fsm/state.h"
 
@@ -145,6 +146,9 @@ struct Snapshot {
     std::vector<std::pair<std::string, std::string>> rows;
   };
   std::vector<Section> sections;
+  // The last hour's samples (daemon/history.h), filled for the status
+  // page's charts only.
+  HistoryView history;
 };
 
 // What best-path selection read of one route (GET .../explain).
@@ -229,8 +233,15 @@ inline constexpr std::string_view kMetricsType = "text/plain; version=0.0.4; cha
 inline constexpr std::string_view kHtmlType = "text/html; charset=utf-8";
 
 // GET /: the status page for people, one HTML page with no scripts: the
-// router, each peer's session and routes, the table's size.
+// router, each peer's session and routes with a chart of its last hour
+// (prefixes, UPDATEs per second in and out), the table's size and memory
+// over the last hour (s.history).
 std::string status_page_html(const Snapshot& s);
+
+// Text for an HTML element or attribute value.
+std::string html_escape(std::string_view in);
+// The looking glass's form (GET /lg), with `by` selected and `q` filled in.
+std::string looking_glass_form(std::string_view by, std::string_view q);
 
 struct Response {
   unsigned status = 200;
@@ -254,6 +265,13 @@ inline constexpr std::string_view kRoutesPath = "/api/routes/";
 using ExportExplain = std::function<std::optional<ExportExplanation>(const net::Prefix&, std::string* error)>;
 Response respond_routes(std::string_view method, std::string_view path, const RouteLookup& lookup,
                         const ExportExplain& explain_to = nullptr);
+
+// A prefix as a query gives it: "192.0.2.0/24", or, for a longest match,
+// an address alone ("192.0.2.1" is 192.0.2.1/32, host bits cleared).
+std::optional<net::Prefix> parse_query_prefix(std::string_view text, bool longest);
+// The routes of p (longest: else of the longest prefix covering it) into
+// out; false when the table has none.
+bool find_prefix(const net::Prefix& p, bool longest, const RouteLookup& lookup, PrefixSnapshot& out);
 
 // GET /api/routes?prefix=P&match=exact|longest&peer=NAME&best=true|false
 // &limit=N&cursor=C (docs/http-api.md). Without prefix, every unicast
@@ -288,6 +306,13 @@ struct RefusedPeer {
 };
 inline constexpr std::string_view kRefusedPath = "/api/refused";
 Response respond_refused(std::string_view method, const QueryArgs& args, const std::vector<RefusedPeer>& peers);
+
+// GET /api/history?peer=NAME (docs/http-api.md): the last hour's samples
+// of the table and of every peer (only NAME's when given: a 404 when no
+// peer has that name). `read` copies them (History::view).
+using HistoryRead = std::function<HistoryView(std::string_view peer)>;
+inline constexpr std::string_view kHistoryPath = "/api/history";
+Response respond_history(std::string_view method, const QueryArgs& args, const HistoryRead& read);
 
 // The listing's pages without a walk of the table per page. The first page
 // (no cursor) collects the listed prefixes once (`collect`: every unicast

@@ -23,6 +23,7 @@
 #include "daemon/mrt_api.h"
 #include "daemon/kernel_api.h"
 #include "daemon/log.h"
+#include "daemon/looking_glass.h"
 #include "daemon/memory.h"
 #include "daemon/rpki_api.h"
 #include "daemon/server.h"
@@ -475,6 +476,14 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
       r = policy_test(*ctx->server, method, args);
+    } else if (std::string_view(url) == kLookingGlassPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = looking_glass(*ctx->server, method, args, lookup);
+    } else if (std::string_view(url) == api::kHistoryPath) {
+      api::QueryArgs args;
+      (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = api::respond_history(method, args, [&](std::string_view peer) { return ctx->server->history().view(peer); });
     } else if (std::string_view(url) == api::kRefusedPath) {
       api::QueryArgs args;
       (void)MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
@@ -517,7 +526,10 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     else {
       api::Snapshot snap = snapshot(*ctx);
       // Only the page shows them (RPKI's route counts may walk the table).
-      if (std::string_view(url) == "/") add_sections(*ctx->server, snap);
+      if (std::string_view(url) == "/") {
+        add_sections(*ctx->server, snap);
+        snap.history = ctx->server->history().view();
+      }
       r = api::respond(method, url, snap);
     }
     if (std::string_view(url) == "/metrics" && r.status == 200)

@@ -12,6 +12,7 @@
 #include "daemon/decode.h"
 #include "daemon/run.h"
 #include "daemon/show.h"
+#include "daemon/top.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ constexpr std::string_view kUsage =
     "  check -c FILE [--dump]  validate a configuration file\n"
     "  decode ...              decode BGP messages given as hex, to JSON\n"
     "  show ...                query a running daemon over its HTTP API\n"
+    "  top ...                 a live view of the peers, their rates and the memory\n"
     "  policy test ...         a dry run of a policy against the running daemon's table\n"
     "  reload                  reload the running daemon's configuration (control socket)\n"
     "  peer NAME ...           disable, enable, reset or shut down a peer's session\n"
@@ -44,6 +46,7 @@ int dispatch(std::string_view cmd, int argc, char** argv) {
   if (cmd == "check") return check_main(argc, argv);
   if (cmd == "decode") return decode_main(argc, argv);
   if (cmd == "show") return show_main(argc, argv);
+  if (cmd == "top") return top_main(argc, argv);
   if (cmd == "policy") return policy_main(argc, argv);
   if (cmd == "reload" || cmd == "peer" || cmd == "route" || cmd == "dump") return ctl_main(argc, argv);
   return -1;

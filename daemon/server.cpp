@@ -14,6 +14,7 @@
 #include <limits>
 #include <thread>
 
+#include "daemon/memory.h"
 #include "daemon/service.h"
 
 namespace petrel::daemon {
@@ -110,6 +111,7 @@ Server::~Server() {
   if (bmp_) bmp_->stop();
   set_bmp_feed(nullptr);
   ev_timer_stop(loop_, &kernel_timer_);
+  ev_timer_stop(loop_, &history_timer_);
   control_.reset();  // its socket file goes
   for (auto& l : listeners_) {
     ev_io_stop(loop_, &l->io);
@@ -248,6 +250,11 @@ bool Server::start() {
   ev_timer_init(&watchdog_, &Server::on_watchdog, 1.0, 1.0);
   watchdog_.data = this;
   ev_timer_start(loop_, &watchdog_);
+  // The first sample at once, so the charts start with the daemon.
+  ev_timer_init(&history_timer_, [](struct ev_loop*, ev_timer* w, int) { static_cast<Server*>(w->data)->sample_history(); },
+                0.0, kHistoryIntervalSeconds);
+  history_timer_.data = this;
+  ev_timer_start(loop_, &history_timer_);
 
   if (!config_.rpki.caches.empty()) {
     rpki_ = make_rpki(config_.rpki);
@@ -325,6 +332,33 @@ void Server::on_signal(struct ev_loop*, ev_signal* w, int) {
   s->begin_shutdown(0, w->signum == SIGTERM ? "SIGTERM" : "SIGINT", restart ? Peer::Stop::kRestart : Peer::Stop::kWithdraw);
 }
 
+void Server::sample_history() {
+  const auto now = std::chrono::system_clock::now();
+  const int64_t steady = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch()).count();
+  constexpr size_t kUpdate = static_cast<size_t>(codec::MessageType::kUpdate);
+  std::vector<PeerCounts> counts;
+  for (const auto& p : peers()) {
+    PeerCounts c;
+    c.name = p->config().name;
+    for (size_t i = 0; i < codec::kKnownFamilies; ++i) c.prefixes += p->table_routes(i);
+    c.updates_in = p->counters().messages_in[kUpdate].load(std::memory_order_relaxed);
+    c.updates_out = p->counters().messages_out[kUpdate].load(std::memory_order_relaxed);
+    counts.push_back(std::move(c));
+  }
+  TableCounts t;
+  for (size_t i = 0; i < codec::kKnownFamilies; ++i) t.prefixes += table_.prefixes(static_cast<table::FamilyIndex>(i));
+  t.routes = table_.routes();
+  const MemoryStats mem = read_memory();
+  if (mem.available) {
+    t.memory = mem.allocated;
+  } else {
+    const auto m = table_.memory();
+    t.memory = m.map_bytes + m.journal_bytes + m.attr_bytes;
+  }
+  history_.sample(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count(), steady, counts, t);
+}
+
 void Server::on_watchdog(struct ev_loop*, ev_timer* w, int) {
   auto* s = static_cast<Server*>(w->data);
   for (auto& wk : s->workers_) {
@@ -374,6 +408,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   // Lingering sockets get a moment for the peer to read our NOTIFICATION;
   // the loop ends when every peer reported (or after the grace period).
   ev_timer_stop(loop_, &watchdog_);
+  ev_timer_stop(loop_, &history_timer_);
   ev_timer_init(&watchdog_, [](struct ev_loop* loop, ev_timer*, int) { ev_break(loop, EVBREAK_ALL); },
                 kShutdownGraceSeconds, 0);
   ev_timer_start(loop_, &watchdog_);

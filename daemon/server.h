@@ -28,6 +28,7 @@
 #include "daemon/bmp.h"
 #include "daemon/config.h"
 #include "daemon/control.h"
+#include "daemon/history.h"
 #include "daemon/kernel.h"
 #include "daemon/log.h"
 #include "daemon/mrt_dump.h"
@@ -124,6 +125,9 @@ class Server {
   [[nodiscard]] std::vector<BmpStationStatus> bmp_status() const {
     return bmp_ ? bmp_->status() : std::vector<BmpStationStatus>{};
   }
+  // The last hour's samples of the peers and the table (GET /api/history,
+  // the status page's charts). Any thread.
+  [[nodiscard]] const History& history() const { return history_; }
   [[nodiscard]] std::optional<KernelStatus> kernel_status() const {
     std::lock_guard lock(sections_mu_);
     if (!kernel_) return std::nullopt;
@@ -272,6 +276,10 @@ class Server {
   ev_signal sigterm_{}, sigint_{}, sighup_{};
   ev_timer watchdog_{};
   ev_timer service_alive_{};  // systemd's watchdog keep-alive (WatchdogSec)
+  // Every kHistoryIntervalSeconds: a sample of each peer and the table.
+  ev_timer history_timer_{};
+  History history_;
+  void sample_history();
   ev_async shutdown_done_{};
   // The MRT dump running (at most one): its thread, the answer it owes,
   // and its outcome, handed to the main loop through dump_done_.

@@ -2,24 +2,14 @@
 // (docs/http-api.md). Aligned tables for people, the API's JSON with
 // --json for scripts.
 //
-// The client is a small blocking HTTP/1.0 GET over one TCP connection
-// (connect and read each bounded in time): one request per command to an
-// address the operator controls, usually loopback, with no TLS, so a
-// library such as libcurl would add a dependency and nothing it needs.
-// The JSON is read with nlohmann::json without exceptions (a body that does
+// The requests go through daemon/http_client.h (shared with `petrel
+// top`), one or a few per command. The JSON is read with nlohmann::json without exceptions (a body that does
 // not parse is reported, not thrown).
 #include "daemon/show.h"
 
 #include <fmt/format.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +18,7 @@
 
 #include "daemon/cli.h"
 #include "daemon/config.h"
+#include "daemon/http_client.h"
 #include "daemon/text_table.h"
 
 namespace petrel::daemon {
@@ -59,140 +50,7 @@ constexpr std::string_view kUsage =
 constexpr size_t kNameWidth = 24;
 constexpr size_t kNextHopWidth = 40;
 
-constexpr int kConnectTimeoutMs = 3000;
-constexpr int kReadTimeoutMs = 30000;
-constexpr size_t kMaxBody = 256u << 20;
 constexpr size_t kMaxPages = 100000;  // of 1000 prefixes: far beyond a full table
-
-struct HttpResult {
-  unsigned status = 0;
-  std::string body;
-};
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Waits until fd is ready for `events` or the deadline passes.
-bool wait_fd(int fd, short events, int64_t deadline) {
-  for (;;) {
-    int64_t left = deadline - now_ms();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    int n = ::poll(&p, 1, static_cast<int>(left));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) return false;
-  }
-}
-
-int connect_to(const std::string& host, const std::string& port, std::string& err) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res); rc != 0) {
-    err = ::gai_strerror(rc);
-    return -1;
-  }
-  int fd = -1;
-  for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = std::strerror(errno);
-      continue;
-    }
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-    if (errno == EINPROGRESS && wait_fd(fd, POLLOUT, now_ms() + kConnectTimeoutMs)) {
-      int so = 0;
-      socklen_t len = sizeof so;
-      if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) == 0 && so == 0) break;
-      err = std::strerror(so != 0 ? so : errno);
-    } else {
-      err = errno == EINPROGRESS ? "timed out" : std::strerror(errno);
-    }
-    ::close(fd);
-    fd = -1;
-  }
-  ::freeaddrinfo(res);
-  return fd;
-}
-
-// GET path; nullopt (with err) when there is no answer.
-std::optional<HttpResult> http_get(std::string_view where, std::string_view path, std::string& err) {
-  Endpoint to;
-  if (auto bad = parse_endpoint(where, to)) {  // show_main checked it
-    err = *bad;
-    return std::nullopt;
-  }
-  int fd = connect_to(to.address.to_string(), std::to_string(to.port), err);
-  if (fd < 0) return std::nullopt;
-  const int64_t deadline = now_ms() + kReadTimeoutMs;
-  std::string req = fmt::format("GET {} HTTP/1.0\r\nHost: {}\r\nConnection: close\r\n\r\n", path, where);
-  size_t sent = 0;
-  std::string in;
-  bool ok = true;
-  while (ok && sent < req.size()) {
-    ssize_t n = ::send(fd, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EAGAIN) {
-      ok = wait_fd(fd, POLLOUT, deadline);
-    } else {
-      ok = false;
-    }
-  }
-  char buf[65536];
-  while (ok) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      in.append(buf, static_cast<size_t>(n));
-      if (in.size() > kMaxBody) ok = false;
-    } else if (n == 0) {
-      break;
-    } else if (errno == EAGAIN || errno == EINTR) {
-      ok = wait_fd(fd, POLLIN, deadline);
-    } else {
-      ok = false;
-    }
-  }
-  int saved = errno;
-  ::close(fd);
-  if (!ok) {
-    err = in.size() > kMaxBody ? "the answer is too large" : now_ms() >= deadline ? "no answer in time" : std::strerror(saved);
-    return std::nullopt;
-  }
-  // "HTTP/1.0 200 OK\r\n...\r\n\r\nbody"
-  auto head_end = in.find("\r\n\r\n");
-  if (!in.starts_with("HTTP/1.") || in.size() < 12 || head_end == std::string::npos) {
-    err = "the answer is not HTTP";
-    return std::nullopt;
-  }
-  HttpResult r;
-  for (size_t i = 9; i < 12; ++i) {
-    if (in[i] < '0' || in[i] > '9') {
-      err = "the answer is not HTTP";
-      return std::nullopt;
-    }
-    r.status = r.status * 10 + static_cast<unsigned>(in[i] - '0');
-  }
-  r.body = in.substr(head_end + 4);
-  return r;
-}
-
-// A query argument's value, percent-encoded.
-std::string url_encode(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':') {
-      out += c;
-    } else {
-      out += fmt::format("%{:02X}", u);
-    }
-  }
-  return out;
-}
 
 // A JSON value as text for a cell: strings bare, null as "-".
 std::string cell(const json& v) {
@@ -207,14 +65,7 @@ std::string at(const json& obj, std::string_view key) {
   return it == obj.end() ? "-" : cell(*it);
 }
 
-std::string duration(const json& v) {
-  if (!v.is_number()) return "-";
-  auto s = v.get<int64_t>();
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  if (s < 86400) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
-  return fmt::format("{}d{:02}h", s / 86400, s / 3600 % 24);
-}
+std::string duration(const json& v) { return v.is_number() ? duration_text(v.get<int64_t>()) : "-"; }
 
 std::string as_path(const json& attrs) {
   std::string out;
@@ -311,10 +162,7 @@ TextTable route_table() {
                    {0, 0, kNameWidth, kNextHopWidth});
 }
 
-struct Options {
-  std::string http = "127.0.0.1:8179";
-  bool http_given = false;  // --http: it wins over -c
-  std::string config;       // -c FILE: its http.listen, unless --http
+struct Options : ApiOptions {
   bool json = false;
   std::string peer;
   std::vector<std::string> words;
@@ -541,21 +389,17 @@ int show_main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     auto value = [&](std::string& out) {
-      if (i + 1 >= argc) {
-        fmt::print(stderr, "petrel show: {} needs a value\n{}", a, kUsage);
-        return false;
-      }
-      out = argv[++i];
-      return true;
+      auto v = option_value(argc, argv, i, "petrel show", kUsage);
+      if (v) out = std::move(*v);
+      return v.has_value();
     };
-    if (a == "-h" || a == "--help") {
+    if (ApiOption taken = api_option(argc, argv, i, o, "petrel show", kUsage); taken != ApiOption::kNotOne) {
+      if (taken == ApiOption::kUsage) return kExitUsage;
+    } else if (a == "-h" || a == "--help") {
       fmt::print("{}", kUsage);
       return kExitOk;
     } else if (a == "--json") {
       o.json = true;
-    } else if (a == "--http") {
-      if (!value(o.http)) return kExitUsage;
-      o.http_given = true;
     } else if (a == "--peer") {
       if (!value(o.peer)) return kExitUsage;
     } else if (a == "--policy") {
@@ -564,18 +408,6 @@ int show_main(int argc, char** argv) {
       if (!value(o.direction)) return kExitUsage;
     } else if (a == "--limit") {
       if (!value(o.limit)) return kExitUsage;
-    } else if (a.starts_with("--http=")) {
-      o.http = std::string(a.substr(7));
-      o.http_given = true;
-    } else if (a == "-c" || a == "--config") {
-      // The global option (`petrel -c FILE show peers`) comes here too.
-      if (!value(o.config)) return kExitUsage;
-    } else if (a.starts_with("--config=")) {
-      o.config = std::string(a.substr(9));
-    } else if (a == "-s" || a == "--socket") {
-      // The control socket's global option: nothing petrel show uses.
-      std::string ignored;
-      if (!value(ignored)) return kExitUsage;
     } else if (a.starts_with("--peer=")) {
       o.peer = std::string(a.substr(7));
     } else if (a.starts_with("-") && a.size() > 1) {
@@ -589,27 +421,7 @@ int show_main(int argc, char** argv) {
     fmt::print(stderr, "petrel show: what to show?\n{}", kUsage);
     return kExitUsage;
   }
-  if (!o.config.empty() && !o.http_given) {
-    auto cfg = load_config(o.config);
-    if (!cfg) {
-      print_config_errors(cfg.error());
-      fmt::print(stderr, "petrel show: cannot take the daemon's address from {} (--http ADDRESS:PORT names it)\n",
-                 o.config);
-      return kExitFailure;
-    }
-    if (!cfg->http.listen) {
-      fmt::print(stderr, "petrel show: {} runs no HTTP API ([http] listen = \"\"), which petrel show reads\n",
-                 o.config);
-      return kExitFailure;
-    }
-    o.http = cfg->http.listen->to_string();
-  }
-  // A usage error, not an unreachable daemon: 127.0.0.1:99999 must not
-  // become some other port, nor "nonsense" a failed name lookup.
-  if (Endpoint e; auto bad = parse_endpoint(o.http, e)) {
-    fmt::print(stderr, "petrel show: --http: {}\n{}", *bad, kUsage);
-    return kExitUsage;
-  }
+  if (auto status = api_address("petrel show", o, kUsage)) return *status;
   try {
     return run(o);
   } catch (const std::exception& e) {  // a JSON value of an unexpected type

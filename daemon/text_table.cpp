@@ -1,6 +1,8 @@
 // TextTable (text_table.h): aligned columns, long cells wrapped after.
 #include "daemon/text_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -53,6 +55,13 @@ std::string TextTable::text() const {
     end_line(out, line);
   }
   return out;
+}
+
+std::string duration_text(int64_t seconds) {
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m{:02}s", seconds / 60, seconds % 60);
+  if (seconds < 86400) return fmt::format("{}h{:02}m", seconds / 3600, seconds / 60 % 60);
+  return fmt::format("{}d{:02}h", seconds / 86400, seconds / 3600 % 24);
 }
 
 }  // namespace petrel::daemon

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,8 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;  // the header first
   std::vector<size_t> max_width_;
 };
+
+// A duration for people: "42s", "5m07s", "3h12m", "2d04h".
+std::string duration_text(int64_t seconds);
 
 }  // namespace petrel::daemon

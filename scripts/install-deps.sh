@@ -29,6 +29,8 @@ PACKAGES=(
   pmacct
   # the status page rendered headless (tests/integration/test_http.py; ~52 s to install)
   chromium
+  # a terminal for petrel top (tests/integration/test_top.py: send-keys, capture-pane)
+  tmux
 )
 
 SUDO=""

@@ -487,6 +487,9 @@ TEST(ApiStatusPage, ShowsPeersRoutesAndTheTable) {
   // the lookup box asks the route query for the longest match
   EXPECT_NE(h.find("<form id=\"lookup\" method=\"get\" action=\"/api/routes\">"), std::string::npos);
   EXPECT_NE(h.find("name=\"match\" value=\"longest\""), std::string::npos);
+  // the looking glass's form (GET /lg), a longest match selected
+  EXPECT_NE(h.find("<form id=\"looking-glass\" method=\"get\" action=\"/lg\">"), std::string::npos);
+  EXPECT_NE(h.find("<option value=\"longest\" selected>"), std::string::npos);
   EXPECT_TRUE(h.ends_with("</body></html>\n"));
 }
 
@@ -806,6 +809,19 @@ TEST(ApiExplain, EveryRouteItsInputsAndTheSteps) {
   // one route: nothing to compare
   p.routes.resize(1);
   EXPECT_EQ(json::parse(explain_json(p))["decided_by"], "only route");
+}
+
+}  // namespace
+}  // namespace petrel::daemon::api
+
+namespace petrel::daemon::api {
+namespace {
+
+TEST(ApiLookingGlass, TheFormKeepsTheSearchEscaped) {
+  const std::string f = looking_glass_form("as-path", "_6500\"<1>$");
+  EXPECT_NE(f.find("<option value=\"as-path\" selected>"), std::string::npos) << f;
+  EXPECT_EQ(f.find("<option value=\"longest\" selected>"), std::string::npos) << f;
+  EXPECT_NE(f.find("value=\"_6500&quot;&lt;1&gt;$\""), std::string::npos) << f;
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ BINARIES = {
     "openbgpd": ("bgpctl", "openbgpd"),
     "bgpdump": ("bgpdump", "bgpdump"),   # reads MRT files (test_mrt_dump.py)
     "pmbmpd": ("pmbmpd", "pmacct"),      # a BMP collector (test_bmp.py)
+    "tmux": ("tmux", "tmux"),            # a terminal for petrel top (test_top.py)
 }
 
 

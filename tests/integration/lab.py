@@ -1127,8 +1127,9 @@ class Petrel(Peer):
 
     # ---- the HTTP JSON API, reached from inside the node's namespace
 
-    def api(self, path: str, timeout: float = 5) -> Optional[object]:
-        """GET path from Petrel's HTTP API; None if the API is not there."""
+    def get(self, path: str, timeout: float = 5) -> Optional[tuple[int, bytes]]:
+        """GET path from Petrel's HTTP server: status and body; None if it
+        does not answer."""
         import http.client
 
         node = self.node
@@ -1144,14 +1145,21 @@ class Petrel(Peer):
         try:
             conn.request("GET", path, headers={"Accept": "application/json"})
             r = conn.getresponse()
-            body = r.read()
-            if r.status != 200:
-                return None
-            return json.loads(body)
-        except (OSError, ValueError, http.client.HTTPException):
+            return r.status, r.read()
+        except (OSError, http.client.HTTPException):
             return None
         finally:
             conn.close()
+
+    def api(self, path: str, timeout: float = 5) -> Optional[object]:
+        """GET path from Petrel's HTTP API; None if the API is not there."""
+        got = self.get(path, timeout)
+        if got is None or got[0] != 200:
+            return None
+        try:
+            return json.loads(got[1])
+        except ValueError:
+            return None
 
     def api_peer(self, name: str) -> Optional[dict]:
         """GET /api/peers/{name} (docs/http-api.md); None if it does not answer."""

@@ -6,8 +6,11 @@ the JSON API (status with jemalloc's figures, peers, route queries with
 their filters and paging, explain), /metrics through `promtool check
 metrics`, an /api/events client that sees the speaker's session go down and
 come back and a best route change, `petrel show` in the node, and the
-status page in headless Chromium (peers table and memory figures present,
-a screenshot saved).
+status page in headless Chromium (peers table, charts of the last hour and
+memory figures present, a screenshot saved); /api/history; the looking glass
+(GET /lg) by prefix, AS path and community. Then a page of
+100 peers (a speaker session each) in Chromium: its size and the time to
+serve and render it, saved with a screenshot.
 
 Skips, with the reason, when BIRD, promtool or Chromium is missing.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import shutil
 import socket
 import struct
@@ -210,6 +214,33 @@ def test_http_live(lab, tmp_path):
     assert [(r["peer"], r["as_path_length"]) for r in ex["routes"]] == [("bird", 1), ("speaker", 3)], ex
     step = next(s for s in ex["steps"] if s["step"] == "AS path length")
     assert step["eliminated"] == [{"peer": "speaker", "path_id": 0}], ex
+
+    # ---- the looking glass (GET /lg): a search answered as HTML
+    def lg(query: str, want: int = 200) -> str:
+        status, ctype, body = http_get(me, "/lg?" + query)
+        assert status == want and ctype.startswith("text/html"), (query, status, body[:300])
+        return body.decode()
+
+    def lg_rows(page: str) -> list[tuple[str, ...]]:
+        """(prefix, best, peer, next hop, AS path, ..., not best: decided by) of each route."""
+        return re.findall(r'<tr[^>]*><td><a [^>]*>([^<]*)</a></td>' + r"<td[^>]*>([^<]*)</td>" * 10 + "</tr>", page)
+    rows = lg_rows(lg(f"by=longest&q={inside}"))
+    assert [r[:5] for r in rows] == [(contested, "best", "bird", bird_node.v4, str(BIRD_ASN)),
+                                     (contested, "", "speaker", spk_node.v4, f"{SPEAKER_ASN} 64999 64998")], rows
+    assert rows[1][-1] == "AS path length" and rows[0][-1] == "", rows
+    assert [r[:3] for r in lg_rows(lg(f"by=exact&q={contested}"))] == [(contested, "best", "bird"),
+                                                                      (contested, "", "speaker")]
+    assert '<p id="lg-summary">0 prefixes, 0 routes.</p>' in lg(f"by=exact&q={inside}/32")
+    more = {r[0] for r in lg_rows(lg("by=more&q=198.18.0.0/15"))}
+    assert set(bird_v4) <= more and all(ipaddress.ip_network(p).subnet_of(ipaddress.ip_network("198.18.0.0/15"))
+                                        for p in more), more
+    # an AS path expression written as for BIRD or FRR: only the speaker's route
+    assert [r[:3] for r in lg_rows(lg("by=as-path&q=_64999_"))] == [(contested, "", "speaker")]
+    assert {r[2] for r in lg_rows(lg(f"by=as-path&q=^{BIRD_ASN}$"))} == {"bird"}
+    assert '<p id="lg-summary">0 prefixes, 0 routes.</p>' in lg("by=community&q=65002:*")
+    assert 'id="lg-error"' in lg("by=as-path&q=(", 400)
+    assert 'id="lg-error"' in lg("by=community&q=banana", 400)
+    assert 'id="lg-error"' in lg("by=nothing&q=1", 400)
     # the whole table, paged two prefixes at a time, in prefix order, every prefix once
     seen, cursor, pages = [], None, 0
     while pages < 20:
@@ -339,6 +370,24 @@ def test_http_live(lab, tmp_path):
     assert cells[contested] == bird_node.v4, cells
     assert next_hop_cells(show("route", "2001:db8:5::1")) == {spk_v6: f"{spk_node.v6} ({SPEAKER_LL})"}
 
+    # ---- the last hour (GET /api/history): a sample every 10 s; the
+    # first one after BIRD's routes arrived holds them
+    def bird_series():
+        h = get_json(me, "/api/history?peer=bird")
+        return h if h["peers"] and h["peers"][0]["prefixes"][-1] == sum(V4.values()) else None
+    hist = L.wait_until(bird_series, 25, "a history sample with BIRD's routes")
+    assert hist["interval_seconds"] == 10 and hist["capacity"] == 360, hist
+    series = hist["peers"][0]
+    assert series["name"] == "bird" and len(series["time"]) == len(series["prefixes"]) >= 1, series
+    assert len(series["updates_in_per_second"]) == len(series["time"]), series
+    assert hist["table"]["prefixes"][-1] >= sum(V4.values()), hist["table"]
+    assert hist["table"]["memory_bytes"][-1] > 0, hist["table"]
+    assert len(get_json(me, "/api/history")["peers"]) == 2
+    get_json(me, "/api/history?peer=nobody", want=404)
+    get_json(me, "/api/history?pear=bird", want=400)
+    st = get_json(me, "/api/status")
+    assert st["table"]["prefixes"] >= sum(V4.values()) and st["table"]["routes"] >= st["table"]["prefixes"], st
+
     # ---- the status page in headless Chromium
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -354,15 +403,28 @@ def test_http_live(lab, tmp_path):
                  check=False, timeout=60).stdout
     assert '<table id="peers">' in dom, dom[:2000]
     assert ">bird</a>" in dom and ">speaker</a>" in dom, dom[:2000]
-    assert '<form id="lookup"' in dom, dom
+    assert '<form id="lookup"' in dom and '<form id="looking-glass"' in dom, dom
     assert 'class="section"' not in dom, "kernel/RPKI sections without [kernel] or [rpki]"
+    # the charts: two per peer in its row, the table's and the memory's
+    bird_row = dom[dom.index(">bird</a>"):]
+    bird_row = bird_row[:bird_row.index("</tr>")]
+    assert bird_row.count("<svg") == 2 and "<path" in bird_row, bird_row
+    assert f"prefixes: {sum(V4.values())} now" in bird_row, bird_row
+    assert 'id="table-chart"' in dom and 'id="memory-chart"' in dom, dom
     if mem["allocator"] == "jemalloc":
         assert '<table id="memory">' in dom and "<td>resident</td>" in dom, dom
     else:
         assert "Not available" in dom
+    # the looking glass's answer, as a person sees it
+    lg_shot = tmp_path / "looking-glass.png"
+    me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "c"),
+            f"--screenshot={lg_shot}", "--window-size=1200,600", f"http://127.0.0.1:{PORT}/lg?by=more&q=198.18.0.0/15"],
+           check=False, timeout=60)
+    assert lg_shot.exists() and lg_shot.stat().st_size > 1000
     if keep:
         os.makedirs(keep, exist_ok=True)
         shutil.copy(shot, os.path.join(keep, "status-page.png"))
+        shutil.copy(lg_shot, os.path.join(keep, "looking-glass.png"))
 
 
 class _PetrelWithParts(L.Petrel):
@@ -391,3 +453,70 @@ def test_status_page_sections(lab):
     assert "<tr><td>table</td><td>101</td></tr>" in page, page
     assert "<h2>RPKI</h2>" in page and "<td>cache 127.0.0.1:3323</td>" in page, page
     assert "<tr><td>invalid routes rejected</td><td>no</td></tr>" in page, page
+
+
+def test_status_page_hundred_peers(lab, tmp_path):
+    """100 sessions (the Python speaker from 100 addresses, a prefix each):
+    the status page with a chart pair per peer stays small and renders in
+    headless Chromium; its size, the time to serve it and Chromium's time
+    to load and render it are printed and saved beside a screenshot."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("chromium not installed (apt-get install chromium): the status page was not rendered")
+    n = 100
+    me, spk_node = lab.node("petrel"), lab.node("speaker")
+    addrs = [f"198.18.0.{100 + i}" for i in range(n)]
+    for a in addrs:
+        spk_node.run(["ip", "addr", "add", f"{a}/24", "dev", spk_node.ifname])
+    petrel = L.Petrel(me, [L.PetrelPeer(f"member-{i:03}", a, 65100 + i, me.v4, passive=True, hold_time=90)
+                           for i, a in enumerate(addrs)], PETREL_ASN, http_port=PORT)
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        pytest.skip(str(e))
+    speakers = []
+    for i, a in enumerate(addrs):
+        sp = L.speaker(spk_node, 65100 + i, hold_time=90)
+        sp.connect(me.v4, local=a, netns=spk_node.ns, timeout=15, attempts=30)
+        sp.start()
+        speakers.append(sp)
+    for i, sp in enumerate(speakers):
+        sp.wait_established(30)
+        sp.send(S.announce([f"10.{i}.0.0/16"], addrs[i], 65100 + i))
+    L.wait_until(lambda: get_json(me, "/api/status")["peers"]["established"] == n, 60, "100 sessions established")
+    L.wait_until(lambda: all(p["prefixes"] and p["prefixes"][-1] == 1
+                             for p in get_json(me, "/api/history")["peers"]), 30,
+                 "a history sample with every member's prefix")
+
+    t0 = time.monotonic()
+    status, ctype, body = http_get(me, "/")
+    serve_s = time.monotonic() - t0
+    page = body.decode()
+    assert status == 200 and ctype.startswith("text/html"), (status, ctype)
+    assert page.count("<svg") == 2 * n + 2, page.count("<svg")
+    assert len(body) < 400_000, f"the page of {n} peers is {len(body)} bytes"
+    assert serve_s < 2, f"GET / took {serve_s:.3f} s"
+
+    shot = tmp_path / "status-100.png"
+    t0 = time.monotonic()
+    r = me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + str(tmp_path / "c"),
+                f"--screenshot={shot}", "--window-size=1400,1600", f"http://127.0.0.1:{PORT}/"],
+               check=False, timeout=90)
+    render_s = time.monotonic() - t0
+    assert shot.exists() and shot.stat().st_size > 1000, (r.stdout, r.stderr)
+    dom = me.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                  "--user-data-dir=" + str(tmp_path / "c"), "--dump-dom", f"http://127.0.0.1:{PORT}/"],
+                 check=False, timeout=90).stdout
+    assert dom.count("<svg") == 2 * n + 2 and ">member-099</a>" in dom, dom[:2000]
+    # Chromium's own start is most of render_s: it bounds the page's cost
+    # from above, loosely, on a shared machine.
+    assert render_s < 60, f"Chromium took {render_s:.1f} s"
+    figures = {"peers": n, "page_bytes": len(body), "serve_seconds": round(serve_s, 4),
+               "chromium_screenshot_seconds": round(render_s, 2)}
+    print("status page with 100 peers:", json.dumps(figures))
+    keep = os.environ.get("PETREL_SCREENSHOT_DIR")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(shot, os.path.join(keep, "status-page-100-peers.png"))
+        with open(os.path.join(keep, "status-page-100-peers.json"), "w") as f:
+            json.dump(figures, f)

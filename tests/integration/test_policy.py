@@ -174,6 +174,13 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     assert r["peer"] == "up" and r["reason"] == "cone.leak", r
     assert r["attributes"]["as_path"] == [{"type": "AS_SEQUENCE", "asns": [UP_ASN, 64999]}], r
     assert petrel.api(f"/api/refused?prefix={PLAIN}")["refused"] == []
+    # The looking glass says it to people: no route to LEAKED in the table,
+    # and the refused one with the term that refused it.
+    status, body = petrel.get(f"/lg?by=exact&q={LEAKED}")
+    page = body.decode()
+    assert status == 200 and '<p id="lg-summary">0 prefixes, 0 routes.</p>' in page, page
+    assert '<table id="lg-refused">' in page, page
+    assert f"<tr><td>{LEAKED}</td><td>up</td><td class=\"n\">0</td><td>cone.leak</td><td>{UP_ASN} 64999</td>" in page, page
     peer = petrel.api_peer("up")
     assert peer and peer["refused_kept"] == 1 and peer["refused_not_kept"] == 0, peer
     assert petrel.api("/api/refused?peer=nobody") is None  # a 404

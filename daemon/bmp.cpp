@@ -17,6 +17,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <variant>
 
 #include "codec/open.h"
@@ -109,9 +110,9 @@ struct BmpClient::Impl {
   };
 
   Impl(const Config& config, const table::Table& t,
-       std::function<std::optional<BmpPeerCounters>(const std::string&)> c)
+       std::function<std::optional<BmpPeerCounters>(const std::string&)> c, std::function<void()> refresh)
       : local_as(config.router.asn), router_id(config.router.router_id.v4_value()), table(t),
-        counters(std::move(c)) {
+        counters(std::move(c)), refresh_peers(std::move(refresh)) {
     loop = ev_loop_new(EVFLAG_AUTO);
     uint64_t seed = 1;
     for (const BmpStationConfig& sc : config.bmp) {
@@ -143,15 +144,19 @@ struct BmpClient::Impl {
   uint32_t router_id;
   const table::Table& table;
   std::function<std::optional<BmpPeerCounters>(const std::string&)> counters;
+  std::function<void()> refresh_peers;
   struct ev_loop* loop = nullptr;
   std::thread thread;
   ev_async wake{};
   ev_timer tick{};
   table::Subscription sub;
 
-  std::mutex mu;  // posted and stopping
-  std::vector<std::variant<BmpSessionUp, BmpSessionDown>> posted;
+  std::mutex mu;  // posted, pending_pre_bytes, pre_lost and stopping
+  std::vector<std::variant<BmpSessionUp, BmpSessionDown, BmpUpdate>> posted;
+  size_t pending_pre_bytes = 0;
+  uint64_t pre_lost = 0;  // UPDATEs dropped before the thread saw them, not yet made up for
   bool stopping = false;
+  bool refresh_owed = false;  // a pre-policy station connected: the peers are asked again
 
   std::map<uint16_t, BmpSessionUp> sessions;  // by slot: established now
   std::vector<std::unique_ptr<Station>> stations;
@@ -184,19 +189,33 @@ struct BmpClient::Impl {
   }
 
   void woken() {
-    std::vector<std::variant<BmpSessionUp, BmpSessionDown>> got;
+    std::vector<std::variant<BmpSessionUp, BmpSessionDown, BmpUpdate>> got;
     bool stop = false;
+    uint64_t lost = 0;
     {
       std::lock_guard lock(mu);
       got.swap(posted);
       stop = stopping;
+      pending_pre_bytes = 0;
+      lost = std::exchange(pre_lost, 0);
     }
     sub.take();
     for (auto& e : got) {
       if (auto* up = std::get_if<BmpSessionUp>(&e))
         peer_up(std::move(*up));
+      else if (auto* u = std::get_if<BmpUpdate>(&e))
+        pre_policy(*u);
       else
         peer_down(std::get<BmpSessionDown>(e));
+    }
+    if (lost) {
+      log(LogLevel::kWarn, "bmp-pre-policy-lost", {{"updates", lost}},
+          "UPDATEs came faster than the BMP thread took them: the peers are asked for their routes again");
+      refresh_owed = true;
+    }
+    if (refresh_owed && !stop) {
+      refresh_owed = false;
+      if (refresh_peers) refresh_peers();
     }
     if (stop) {
       terminate();
@@ -309,6 +328,8 @@ struct BmpClient::Impl {
     queue(s, std::move(msg), 1);
     if (s.cfg.loc_rib) send_loc_rib_up(s);
     for (const auto& [slot, up] : sessions) send_peer_up(s, up);
+    // No pre-policy Adj-RIB-In is kept: the peers send theirs again.
+    if (s.cfg.pre_policy && !sessions.empty()) refresh_owed = true;
     s.follower = table.follow();
     s.dumped = false;
     s.shard_seen.clear();
@@ -642,6 +663,22 @@ struct BmpClient::Impl {
         for (const net::Prefix& p : have) enqueue(*s, p);
   }
 
+  // Pre-policy Route Monitoring (RFC 7854 section 4.6, L flag clear): the
+  // UPDATE as the peer sent it, to every station that monitors it and has
+  // had the session's Peer Up.
+  void pre_policy(const BmpUpdate& u) {
+    auto it = sessions.find(u.slot);
+    if (it == sessions.end() || it->second.name != u.name) return;
+    for (auto& s : stations) {
+      if (!s->up || !s->cfg.pre_policy || !s->peers_up.count(u.slot)) continue;
+      bmp::PeerHeader h = header_of(it->second, false);
+      stamp(h, u.ms);
+      std::vector<std::byte> msg;
+      bmp::route_monitoring(h, u.message, msg);
+      queue(*s, std::move(msg), 1);
+    }
+  }
+
   void peer_down(const BmpSessionDown& down) {
     auto it = sessions.find(down.slot);
     if (it == sessions.end() || it->second.name != down.name) return;
@@ -731,8 +768,24 @@ struct BmpClient::Impl {
 };
 
 BmpClient::BmpClient(const Config& config, const table::Table& table,
-                     std::function<std::optional<BmpPeerCounters>(const std::string&)> counters)
-    : impl_(std::make_unique<Impl>(config, table, std::move(counters))) {}
+                     std::function<std::optional<BmpPeerCounters>(const std::string&)> counters,
+                     std::function<void()> refresh_peers)
+    : impl_(std::make_unique<Impl>(config, table, std::move(counters), std::move(refresh_peers))) {
+  for (const BmpStationConfig& s : config.bmp) pre_policy_ = pre_policy_ || s.pre_policy;
+}
+
+void BmpClient::received(BmpUpdate update) {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->pending_pre_bytes + update.message.size() > kMaxPendingPreBytes) {
+      ++impl_->pre_lost;
+      return;
+    }
+    impl_->pending_pre_bytes += update.message.size();
+    impl_->posted.emplace_back(std::move(update));
+  }
+  ev_async_send(impl_->loop, &impl_->wake);
+}
 
 BmpClient::~BmpClient() { stop(); }
 

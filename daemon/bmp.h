@@ -70,6 +70,15 @@ struct BmpPeerCounters {
   uint64_t treat_as_withdraw = 0;  // UPDATEs
 };
 
+// An UPDATE as a session received it (pre-policy monitoring): the whole
+// message. From the worker.
+struct BmpUpdate {
+  std::string name;
+  uint16_t slot = 0;
+  std::vector<std::byte> message;
+  int64_t ms = 0;  // system clock
+};
+
 // One station as the API and the metrics show it.
 struct BmpStationStatus {
   std::string name;  // "ADDRESS:PORT"
@@ -86,8 +95,12 @@ struct BmpStationStatus {
 class BmpClient {
  public:
   // counters(name): the session's counters now (nullopt: not known).
+  // refresh_peers(): ask every established peer for its routes again
+  // (ROUTE-REFRESH), for a pre-policy station that connected or lost
+  // UPDATEs; called on the BMP thread.
   BmpClient(const Config& config, const table::Table& table,
-            std::function<std::optional<BmpPeerCounters>(const std::string&)> counters);
+            std::function<std::optional<BmpPeerCounters>(const std::string&)> counters,
+            std::function<void()> refresh_peers = nullptr);
   ~BmpClient();
   BmpClient(const BmpClient&) = delete;
   BmpClient& operator=(const BmpClient&) = delete;
@@ -100,11 +113,19 @@ class BmpClient {
   // Any thread.
   void session_up(BmpSessionUp up);
   void session_down(BmpSessionDown down);
+  // Whether a station monitors pre-policy (then sessions call received()).
+  [[nodiscard]] bool wants_pre_policy() const { return pre_policy_; }
+  // An UPDATE as received. Bounded: past kMaxPendingPreBytes waiting for
+  // the BMP thread, it is dropped (counted) and the peers are asked for
+  // their routes again once the thread catches up.
+  void received(BmpUpdate update);
+  static constexpr size_t kMaxPendingPreBytes = 64u << 20;
   [[nodiscard]] std::vector<BmpStationStatus> status() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  bool pre_policy_ = false;
 };
 
 // The client the sessions tell (null: no [[bmp]] station). Set by the

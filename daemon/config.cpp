@@ -1897,25 +1897,25 @@ void parse_bmp(Checker& ck, const toml::table& root, std::vector<BmpStationConfi
     }
     if (!t->get("port")) ck.missing(*t, p, "port", "the station's TCP port");
     if (auto v = ck.port(*t, p, "port")) b.port = *v;
-    if (const toml::array* m = ck.array(*t, p, "monitoring", "an array of \"post-policy\", \"loc-rib\"")) {
+    constexpr std::string_view kMonitoring = "\"pre-policy\", \"post-policy\" or \"loc-rib\"";
+    if (const toml::array* m = ck.array(*t, p, "monitoring", fmt::format("an array of {}", kMonitoring))) {
       b.post_policy = b.loc_rib = false;
       const std::string key = join(p, "monitoring");
       for (const toml::node& n : *m) {
-        auto s = ck.string_node(n, key, "\"post-policy\" or \"loc-rib\"");
+        auto s = ck.string_node(n, key, kMonitoring);
         if (!s) continue;
-        if (*s == "post-policy") {
+        if (*s == "pre-policy") {
+          b.pre_policy = true;
+        } else if (*s == "post-policy") {
           b.post_policy = true;
         } else if (*s == "loc-rib") {
           b.loc_rib = true;
-        } else if (*s == "pre-policy") {
-          ck.error(n, key, "\"pre-policy\" is not offered: Petrel keeps no pre-policy Adj-RIB-In (a route the "
-                           "import policy refuses never enters the table); use \"post-policy\"");
         } else {
-          ck.error(n, key, fmt::format("expected \"post-policy\" or \"loc-rib\", got {}", in_quotes(*s)));
+          ck.error(n, key, fmt::format("expected {}, got {}", kMonitoring, in_quotes(*s)));
         }
       }
-      if (!b.post_policy && !b.loc_rib && ck.count() == errors_before)
-        ck.error(*t->get("monitoring"), key, "expected at least one of \"post-policy\", \"loc-rib\"");
+      if (!b.pre_policy && !b.post_policy && !b.loc_rib && ck.count() == errors_before)
+        ck.error(*t->get("monitoring"), key, fmt::format("expected at least one of {}", kMonitoring));
     }
     if (auto v = ck.integer(*t, p, "statistics_interval", 0, 86400, "0 (none) or 1..86400 seconds"))
       b.statistics_interval = static_cast<uint32_t>(*v);

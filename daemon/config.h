@@ -319,6 +319,7 @@ struct OriginateConfig {
 struct BmpStationConfig {
   net::IpAddress address;
   uint16_t port = 0;
+  bool pre_policy = false;  // monitoring "pre-policy": each peer's UPDATEs as received
   bool post_policy = true;  // monitoring "post-policy": each peer's routes, L flag
   bool loc_rib = true;      // monitoring "loc-rib": the best routes (RFC 9069)
   uint32_t statistics_interval = 60;  // seconds between Statistics Reports; 0: none

@@ -435,6 +435,7 @@ std::string dump(const Config& c) {
     line("address", toml_string(b.address.to_string()));
     line("port", number(b.port));
     std::vector<std::string> monitoring;
+    if (b.pre_policy) monitoring.emplace_back("pre-policy");
     if (b.post_policy) monitoring.emplace_back("post-policy");
     if (b.loc_rib) monitoring.emplace_back("loc-rib");
     line("monitoring", string_list(monitoring, [](const std::string& m) { return m; }));

@@ -349,6 +349,35 @@ void Peer::bmp_session_up(Connection& c) {
   feed->session_up(std::move(up));
 }
 
+void Peer::bmp_received(bytes::Span body) {
+  const int32_t slot = table_slot_.load(std::memory_order_relaxed);
+  if (slot < 0) return;
+  BmpUpdate u;
+  u.name = peer_.name;
+  u.slot = static_cast<uint16_t>(slot);
+  // The whole message again: marker, length, type (RFC 4271 section 4.1).
+  u.message.assign(16, std::byte{0xFF});
+  const size_t len = codec::kHeaderLen + body.size();
+  u.message.push_back(static_cast<std::byte>(len >> 8));
+  u.message.push_back(static_cast<std::byte>(len));
+  u.message.push_back(static_cast<std::byte>(codec::MessageType::kUpdate));
+  u.message.insert(u.message.end(), body.begin(), body.end());
+  u.ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+             .count();
+  bmp_feed()->received(std::move(u));
+}
+
+void Peer::bmp_refresh() {
+  Connection* c = established();
+  if (!c) return;
+  const bool sent = ask_refresh(*c);
+  log(LogLevel::kInfo, "bmp-refresh", {{"peer", peer_.name}},
+      sent ? "a BMP station monitors pre-policy: ROUTE-REFRESH sent so that it gets the peer's routes"
+           : "a BMP station monitors pre-policy, but the peer did not negotiate route refresh: the station gets "
+             "its UPDATEs from now on");
+  reap();
+}
+
 void Peer::bmp_session_down(const Connection& c, const fsm::SessionDown& down) {
   BmpClient* feed = bmp_feed();
   int32_t slot = table_slot_.load(std::memory_order_relaxed);
@@ -1046,6 +1075,7 @@ void Peer::deliver_update(Connection& c, bytes::Span body) {
   codec::PeerType pt = peer_.asn == config_.router.asn ? codec::PeerType::kInternal : codec::PeerType::kExternal;
   auto u = codec::UpdateView::decode(body, neg->params, pt);
   if (MrtUpdateLog* mrt = mrt_update_log()) mrt->update(mrt_session(c), mrt_add_path(u, neg->params), body);
+  if (BmpClient* feed = bmp_feed(); feed && feed->wants_pre_policy()) bmp_received(body);
   auto action = u.action();
   if (action != codec::ErrorAction::kNone) {
     for (const auto& d : u.report().diagnostics()) {

@@ -210,6 +210,9 @@ class Peer {
   // a minute), so that they go through the policy with the new data.
   // The worker's thread.
   void rpki_changed();
+  // A BMP station monitors pre-policy and connected: ROUTE-REFRESH of
+  // every family (docs/bmp.md). The worker's thread.
+  void bmp_refresh();
   // The ASPA procedure for the peer's routes, by its RFC 9234 role
   // (constant while the peer lives). Any thread.
   [[nodiscard]] table::AspaCheck aspa_check() const;
@@ -289,6 +292,7 @@ class Peer {
   void flush_batch();
   // Tell the BMP client (daemon/bmp.h), if there is one.
   void bmp_session_up(Connection& c);
+  void bmp_received(bytes::Span body);  // pre-policy monitoring
   void bmp_session_down(const Connection& c, const fsm::SessionDown& down);
   // Export: the exporter is made when the session comes up and goes with
   // it; pump_export() writes what it has while the socket keeps up.

@@ -285,6 +285,9 @@ bool Server::start() {
           return b;
         }
       return std::nullopt;
+    }, [this] {
+      // (A shared pointer each: a reload may remove the peer meanwhile.)
+      for (const std::shared_ptr<Peer>& peer : peers()) peer->worker().post([peer] { peer->bmp_refresh(); });
     });
     set_bmp_feed(bmp_.get());
     bmp_->start();

@@ -82,10 +82,7 @@ std::unique_ptr<RpkiService> Server::make_rpki(const RpkiConfig& c) {
     // Import policies that ask the states see the new data through a
     // ROUTE-REFRESH (Peer::rpki_changed).
     if (!d.announced.empty() || !d.withdrawn.empty() || !d.aspa_customers.empty())
-      for (const auto& peer : peers_) {
-        Peer* p = peer.get();
-        p->worker().post([p] { p->rpki_changed(); });
-      }
+      for (const std::shared_ptr<Peer>& peer : peers_) peer->worker().post([peer] { peer->rpki_changed(); });
   });
 }
 

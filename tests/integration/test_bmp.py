@@ -54,11 +54,11 @@ def bmp_log(path: str) -> list[dict]:
     return out
 
 
-def routes_seen(msgs: list[dict], loc: bool, peer_ip: str | None = None) -> dict[str, dict]:
+def routes_seen(msgs: list[dict], loc: bool, peer_ip: str | None = None, post: bool = True) -> dict[str, dict]:
     """The routes a station holds after these messages: prefix -> the last
     announcement (a withdrawal removes it; a Peer Down all of the peer's,
-    RFC 7854 section 4.9). loc: the Loc-RIB's, else the post-policy
-    Adj-RIB-In of peer_ip."""
+    RFC 7854 section 4.9). loc: the Loc-RIB's, else the post-policy (or,
+    post False, the pre-policy) Adj-RIB-In of peer_ip."""
     held: dict[str, dict] = {}
     for m in msgs:
         if m.get("bmp_msg_type") == "peer_down" and not loc and m.get("peer_ip") == peer_ip:
@@ -67,7 +67,7 @@ def routes_seen(msgs: list[dict], loc: bool, peer_ip: str | None = None) -> dict
             continue
         if bool(m.get("is_loc")) != loc:
             continue
-        if not loc and (m.get("peer_ip") != peer_ip or not m.get("is_post")):
+        if not loc and (m.get("peer_ip") != peer_ip or bool(m.get("is_post")) != post):
             continue
         if m.get("log_type") == "update":
             held[m["ip_prefix"]] = m
@@ -248,3 +248,46 @@ def test_bmp_feeds_pmbmpd(lab):
     last = [m for m in bmp_log(msglog) if m.get("bmp_msg_type") in ("peer_down", "term")][-2:]
     assert last[0]["bmp_msg_type"] == "peer_down" and last[0].get("peer_type") == 3 and last[0]["reason_type"] == 6, last
     assert petrel.events("bmp-terminated")
+
+
+def test_bmp_pre_policy_with_pmbmpd(lab):
+    """Pre-policy monitoring (monitoring = ["pre-policy"]): each UPDATE as
+    BIRD sent it, the route the import filter refuses included. The station
+    connects after the session is up: Petrel keeps no pre-policy Adj-RIB-In,
+    so it asks BIRD for its routes again (ROUTE-REFRESH) and the station
+    gets all of them."""
+    require("bird")
+    require("pmbmpd")
+    me, bn = lab.node("petrel"), lab.node("bird")
+    filt = ('[[filter]]\nname = "in"\ndefault = "accept"\n'
+            f'[[filter.rule]]\nprefixes = ["{REFUSED}"]\naction = "reject"\n')
+    extra = (f'{filt}\n[[bmp]]\naddress = "127.0.0.1"\nport = {BMP_PORT}\nmonitoring = ["pre-policy"]\n'
+             'statistics_interval = 0\n')
+    bird = L.Bird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, hold_time=HOLD, announce=PREFIXES)).start()
+    petrel = L.Petrel(me, [L.PetrelPeer("bird", bn.v4, BIRD_ASN, me.v4, hold_time=HOLD, import_policy="in")],
+                      PETREL_ASN, extra_toml=extra).start()
+    bird.wait_established(30)
+    L.wait_until(lambda: len((petrel.api("/api/routes") or {}).get("prefixes", [])) == len(PREFIXES) - 1, 30,
+                 "Petrel holds BIRD's routes but the refused one")
+    # Only now the collector: the routes came before it.
+    msglog = me.path("bmp-pre.json")
+    me.popen(["pmbmpd", "-L", "127.0.0.1", "-l", str(BMP_PORT), "-o", msglog], me.path("pmbmpd-pre.log"))
+
+    def fed():
+        ms = bmp_log(msglog)
+        pre = routes_seen(ms, loc=False, peer_ip=bn.v4, post=False)
+        return (ms, pre) if set(pre) == set(PREFIXES) else None
+    msgs, pre = L.wait_until(fed, 30, "pmbmpd holds every route BIRD sent, pre-policy")
+    assert REFUSED in pre and pre[REFUSED].get("as_path") == str(BIRD_ASN), pre[REFUSED]
+    # Nothing post-policy or Loc-RIB: only what was asked for.
+    assert not any(m.get("is_post") or m.get("is_loc") for m in msgs if m.get("bmp_msg_type") == "route_monitor")
+    assert petrel.wait_events("bmp-refresh", peer="bird"), "no ROUTE-REFRESH for the pre-policy station"
+    # A new UPDATE from BIRD reaches the station as it came.
+    bird.birdc("disable", "peer")
+    bird.birdc("enable", "peer")
+    bird.wait_established(30)
+    L.wait_until(lambda: len([m for m in bmp_log(msglog) if m.get("bmp_msg_type") == "peer_up"]) >= 2, 20,
+                 "a second Peer Up")
+    L.wait_until(lambda: set(routes_seen(bmp_log(msglog), loc=False, peer_ip=bn.v4, post=False)) == set(PREFIXES),
+                 20, "every route again after the session came back")
+

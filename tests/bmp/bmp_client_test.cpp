@@ -52,11 +52,13 @@ class Station {
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(fd_, 4), 0);
+    // Room for the connections the client makes while a test writes (one
+    // a second or so): past a full backlog its SYNs wait for retransmits.
+    EXPECT_EQ(::listen(fd_, 64), 0);
     socklen_t n = sizeof a;
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
     port_ = ntohs(a.sin_port);
-    timeval tv{10, 0};  // accept waits at most this long
+    timeval tv{30, 0};  // accept waits at most this long (a loaded machine under a sanitizer)
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
   ~Station() {

@@ -135,6 +135,7 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("paths_refused", p.paths_refused);
   w.member("refused_kept", p.refused_kept);
   w.member("refused_not_kept", p.refused_not_kept);
+  w.member("duplicate_announcements", p.duplicate_announcements);
   w.member("oversized", p.oversized);  // routes not sent: too large for one UPDATE
   w.key_raw("messages").begin_object();
   for (int dir = 0; dir < 2; ++dir) {

@@ -56,6 +56,7 @@ struct PeerSnapshot {
   uint64_t unknown_family_updates = 0;
   uint64_t paths_refused = 0;  // ADD-PATH paths over peer.max_paths_per_prefix, this session
   uint64_t refused_kept = 0, refused_not_kept = 0;  // peer.keep_refused's store (GET /api/refused)
+  uint64_t duplicate_announcements = 0;  // routes announced again exactly as held
   std::array<uint64_t, kMessageTypes> messages_in{};
   std::array<uint64_t, kMessageTypes> messages_out{};
   uint64_t treat_as_withdraw = 0;  // RFC 7606 section 2

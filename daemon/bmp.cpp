@@ -717,6 +717,7 @@ struct BmpClient::Impl {
         stats.push_back({bmp::stat::kAsPathLoops, c->as_path_loops, {}});
         stats.push_back({bmp::stat::kClusterListLoops, c->reflection_loops, {}});
         stats.push_back({bmp::stat::kTreatAsWithdrawUpdates, c->treat_as_withdraw, {}});
+        stats.push_back({bmp::stat::kDuplicatePrefixes, c->duplicate_prefixes, {}});
       }
       bmp::statistics(header_of(up, false), stats, msg);
       ++n;

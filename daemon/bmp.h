@@ -68,6 +68,7 @@ struct BmpPeerCounters {
   uint64_t as_path_loops = 0;
   uint64_t reflection_loops = 0;   // CLUSTER_LIST and ORIGINATOR_ID
   uint64_t treat_as_withdraw = 0;  // UPDATEs
+  uint64_t duplicate_prefixes = 0;  // announcements of a route as held
 };
 
 // An UPDATE as a session received it (pre-policy monitoring): the whole

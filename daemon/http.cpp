@@ -77,6 +77,7 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.paths_refused = peer.paths_refused();
   p.refused_kept = peer.refused().kept();
   p.refused_not_kept = peer.refused().not_kept();
+  p.duplicate_announcements = c.duplicate_announcements.load(kRelaxed);
   for (size_t t = 0; t < api::kMessageTypes && t < c.messages_in.size(); ++t) {
     p.messages_in[t] = c.messages_in[t].load(kRelaxed);
     p.messages_out[t] = c.messages_out[t].load(kRelaxed);

@@ -410,7 +410,8 @@ void Peer::flush_batch() {
     batch_.clear();
     return;
   }
-  table_.apply(static_cast<uint16_t>(slot), batch_);
+  const table::BatchResult r = table_.apply(static_cast<uint16_t>(slot), batch_);
+  if (r.duplicates) counters_.duplicate_announcements.fetch_add(r.duplicates, std::memory_order_relaxed);
   check_limits(static_cast<uint16_t>(slot));
 }
 

@@ -46,6 +46,9 @@ struct PeerCounters {
   std::array<std::atomic<uint64_t>, codec::kKnownFamilies> withdrawn{};
   std::atomic<uint64_t> unknown_family_updates{0};
   std::atomic<uint64_t> treat_as_withdraw{0};
+  // Announcements of a route exactly as the table held it (RFC 7854
+  // statistic type 1; a stale route confirmed is not one).
+  std::atomic<uint64_t> duplicate_announcements{0};
   std::atomic<uint64_t> attribute_discard{0};
   std::atomic<uint64_t> established{0};
   std::atomic<uint64_t> connections_refused{0};

@@ -282,6 +282,7 @@ bool Server::start() {
           b.as_path_loops = c.own_as_loops.load(std::memory_order_relaxed);
           b.reflection_loops = c.reflection_loops.load(std::memory_order_relaxed);
           b.treat_as_withdraw = c.treat_as_withdraw.load(std::memory_order_relaxed);
+          b.duplicate_prefixes = c.duplicate_announcements.load(std::memory_order_relaxed);
           return b;
         }
       return std::nullopt;

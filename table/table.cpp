@@ -218,7 +218,8 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
     if (i != Entry<K>::kNone) {
       ++res.announced;
       Route& r = e.routes()[i];
-      if (r.flags & Route::kStale) {
+      const bool was_stale = r.flags & Route::kStale;
+      if (was_stale) {
         r.flags = static_cast<uint16_t>(r.flags & ~Route::kStale);
         peers_[slot].stale[f].fetch_sub(1, std::memory_order_relaxed);
       }
@@ -227,6 +228,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       // the op's reference is not needed (the batch holds one more, so
       // this is not the last).
       if (r.attrs == op.attrs) {
+        if (!was_stale) ++res.duplicates;  // (a stale one confirmed is asked for)
         interner_.release(op.attrs);
         return;
       }

@@ -141,6 +141,7 @@ struct BatchResult {
   uint32_t announced = 0;   // routes added or replaced
   uint32_t withdrawn = 0;   // routes removed
   uint32_t not_found = 0;   // withdrawals of routes the table did not hold
+  uint32_t duplicates = 0;  // announcements of a route as the table held it (not stale)
   uint32_t best_changes = 0;
   // Announcements of a further path for a prefix that already had the
   // peer's max_paths_per_prefix paths: not taken (PeerInfo).

@@ -178,8 +178,10 @@ def test_bmp_feeds_pmbmpd(lab):
         rib_in = [m for m in ms if m.get("peer_ip") == bn.v4 and m.get("counter_type") == 7]
         loc_rib = [m for m in ms if m.get("is_loc") and m.get("counter_type") == 8]
         rejected = [m for m in ms if m.get("peer_ip") == bn.v4 and m.get("counter_type") == 0]
-        return (rib_in, loc_rib, rejected) if rib_in and loc_rib and rejected else None
-    rib_in, loc_rib, rejected = L.wait_until(stats, 10, "Statistics Reports")
+        duplicates = [m for m in ms if m.get("peer_ip") == bn.v4 and m.get("counter_type") == 1]
+        return (rib_in, loc_rib, rejected, duplicates) if rib_in and loc_rib and rejected and duplicates else None
+    rib_in, loc_rib, rejected, duplicates = L.wait_until(stats, 10, "Statistics Reports")
+    assert duplicates[-1]["counter_value"] == petrel.api_peer("bird")["duplicate_announcements"], duplicates[-1]
     assert rib_in[-1]["counter_value"] == len(from_bird), rib_in[-1]
     assert loc_rib[-1]["counter_value"] == len(held), loc_rib[-1]
     assert rejected[-1]["counter_value"] == 1, rejected[-1]

@@ -475,6 +475,21 @@ TEST(TableTest, BestCountsStayRightWhenTheBestMovesAmongManyPeers) {
   for (uint16_t o : others) EXPECT_EQ(t.peer_best(o, kV4), 1u);
 }
 
+// RFC 7854 statistic type 1: a route announced again exactly as held is
+// a duplicate; a stale one confirmed (route refresh, graceful restart) is
+// not, nor is a changed one.
+TEST(TableTest, DuplicateAnnouncementsAreCounted) {
+  Table t;
+  auto s = *t.add_peer(peer_info(1));
+  auto a = attrs(3), b = attrs(4);
+  std::vector<NlriPrefix> two = {N("192.0.2.0/24"), N("198.51.100.0/24")};
+  EXPECT_EQ(t.apply(s, kV4, &a, two, {}).duplicates, 0u);
+  EXPECT_EQ(t.apply(s, kV4, &a, two, {}).duplicates, 2u);
+  EXPECT_EQ(t.apply(s, kV4, &b, std::span(two).first(1), {}).duplicates, 0u);
+  t.mark_stale(s, kV4);
+  EXPECT_EQ(t.apply(s, kV4, &a, std::span(two).last(1), {}).duplicates, 0u);
+}
+
 TEST(TableTest, StaleRoutesAreSweptUnlessAnnouncedAgain) {
   Table t;
   auto s = *t.add_peer(peer_info(1));

@@ -95,6 +95,16 @@ void finish_message(bytes::Writer& w, size_t start) {
   w.patch_u16(start + kMarkerLen, static_cast<uint16_t>(len));
 }
 
+std::vector<std::byte> whole_message(MessageType t, bytes::Span body) {
+  std::vector<std::byte> out;
+  out.reserve(kHeaderLen + body.size());
+  bytes::Writer w(out);
+  const size_t start = begin_message(w, t);
+  w.bytes(body);
+  finish_message(w, start);
+  return out;
+}
+
 void encode_keepalive(std::vector<std::byte>& out) {
   bytes::Writer w(out);
   size_t s = begin_message(w, MessageType::kKeepalive);

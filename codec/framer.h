@@ -66,6 +66,9 @@ class Framer {
 // patches the length once the body is written.
 size_t begin_message(bytes::Writer& w, MessageType t);
 void finish_message(bytes::Writer& w, size_t start);
+// A message of type t again from its body as received (at most 65516
+// octets, as a received message's is): header and body.
+std::vector<std::byte> whole_message(MessageType t, bytes::Span body);
 
 // The KEEPALIVE message: a header and nothing else (RFC 4271 section 4.4).
 void encode_keepalive(std::vector<std::byte>& out);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 
+#include "codec/framer.h"
 #include "daemon/log.h"
 
 namespace petrel::daemon {
@@ -16,8 +17,6 @@ namespace {
 std::atomic<MrtUpdateLog*> g_log{nullptr};
 
 // A BGP message header (RFC 4271 section 4.1): marker, length, type.
-constexpr size_t kBgpHeader = 19;
-constexpr uint8_t kTypeUpdate = 2;
 
 mrt::Bgp4mpTime now_time() {
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -54,13 +53,7 @@ void MrtUpdateLog::stop() {
 }
 
 void MrtUpdateLog::update(const mrt::Bgp4mpPeer& peer, bool add_path, bytes::Span body) {
-  std::vector<std::byte> message;
-  message.reserve(kBgpHeader + body.size());
-  bytes::Writer w(message);
-  w.fill(std::byte{0xFF}, 16);
-  w.u16(static_cast<uint16_t>(std::min<size_t>(kBgpHeader + body.size(), 0xFFFF)));
-  w.u8(kTypeUpdate);
-  w.bytes(body);
+  const std::vector<std::byte> message = codec::whole_message(codec::MessageType::kUpdate, body);
   std::vector<std::byte> record;
   record.reserve(message.size() + 48);
   mrt::bgp4mp_message(now_time(), peer, add_path, message, record);

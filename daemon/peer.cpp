@@ -355,13 +355,7 @@ void Peer::bmp_received(bytes::Span body) {
   BmpUpdate u;
   u.name = peer_.name;
   u.slot = static_cast<uint16_t>(slot);
-  // The whole message again: marker, length, type (RFC 4271 section 4.1).
-  u.message.assign(16, std::byte{0xFF});
-  const size_t len = codec::kHeaderLen + body.size();
-  u.message.push_back(static_cast<std::byte>(len >> 8));
-  u.message.push_back(static_cast<std::byte>(len));
-  u.message.push_back(static_cast<std::byte>(codec::MessageType::kUpdate));
-  u.message.insert(u.message.end(), body.begin(), body.end());
+  u.message = codec::whole_message(codec::MessageType::kUpdate, body);
   u.ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
              .count();
   bmp_feed()->received(std::move(u));

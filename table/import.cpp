@@ -49,14 +49,19 @@ ImportRefusal loop_of(const Attrs& attrs, const ImportRules& rules) {
 
 // The refused store (refused.h) told of an UPDATE: forget every prefix it
 // withdraws or announces (the announced ones were accepted).
+// fn(prefix) for every prefix of `ranges` in a family the session takes.
+template <typename Fn>
+void each_taken(const codec::UpdateView::Ranges& ranges, const ImportRules& rules, Fn&& fn) {
+  for (const auto& range : ranges)
+    if (taken(range, rules) >= 0)
+      for (const auto& p : range) fn(p);
+}
+
 void forget_all(const codec::UpdateView& u, const ImportRules& rules) {
   if (!rules.refused || rules.refused->empty()) return;
-  for (const auto& range : u.withdrawals())
-    if (taken(range, rules) >= 0)
-      for (const auto& p : range) rules.refused->forget(p);
-  for (const auto& range : u.announced())
-    if (taken(range, rules) >= 0)
-      for (const auto& p : range) rules.refused->forget(p);
+  auto forget = [&](const codec::NlriPrefix& p) { rules.refused->forget(p); };
+  each_taken(u.withdrawals(), rules, forget);
+  each_taken(u.announced(), rules, forget);
 }
 
 // ... or keep every prefix it announces as refused, for `reason`.
@@ -64,12 +69,8 @@ void keep_all(const codec::UpdateView& u, const ImportRules& rules, std::string_
               const codec::AttributeSet* set) {
   if (!rules.refused || rules.refused->max() == 0) return;
   auto attrs = std::make_shared<const codec::AttributeSet>(set ? *set : u.attribute_set());
-  for (const auto& range : u.withdrawals())
-    if (taken(range, rules) >= 0)
-      for (const auto& p : range) rules.refused->forget(p);
-  for (const auto& range : u.announced())
-    if (taken(range, rules) >= 0)
-      for (const auto& p : range) rules.refused->refuse(p, reason, attrs);
+  each_taken(u.withdrawals(), rules, [&](const codec::NlriPrefix& p) { rules.refused->forget(p); });
+  each_taken(u.announced(), rules, [&](const codec::NlriPrefix& p) { rules.refused->refuse(p, reason, attrs); });
 }
 
 // The import policy's scratch space: prepare()d once per UPDATE's set,

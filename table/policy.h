@@ -103,7 +103,6 @@ struct PolicyMatch {
   std::optional<NumberRange> med, local_pref;  // absent attribute: no match
   std::optional<bool> otc;                     // carries ONLY_TO_CUSTOMER
   friend bool operator==(const PolicyMatch&, const PolicyMatch&) = default;
-  [[nodiscard]] bool per_route() const { return !prefix.empty() || prefix_length || family || rpki || aspa; }
   [[nodiscard]] bool about_peer() const { return !peer.empty() || !peer_as.empty() || !peer_role.empty(); }
 };
 

@@ -492,6 +492,9 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
   return changed;
 }
 
+// Not yet: the table's half of next-hop tracking (issue 23) replaces this.
+uint64_t Table::nexthops_changed(std::span<const NexthopUpdate> /*changed*/) { return 0; }
+
 uint64_t Table::reverify_paths(const std::function<bool(const Attrs&)>& affected) {
   if (!options_.validator) return 0;
   uint64_t changed = 0;

@@ -31,6 +31,7 @@
 #include "crates/net/ip.h"
 #include "table/attrs.h"
 #include "table/best_path.h"
+#include "table/nexthop.h"
 #include "table/prefix_map.h"
 
 namespace petrel::codec {
@@ -92,6 +93,9 @@ struct TableOptions {
   size_t journal_retention = 32768;  // changes kept per shard (a full feed overran 8192 20-50 times)
   BestPathOptions best;
   const Validator* validator = nullptr;  // outlives the table
+  // Resolves next hops (table/nexthop.h); nullptr: every next hop is
+  // resolved at cost 0. Outlives the table.
+  const NexthopResolver* nexthops = nullptr;
   bool reject_invalid = false;           // invalid routes take no part in best path
   bool reject_aspa_invalid = false;      // ASPA-invalid routes take no part in best path
   // Threads that share a peer's withdrawal (remove_peer, sweep_stale):
@@ -394,6 +398,12 @@ class Table {
   // chosen again when reject_aspa_invalid). Returns the routes whose state
   // changed.
   uint64_t reverify_paths(const std::function<bool(const Attrs&)>& affected);
+  // These next hops' states changed (the kernel's routes or links did):
+  // every route using one of them is made eligible or not and given its
+  // interior cost, and best path is chosen again for its prefix, in bulk
+  // per next hop, shard by shard; each prefix whose best changed is
+  // journalled. Any thread. Returns the routes whose eligibility changed.
+  uint64_t nexthops_changed(std::span<const NexthopUpdate> changed);
   // As set_reject_invalid, for ASPA-invalid routes.
   uint64_t set_reject_aspa_invalid(bool on);
   [[nodiscard]] bool reject_aspa_invalid() const { return reject_aspa_invalid_.load(std::memory_order_relaxed); }

@@ -1100,7 +1100,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
   ck.only_keys(t, p,
                {"name", "address", "asn", "port", "passive", "hold_time", "keepalive", "connect_retry", "families",
                 "add_path", "extended_next_hop", "local_address", "description", "delay_open", "send_hold_time",
-                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "route_server_client",
+                "shutdown_message", "enabled", "import", "export", "route_reflector_client", "route_server_client", "next_hop",
                 "local_role", "strict_role", "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes",
                 "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
@@ -1318,6 +1318,24 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                "only an external peer (asn other than router.asn) can be a route server client (RFC 7947)");
     else
       peer.route_server_client = *v;
+  }
+  if (auto s = ck.string(t, p, "next_hop", "\"self\" or \"unchanged\"")) {
+    const toml::node& n = *t.get("next_hop");
+    const bool internal = peer.asn != 0 && peer.asn == router_asn;
+    if (*s == "self" && (internal || peer.asn == 0))
+      peer.next_hop = table::NextHopMode::kSelf;
+    else if (*s == "unchanged" && !internal && !peer.route_server_client)
+      peer.next_hop = table::NextHopMode::kUnchanged;
+    else if (*s == "self")
+      ck.error(n, join(p, "next_hop"), "\"self\" is for internal peers (asn equal to router.asn): external peers "
+                                        "always get our address unless next_hop is \"unchanged\"");
+    else if (*s == "unchanged" && peer.route_server_client)
+      ck.error(n, join(p, "next_hop"), "a route_server_client gets next hops unchanged already (RFC 7947)");
+    else if (*s == "unchanged")
+      ck.error(n, join(p, "next_hop"), "\"unchanged\" is for external peers: internal peers get the next hop "
+                                        "unchanged already (RFC 4271 section 5.1.3)");
+    else
+      ck.error(n, join(p, "next_hop"), fmt::format("expected \"self\" or \"unchanged\", got {}", in_quotes(*s)));
   }
   constexpr const char* kRoleWhat = "\"provider\", \"customer\", \"peer\", \"rs\" or \"rs-client\" (RFC 9234)";
   if (auto s = ck.string(t, p, "local_role", kRoleWhat)) {

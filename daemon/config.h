@@ -29,6 +29,7 @@
 #include "crates/result/result.h"
 #include "daemon/log.h"
 #include "rpki/slurm.h"
+#include "table/export.h"
 #include "table/filter.h"
 #include "table/policy.h"
 
@@ -248,6 +249,9 @@ struct PeerConfig {
   // RFC 7947: an external peer that Petrel serves as a route server (no AS
   // of ours prepended, next hop and MED unchanged, per-client best path).
   bool route_server_client = false;
+  // What export does to next hops beyond RFC 4271's default
+  // (table/export.h): "self" for internal peers, "unchanged" for external.
+  table::NextHopMode next_hop = table::NextHopMode::kDefault;
   // RFC 9234: our role on the session (external peers): the Role
   // capability offered, and OTC on import and export (table/export.h).
   // strict_role: a peer that sends no Role capability is refused (Role

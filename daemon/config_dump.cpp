@@ -268,6 +268,9 @@ std::string dump(const Config& c) {
     else unset("export", no_policy);
     line("route_reflector_client", bool_text(p.route_reflector_client));
     line("route_server_client", bool_text(p.route_server_client));
+    if (p.next_hop == table::NextHopMode::kSelf) line("next_hop", toml_string("self"));
+    else if (p.next_hop == table::NextHopMode::kUnchanged) line("next_hop", toml_string("unchanged"));
+    else unset("next_hop", "RFC 4271's: ours to external peers, unchanged to internal ones");
     if (p.local_role) line("local_role", toml_string(std::string(table::role_name(*p.local_role))));
     else unset("local_role", "no role (no Role capability, no OTC rules)");
     line("strict_role", bool_text(p.strict_role));
@@ -524,6 +527,7 @@ std::vector<std::string> reset_keys(const PeerConfig& a, const PeerConfig& b, si
   diff("enabled", a.enabled == b.enabled);
   diff("route_reflector_client", a.route_reflector_client == b.route_reflector_client);
   diff("route_server_client", a.route_server_client == b.route_server_client);
+  diff("next_hop", a.next_hop == b.next_hop);
   diff("local_role", a.local_role == b.local_role);
   diff("strict_role", a.strict_role == b.strict_role);
   diff("enforce_first_as", a.enforce_first_as == b.enforce_first_as);

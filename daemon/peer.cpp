@@ -1201,11 +1201,15 @@ void Peer::start_export(Connection& c) {
   s.target.internal = n.peer_as == config_.router.asn;
   s.target.rr_client = peer_.route_reflector_client;
   s.target.route_server_client = peer_.route_server_client;
+  s.target.next_hop = peer_.next_hop;
   if (!s.target.internal) s.target.local_role = peer_.local_role;
   s.target.slot = static_cast<uint32_t>(table_slot_.load(std::memory_order_relaxed));
   if (auto local = local_endpoint(c.fd)) {
     SessionAddresses a = session_addresses(local->addr, peer_.address);
     s.target.next_hop_v4 = a.v4;
+    // Only where it is used: a field that differs splits update groups.
+    if (a.shared && peer_.next_hop == table::NextHopMode::kUnchanged)
+      (a.shared->family() == net::IpFamily::V4 ? s.target.shared_v4 : s.target.shared_v6) = a.shared;
     if (a.v6_global || a.v6_link_local) {
       // RFC 2545 section 3: the global address, and the link-local one for
       // a peer on the same link; with no global address, the link-local

@@ -336,7 +336,10 @@ SessionAddresses session_addresses(const net::IpAddress& local, const net::IpAdd
       if (auto mask = ip_of(i->ifa_netmask); mask && mask->family() == a->family() && remote.family() == a->family()) {
         unsigned len = 0;
         for (size_t k = 0; k < mask->size(); ++k) len += static_cast<unsigned>(__builtin_popcount(mask->data()[k]));
-        if (auto net = net::Prefix::make(*a, len); net && net->contains(remote)) out.remote_on_link = true;
+        if (auto net = net::Prefix::make(*a, len); net && net->contains(remote)) {
+          out.remote_on_link = true;
+          if (!out.shared || out.shared->len() < net->len()) out.shared = net;
+        }
       }
     }
   }

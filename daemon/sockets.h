@@ -106,6 +106,8 @@ std::optional<SocketAddress> remote_endpoint(int fd);
 struct SessionAddresses {
   std::optional<net::IpAddress> v4, v6_global, v6_link_local;
   bool remote_on_link = false;
+  // The interface's networks that hold the remote address (its family's).
+  std::optional<net::Prefix> shared;
 };
 SessionAddresses session_addresses(const net::IpAddress& local, const net::IpAddress& remote);
 

@@ -49,6 +49,21 @@ bool keep_next_hop(const ExportTarget& to, bool v4, codec::PathAttributes& pa) {
   return !nh.global.is_link_local();
 }
 
+// RFC 4271 section 5.1.3: to an external peer, the route's own next hop
+// (a "third party" one) when the peer shares a network with it, so that it
+// reaches it in one hop. An IPv6 one goes without its link-local half
+// unless that is ours to give (keep_next_hop).
+bool third_party_next_hop(const ExportTarget& to, bool v4, const codec::PathAttributes& pa) {
+  std::optional<net::IpAddress> nh;
+  if (v4 && pa.next_hop) nh = pa.next_hop;
+  else if (pa.mp_family && pa.mp_next_hop) nh = pa.mp_next_hop->global;
+  if (!nh || nh->is_unspecified()) return false;
+  const auto& shared = nh->is_v4() ? to.shared_v4 : to.shared_v6;
+  if (!shared || !shared->contains(*nh)) return false;
+  if (v4 && nh->is_v6() && !to.extended_next_hop_v4) return false;
+  return true;
+}
+
 }  // namespace
 
 std::string_view export_verdict_name(ExportVerdict v) {
@@ -145,6 +160,9 @@ Exported export_route(const ExportTarget& to, const ExportSource& from, codec::F
   // of our own AS go to a route-server client as to any external peer.
   const bool transparent = to.route_server_client && !to.internal && !src.internal && !src.local;
   bool set_ours = !transparent && (!to.internal || (src.local && !has_next_hop));
+  if (to.internal && to.next_hop == NextHopMode::kSelf && !(src.internal && !src.local)) set_ours = true;
+  if (!to.internal && !transparent && to.next_hop == NextHopMode::kUnchanged && third_party_next_hop(to, v4, pa))
+    set_ours = false;
   if (transparent && !keep_next_hop(to, v4, pa)) {
     out.verdict = ExportVerdict::kNoNextHop;
     return out;

@@ -25,6 +25,13 @@
 //   - to an internal peer: AS_PATH and next hop unchanged (a route this
 //     router originates without a next hop gets ours), LOCAL_PREF sent
 //     (the route's, or the default degree of preference);
+//   - the peer's next-hop mode (ExportTarget::next_hop) changes the next
+//     hop alone: kSelf, to an internal peer, sets ours on routes learned
+//     from external peers and originated here (not on reflected routes:
+//     RFC 4456 section 10, a reflector does not change NEXT_HOP); kUnchanged,
+//     to an external peer, keeps the route's own next hop when it lies in a
+//     network the peer shares with us (RFC 4271 section 5.1.3's "third
+//     party" NEXT_HOP; the peer can reach it in one hop), else ours;
 //   - to a route-server client (RFC 7947 section 2.2), a route learned
 //     from an external peer: AS_PATH unchanged (2.2.2.1: our AS is not
 //     prepended), next hop unchanged (2.2.1; an IPv6 link-local next hop
@@ -58,6 +65,10 @@
 
 namespace petrel::table {
 
+// `peer.next_hop`: what an export does to a route's next hop beyond the
+// rules' default.
+enum class NextHopMode : uint8_t { kDefault, kSelf, kUnchanged };
+
 // The peer a route would go to, as the rules need it.
 struct ExportTarget {
   uint32_t local_as = 0;
@@ -78,6 +89,11 @@ struct ExportTarget {
   bool long_lived_graceful_restart = false;
   // RFC 9234: our role on the session (external peers; none: no role).
   std::optional<codec::Role> local_role;
+  // The peer's next-hop mode (above); kDefault: RFC 4271's.
+  NextHopMode next_hop = NextHopMode::kDefault;
+  // The networks of our interface on the session that hold the peer's
+  // address (one a family): where a kUnchanged next hop may be.
+  std::optional<net::Prefix> shared_v4, shared_v6;
   friend bool operator==(const ExportTarget&, const ExportTarget&) = default;
 };
 

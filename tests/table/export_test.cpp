@@ -35,6 +35,15 @@ PathAttributes learned(std::vector<uint32_t> path) {
   return p;
 }
 
+// An IPv6 route from a peer: its next hop in MP_REACH_NLRI.
+PathAttributes learned_v6(std::vector<uint32_t> path, const char* next_hop) {
+  PathAttributes p = learned(std::move(path));
+  p.next_hop.reset();
+  p.mp_family = kV6;
+  p.mp_next_hop = codec::NextHop{ip(next_hop), std::nullopt};
+  return p;
+}
+
 ExportTarget external_target() {
   ExportTarget t;
   t.local_as = 64500;
@@ -221,6 +230,57 @@ TEST(Export, OriginatedWithoutNextHopGetsOursToInternalPeers) {
   EXPECT_EQ(got.next_hop, ip("198.18.1.1"));
   pa.next_hop = ip("192.0.2.9");
   EXPECT_EQ(run(internal_target(), local, pa).attrs.decode().next_hop, ip("192.0.2.9"));
+}
+
+TEST(Export, NextHopSelfToInternalPeersButNotOnReflectedRoutes) {
+  ExportTarget to = internal_target(true);
+  to.next_hop = NextHopMode::kSelf;
+  // Learned from an external peer: ours.
+  EXPECT_EQ(run(to, peer(false), learned({64496})).attrs.decode().next_hop, ip("198.18.1.1"));
+  // Originated here with a next hop of its own: ours as well.
+  PeerInfo local;
+  local.local = true;
+  PathAttributes own;
+  own.origin = codec::Origin::kIgp;
+  own.next_hop = ip("192.0.2.9");
+  EXPECT_EQ(run(to, local, own).attrs.decode().next_hop, ip("198.18.1.1"));
+  // Reflected (from an internal client): the next hop is not changed (RFC 4456 section 10).
+  auto reflected = run(to, peer(true, true), learned({64496})).attrs.decode();
+  EXPECT_EQ(reflected.next_hop, ip("198.18.0.2"));
+  EXPECT_EQ(reflected.cluster_list.size(), 1u);
+  // IPv6: our global and link-local addresses.
+  PathAttributes v6 = learned_v6({64496}, "2001:db8:9::2");
+  auto got6 = run(to, peer(false), v6, kV6).attrs.decode();
+  ASSERT_TRUE(got6.mp_next_hop);
+  EXPECT_EQ(got6.mp_next_hop->global, ip("fd00:1::1"));
+  // Without the mode, the default: unchanged.
+  EXPECT_EQ(run(internal_target(), peer(false), learned({64496})).attrs.decode().next_hop, ip("198.18.0.2"));
+}
+
+TEST(Export, NextHopUnchangedToExternalPeersOnlyOnTheSharedNetwork) {
+  ExportTarget to = external_target();
+  to.next_hop = NextHopMode::kUnchanged;
+  to.shared_v4 = pfx("198.18.0.0/24");
+  // The route's next hop is on the network we share with the peer: kept
+  // (RFC 4271 section 5.1.3's third-party next hop); the rest of the
+  // rules still apply (our AS prepended, MED dropped).
+  auto kept = run(to, peer(false), learned({64496})).attrs.decode();
+  EXPECT_EQ(kept.next_hop, ip("198.18.0.2"));
+  EXPECT_EQ(kept.as_path->segments[0].asns, (std::vector<uint32_t>{64500, 64496}));
+  EXPECT_FALSE(kept.med);
+  // Elsewhere: ours, as without the mode.
+  PathAttributes far = learned({64496});
+  far.next_hop = ip("203.0.113.7");
+  EXPECT_EQ(run(to, peer(false), far).attrs.decode().next_hop, ip("198.18.1.1"));
+  // No shared network known: ours.
+  to.shared_v4.reset();
+  EXPECT_EQ(run(to, peer(false), learned({64496})).attrs.decode().next_hop, ip("198.18.1.1"));
+  // An IPv6 one on the shared IPv6 network, in MP_REACH_NLRI.
+  to.shared_v6 = pfx("2001:db8:9::/64");
+  PathAttributes v6 = learned_v6({64496}, "2001:db8:9::2");
+  auto got6 = run(to, peer(false), v6, kV6).attrs.decode();
+  ASSERT_TRUE(got6.mp_next_hop);
+  EXPECT_EQ(got6.mp_next_hop->global, ip("2001:db8:9::2"));
 }
 
 TEST(Export, ReflectionMatrix) {

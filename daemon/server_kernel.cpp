@@ -3,11 +3,9 @@
 // daemon/kernel_origin.h), [[static]] routes (daemon/static_routes.h), and
 // carrier loss ending sessions (peer.link_down_ends_session). How they
 // behave: docs/kernel.md.
-#include <linux/rtnetlink.h>
+#include "daemon/server.h"
 
 #include <algorithm>
-
-#include "daemon/server.h"
 
 namespace petrel::daemon {
 namespace {

@@ -130,7 +130,7 @@ def test_kernel_origin_static_rtbh_and_link_down(lab):
                  "the kernel's static route at BIRD")
     got = bird.received_prefixes("ipv4-unicast")
     assert "203.0.113.128/25" not in got and "10.99.0.0/16" not in got, got
-    assert "65001, 7" in bird.birdc("show", "route", "203.0.113.0/24", "all"), "the entry's community"
+    assert "(65001,7)" in bird.birdc("show", "route", "203.0.113.0/24", "all"), "the entry's community"
     origin = L.wait_until(lambda: (lambda o: o if o and o["from_kernel"]["originated_count"] == 1 else None)(
         petrel.api("/api/kernel/origin")), 5, "/api/kernel/origin")
     assert origin["from_kernel"]["originated"][0]["prefix"] == "203.0.113.0/24", origin

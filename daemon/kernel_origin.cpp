@@ -79,6 +79,16 @@ fib::Want static_want(const StaticRouteConfig& r, uint32_t ifindex) {
   return w;
 }
 
+fib::PlanOptions static_plan_options(const KernelConfig& k) {
+  fib::PlanOptions o;
+  o.table = k.table;
+  o.metric = k.static_metric;
+  const fib::PlanOptions bgp;
+  o.first_nhid = bgp.first_nhid + bgp.nhid_count;
+  o.nhid_count = 1u << 16;
+  return o;
+}
+
 KernelOrigins::KernelOrigins(std::vector<KernelOriginConfig> entries)
     : entries_(std::move(entries)), held_(entries_.size()) {}
 

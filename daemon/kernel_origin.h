@@ -48,6 +48,11 @@ std::string rt_protocol_name(uint8_t number);
 // What the [[static]] installer's plan wants for a route (daemon/
 // static_routes.h); ifindex: its interface's (0: none or not known).
 fib::Want static_want(const StaticRouteConfig& r, uint32_t ifindex);
+// The [[static]] installer's plan: kernel.table, kernel.static_metric,
+// protocol 186, and a range of nexthop object ids of its own beside the
+// BGP plan's, so that the BGP routes' objects its start-up dump finds are
+// another's to it (never used, never deleted), not ours and unused.
+fib::PlanOptions static_plan_options(const KernelConfig& k);
 
 class KernelOrigins {
  public:

@@ -24,8 +24,10 @@ StaticRoutes::~StaticRoutes() {
 
 bool StaticRoutes::start() {
   fib::DriverOptions o;
-  o.plan.table = table_;
-  o.plan.metric = metric_;
+  KernelConfig k;
+  k.table = table_;
+  k.static_metric = metric_;
+  o.plan = static_plan_options(k);
   o.nexthop_objects = false;
   auto opened = fib::Driver::open(o);
   if (!opened) {

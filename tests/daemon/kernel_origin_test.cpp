@@ -177,6 +177,45 @@ TEST(StaticPlan, BlackholeUnreachableAndGateway) {
   EXPECT_EQ(out[0].route.nexthops[0].ifindex, 3u);
 }
 
+// The BGP routes' nexthop objects, found by the static installer's
+// start-up dump (a restart that kept them, a reload), are not its own: not
+// deleted when it allows removals.
+TEST(StaticPlan, LeavesTheBgpRoutesNexthopObjectsAlone) {
+  KernelConfig k;
+  fib::Plan plan(static_plan_options(k));
+  EXPECT_EQ(plan.options().metric, 31u);
+  fib::NexthopObject o;
+  o.id = fib::PlanOptions{}.first_nhid + 1;  // the BGP plan's first object
+  o.family = fib::kAfInet;
+  o.protocol = 186;
+  o.has_gateway = true;
+  o.gateway = *net::IpAddress::parse("198.18.0.2");
+  o.ifindex = 3;
+  plan.kernel_has(o);
+  fib::Route bgp_route = route("198.51.100.0/24", 186, 32);  // the BGP plan's route: another metric
+  bgp_route.nhid = o.id;
+  plan.kernel_has(bgp_route);
+  plan.allow_removals();
+  fib::Interfaces ifs;
+  std::vector<fib::Request> out;
+  plan.next(ifs, 100, out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(plan.counts().nexthop_objects, 0u);
+  EXPECT_EQ(plan.counts().installed, 0u);
+  // With the BGP plan's own range, the same object would be taken as ours
+  // and deleted as unused: what the range is for.
+  fib::PlanOptions same = static_plan_options(k);
+  same.first_nhid = fib::PlanOptions{}.first_nhid;
+  same.nhid_count = fib::PlanOptions{}.nhid_count;
+  fib::Plan wrong(same);
+  wrong.kernel_has(o);
+  wrong.allow_removals();
+  wrong.next(ifs, 100, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].object);
+  EXPECT_EQ(out[0].op, fib::Op::kDelete);
+}
+
 Result<Config, ConfigErrors> parse(const std::string& body) {
   return parse_config("[router]\nasn = 64500\nrouter_id = \"198.18.0.1\"\n" + body, "t.toml");
 }

@@ -17,6 +17,9 @@ passive; Petrel dials.
 - A route BIRD sends with BLACKHOLE (65535:666), accepted by import "all":
   installed as a blackhole (kernel.blackhole_community = true); another
   BIRD route without it is installed through BIRD's address.
+- A reload that widens the prefix set announces a route the kernel held
+  all along; one that sets the static's announce to false withdraws it
+  from BGP and leaves it in the kernel.
 - pb0 set down: Petrel ends the session at once (link_down_ends_session,
   default for a single-hop external peer; hold time 30 s), and the session
   is Established again soon after pb0 comes back.
@@ -139,6 +142,22 @@ def test_kernel_origin_static_rtbh_and_link_down(lab):
     me.run(["ip", "route", "del", "203.0.113.0/24", "proto", "static"])
     L.wait_until(lambda: "203.0.113.0/24" not in bird.received_prefixes("ipv4-unicast"), 10,
                  "the kernel's route withdrawn at BIRD")
+
+    # a reload reads the kernel again: a wider set takes 10.99.0.0/16 (in the
+    # kernel all along); the [[static]] route no longer announced is withdrawn
+    # from BGP and stays in the kernel
+    petrel.extra_toml = extra.replace('"203.0.113.0/24 le 32"', '"203.0.113.0/24 le 32", "10.0.0.0/8 le 16"') \
+        .replace("announce = true", "announce = false")
+    before = len(petrel.events("reloaded"))
+    with open(petrel.conf, "w") as f:
+        f.write(petrel.config())
+    petrel.proc.send_signal(signal.SIGHUP)
+    L.wait_until(lambda: len(petrel.events("reloaded")) > before, 10, "the reload")
+    L.wait_until(lambda: "10.99.0.0/16" in bird.received_prefixes("ipv4-unicast"), 10,
+                 "a route in the kernel all along, announced after the reload widened the set")
+    L.wait_until(lambda: STATIC_BH not in bird.received_prefixes("ipv4-unicast"), 10,
+                 "the static route no longer announced")
+    assert static_bh(), kernel_routes(me, "type", "blackhole")
 
     # carrier loss: the session ends at once, not after the 30 s hold time
     t0 = time.monotonic()

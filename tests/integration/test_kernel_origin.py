@@ -22,7 +22,8 @@ passive; Petrel dials.
   from BGP and leaves it in the kernel.
 - pb0 set down: Petrel ends the session at once (link_down_ends_session,
   default for a single-hop external peer; hold time 30 s), and the session
-  is Established again soon after pb0 comes back.
+  is Established again soon after pb0 comes back; the same when bp0 goes
+  down (pb0 loses carrier).
 
 SKIPs while the petrel binary or BIRD is missing.
 """
@@ -170,6 +171,17 @@ def test_kernel_origin_static_rtbh_and_link_down(lab):
     me.run(["ip", "link", "set", "pb0", "up"])
     L.wait_until(lambda: state(petrel) == "established", 20, "the session back with the link")
     assert petrel.api("/api/kernel/origin")["sessions_ended_by_link_down"] == 1
+
+    # carrier loss: BIRD's end goes down, pb0 stays up without carrier
+    t0 = time.monotonic()
+    bn.run(["ip", "link", "set", "bp0", "down"])
+    L.wait_until(lambda: state(petrel) != "established", 5, "the session ended by the carrier loss")
+    took = time.monotonic() - t0
+    assert took < 3, took
+    print(f"session ended {took * 1000:.0f} ms after pb0 lost carrier")
+    bn.run(["ip", "link", "set", "bp0", "up"])
+    L.wait_until(lambda: state(petrel) == "established", 20, "the session back with the carrier")
+    assert petrel.api("/api/kernel/origin")["sessions_ended_by_link_down"] == 2
 
     # a plain stop removes the static route
     petrel.stop(signal.SIGINT)

@@ -33,6 +33,7 @@
 
 #include <re2/re2.h>
 
+#include "daemon/kernel_origin.h"
 #include "table/export.h"
 #include "table/policy.h"
 
@@ -577,7 +578,8 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   const toml::table* t = ck.table(root, "", "kernel");
   if (!t) return;
   constexpr std::string_view p = "kernel";
-  ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath", "nexthop_objects"});
+  ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath", "nexthop_objects", "static_metric",
+                       "blackhole_community"});
   if (auto v = ck.boolean(*t, p, "enabled")) out.enabled = *v;
   if (auto v = ck.integer(*t, p, "table", 1, kMaxU32, "a routing table id 1..4294967295 other than 255")) {
     if (*v == kRtTableLocal)
@@ -588,6 +590,16 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (auto v = ck.integer(*t, p, "metric", 0, kMaxU32, "a metric 0..4294967295")) out.metric = static_cast<uint32_t>(*v);
   if (auto v = ck.boolean(*t, p, "multipath")) out.multipath = *v;
   if (auto v = ck.boolean(*t, p, "nexthop_objects")) out.nexthop_objects = *v;
+  if (auto v = ck.integer(*t, p, "static_metric", 0, kMaxU32, "a metric 0..4294967295 other than kernel.metric")) {
+    if (static_cast<uint32_t>(*v) == out.metric)
+      ck.error(*t->get("static_metric"), "kernel.static_metric",
+               "equal to kernel.metric: [[static]] routes need a metric of their own");
+    else
+      out.static_metric = static_cast<uint32_t>(*v);
+  } else {
+    out.static_metric = out.metric == 0 ? 1 : out.metric - 1;  // one below (preferred), unless metric is 0
+  }
+  if (auto v = ck.boolean(*t, p, "blackhole_community")) out.blackhole_community = *v;
 }
 
 // [mrt] (docs/configuration.md): a file pattern is an absolute path whose
@@ -1075,6 +1087,8 @@ void parse_transport(Checker& ck, const toml::table& t, const std::string& p, ui
   peer.multihop = default_multihop(peer, router_asn);
   if (auto v = ck.integer(t, p, "multihop", 1, 255, "a hop count 1..255 (1: directly connected)"))
     peer.multihop = static_cast<uint8_t>(*v);
+  peer.link_down_ends_session = peer.is_ebgp(router_asn) && peer.multihop == 1;
+  if (auto v = ck.boolean(t, p, "link_down_ends_session")) peer.link_down_ends_session = *v;
 }
 
 // One link-local address on several links has one key (see PeerSeen).
@@ -1104,7 +1118,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "local_role", "strict_role", "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes",
                 "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
-                "multihop", "max_paths_per_prefix", "keep_refused", "graceful_restart", "graceful_restart_time",
+                "multihop", "link_down_ends_session", "max_paths_per_prefix", "keep_refused", "graceful_restart", "graceful_restart_time",
                 "stale_routes_time", "long_lived_stale_time"});
   size_t errors_before = ck.count();
   PeerConfig peer;
@@ -1839,8 +1853,7 @@ void parse_actions(Checker& ck, const toml::table& s, std::string_view p, const 
 }
 
 void parse_policies(Checker& ck, const toml::table& root, std::vector<table::PolicyDef>& out,
-                    const std::vector<table::Filter>& filters) {
-  SetEntries sets;
+                    const std::vector<table::Filter>& filters, SetEntries& sets) {
   std::map<std::string, uint32_t> set_names;
   parse_sets(ck, root, "prefix_set", "prefixes", kRangeWhat, check_range_text, sets.prefix, set_names);
   parse_sets(ck, root, "as_set", "asns", kAsWhat, check_as_text, sets.as, set_names);
@@ -1948,7 +1961,84 @@ void parse_bmp(Checker& ck, const toml::table& root, std::vector<BmpStationConfi
   }
 }
 
-void parse_originate(Checker& ck, const toml::table& root, std::vector<OriginateConfig>& out) {
+// The required `prefix` of an [[originate]] or [[static]] entry: no host
+// bits, and not that of an entry before it in `out` (then: "prefix P " +
+// twice).
+template <typename Entry>
+std::optional<net::Prefix> parse_entry_prefix(Checker& ck, const toml::table& t, std::string_view p,
+                                              std::string_view missing, const std::vector<Entry>& out,
+                                              std::string_view twice) {
+  if (!t.get("prefix")) ck.missing(t, p, "prefix", missing);
+  auto s = ck.string(t, p, "prefix", "a prefix ADDRESS/LENGTH");
+  if (!s) return std::nullopt;
+  auto pr = net::Prefix::parse(*s, net::Prefix::HostBits::kReject);
+  if (!pr)
+    ck.error(*t.get("prefix"), join(p, "prefix"),
+             fmt::format("expected a prefix ADDRESS/LENGTH with no host bits set, got {}", in_quotes(*s)));
+  else if (std::any_of(out.begin(), out.end(), [&](const Entry& x) { return x.prefix == *pr; }))
+    ck.error(*t.get("prefix"), join(p, "prefix"), fmt::format("prefix {} {}", pr->to_string(), twice));
+  else
+    return pr;
+  return std::nullopt;
+}
+
+// The attributes of an [[originate]] entry (all but prefix). family: the
+// prefix's, when known (a kernel source has prefixes of both).
+void parse_origin_attributes(Checker& ck, const toml::table& t, std::string_view p,
+                             std::optional<net::IpFamily> family, OriginateConfig& o) {
+  if (auto s = ck.string(t, p, "next_hop", "an IP address")) {
+    auto a = net::IpAddress::parse(*s);
+    if (!a || a->is_multicast() || a->is_unspecified())
+      ck.error(*t.get("next_hop"), join(p, "next_hop"), fmt::format("expected a unicast IP address, got {}", in_quotes(*s)));
+    else if (family == net::IpFamily::V6 && a->family() != net::IpFamily::V6)
+      ck.error(*t.get("next_hop"), join(p, "next_hop"), "an IPv6 prefix needs an IPv6 next hop");
+    else
+      o.next_hop = *a;
+  }
+  if (auto s = ck.string(t, p, "origin", "\"igp\", \"egp\" or \"incomplete\"")) {
+    if (*s == "igp") o.origin = codec::Origin::kIgp;
+    else if (*s == "egp") o.origin = codec::Origin::kEgp;
+    else if (*s == "incomplete") o.origin = codec::Origin::kIncomplete;
+    else ck.error(*t.get("origin"), join(p, "origin"), fmt::format("expected \"igp\", \"egp\" or \"incomplete\", got {}", in_quotes(*s)));
+  }
+  o.communities = parse_communities(ck, t, p);
+  o.large_communities = parse_large(ck, t, p);
+  if (auto v = ck.integer(t, p, "med", 0, kMaxU32, "a MED 0..4294967295")) o.med = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(t, p, "local_pref", 0, kMaxU32, "a LOCAL_PREF 0..4294967295"))
+    o.local_pref = static_cast<uint32_t>(*v);
+}
+
+constexpr std::string_view kProtocolWhat =
+    "route protocols by name (\"kernel\", \"boot\", \"static\", \"dhcp\", \"bird\", ..., or a name of "
+    "/etc/iproute2/rt_protos) or number 0..255";
+
+// [[originate]] with from_kernel = true (daemon/kernel_origin.h).
+void parse_kernel_origin(Checker& ck, const toml::table& t, std::string_view p, const SetEntries& sets,
+                         std::vector<KernelOriginConfig>& out) {
+  ck.only_keys(t, p, {"from_kernel", "protocols", "table", "prefixes", "max_prefixes", "next_hop", "origin",
+                      "communities", "large_communities", "med", "local_pref"});
+  const size_t errors_before = ck.count();
+  KernelOriginConfig k;
+  if (!t.get("protocols"))
+    ck.missing(t, p, "protocols", "the kernel route protocols to announce, as [\"static\", \"kernel\"]");
+  k.protocols = parse_list<uint8_t>(ck, t, p, "protocols", kProtocolWhat, [](std::string_view s, std::string& why) {
+    auto n = rt_protocol_number(s);
+    if (n && *n == kRtProtBgp)
+      why = "protocol 186 (bgp) is Petrel's own routes in the kernel: never announced again";
+    return n && *n != kRtProtBgp ? n : std::nullopt;
+  });
+  if (auto v = ck.integer(t, p, "table", 1, kMaxU32, "a routing table id 1..4294967295")) k.table = static_cast<uint32_t>(*v);
+  if (!t.get("prefixes"))
+    ck.missing(t, p, "prefixes", "the prefixes that may be announced: ranges or \"@NAME\" of a [[prefix_set]]");
+  auto range_parse = [](std::string_view s, std::string& why) { return table::PrefixRange::parse(s, &why); };
+  k.prefixes = parse_refs<table::PrefixRange>(ck, t, p, "prefixes", kRangeWhat, sets.prefix, "prefix_set", range_parse);
+  if (auto v = ck.integer(t, p, "max_prefixes", 1, 1'000'000, "a count 1..1000000")) k.max_prefixes = static_cast<uint32_t>(*v);
+  parse_origin_attributes(ck, t, p, std::nullopt, k.attributes);
+  if (ck.count() == errors_before) out.push_back(std::move(k));
+}
+
+void parse_originate(Checker& ck, const toml::table& root, const SetEntries& sets, std::vector<OriginateConfig>& out,
+                     std::vector<KernelOriginConfig>& kernel) {
   const toml::array* arr = ck.array(root, "", "originate", "an array of tables ([[originate]])");
   if (!arr) return;
   size_t idx = 0;
@@ -1959,41 +2049,70 @@ void parse_originate(Checker& ck, const toml::table& root, std::vector<Originate
       ck.error(el, p, fmt::format("expected a table ([[originate]]), got {}", type_name(el)));
       continue;
     }
-    ck.only_keys(*t, p, {"prefix", "next_hop", "origin", "communities", "large_communities", "med", "local_pref"});
+    if (auto v = ck.boolean(*t, p, "from_kernel"); v && *v) {
+      parse_kernel_origin(ck, *t, p, sets, kernel);
+      continue;
+    }
+    ck.only_keys(*t, p, {"prefix", "next_hop", "origin", "communities", "large_communities", "med", "local_pref",
+                         "from_kernel"});
     size_t errors_before = ck.count();
     OriginateConfig o;
-    if (!t->get("prefix")) ck.missing(*t, p, "prefix", "the prefix to announce, as \"192.0.2.0/24\"");
-    if (auto s = ck.string(*t, p, "prefix", "a prefix ADDRESS/LENGTH")) {
-      auto pr = net::Prefix::parse(*s, net::Prefix::HostBits::kReject);
-      if (!pr)
-        ck.error(*t->get("prefix"), join(p, "prefix"),
-                 fmt::format("expected a prefix ADDRESS/LENGTH with no host bits set, got {}", in_quotes(*s)));
-      else if (std::any_of(out.begin(), out.end(), [&](const OriginateConfig& x) { return x.prefix == *pr; }))
-        ck.error(*t->get("prefix"), join(p, "prefix"), fmt::format("prefix {} is originated twice", pr->to_string()));
-      else
-        o.prefix = *pr;
+    if (auto pr = parse_entry_prefix(ck, *t, p, "the prefix to announce, as \"192.0.2.0/24\"", out, "is originated twice"))
+      o.prefix = *pr;
+    parse_origin_attributes(ck, *t, p, o.prefix.family(), o);
+    if (ck.count() == errors_before) out.push_back(std::move(o));
+  }
+}
+
+// [[static]]: prefix and one of next_hop (with interface), blackhole,
+// unreachable; announce.
+void parse_statics(Checker& ck, const toml::table& root, std::vector<StaticRouteConfig>& out) {
+  const toml::array* arr = ck.array(root, "", "static", "an array of tables ([[static]])");
+  if (!arr) return;
+  size_t idx = 0;
+  for (const toml::node& el : *arr) {
+    std::string p = fmt::format("static[{}]", idx++);
+    const toml::table* t = el.as_table();
+    if (!t) {
+      ck.error(el, p, fmt::format("expected a table ([[static]]), got {}", type_name(el)));
+      continue;
     }
+    ck.only_keys(*t, p, {"prefix", "next_hop", "interface", "blackhole", "unreachable", "announce"});
+    const size_t errors_before = ck.count();
+    StaticRouteConfig r;
+    if (auto pr = parse_entry_prefix(ck, *t, p, "the prefix of the route, as \"192.0.2.0/24\"", out,
+                                     "has two [[static]] routes"))
+      r.prefix = *pr;
+    const bool blackhole = ck.boolean(*t, p, "blackhole").value_or(false);
+    const bool unreachable = ck.boolean(*t, p, "unreachable").value_or(false);
+    const int kinds = int{t->get("next_hop") != nullptr} + int{blackhole} + int{unreachable};
+    if (kinds != 1 && ck.count() == errors_before) {
+      const toml::node& at = t->get("next_hop") ? *t->get("next_hop") : el;
+      ck.error(at, p, "expected exactly one of next_hop = \"ADDRESS\", blackhole = true, unreachable = true");
+    }
+    if (blackhole) r.kind = StaticRouteConfig::Kind::kBlackhole;
+    if (unreachable) r.kind = StaticRouteConfig::Kind::kUnreachable;
     if (auto s = ck.string(*t, p, "next_hop", "an IP address")) {
       auto a = net::IpAddress::parse(*s);
       if (!a || a->is_multicast() || a->is_unspecified())
         ck.error(*t->get("next_hop"), join(p, "next_hop"), fmt::format("expected a unicast IP address, got {}", in_quotes(*s)));
-      else if (a->family() != o.prefix.family() && o.prefix.family() == net::IpFamily::V6)
-        ck.error(*t->get("next_hop"), join(p, "next_hop"), "an IPv6 prefix needs an IPv6 next hop");
+      else if (a->family() != r.prefix.family())
+        ck.error(*t->get("next_hop"), join(p, "next_hop"), "the next hop must be of the prefix's family");
       else
-        o.next_hop = *a;
+        r.next_hop = *a;
     }
-    if (auto s = ck.string(*t, p, "origin", "\"igp\", \"egp\" or \"incomplete\"")) {
-      if (*s == "igp") o.origin = codec::Origin::kIgp;
-      else if (*s == "egp") o.origin = codec::Origin::kEgp;
-      else if (*s == "incomplete") o.origin = codec::Origin::kIncomplete;
-      else ck.error(*t->get("origin"), join(p, "origin"), fmt::format("expected \"igp\", \"egp\" or \"incomplete\", got {}", in_quotes(*s)));
+    if (auto s = ck.string(*t, p, "interface", "an interface name")) {
+      if (!t->get("next_hop"))
+        ck.error(*t->get("interface"), join(p, "interface"), "interface goes with next_hop");
+      else if (s->empty() || s->size() > 15)
+        ck.error(*t->get("interface"), join(p, "interface"), "expected an interface name of 1..15 characters");
+      else
+        r.interface = std::string(*s);
     }
-    o.communities = parse_communities(ck, *t, p);
-    o.large_communities = parse_large(ck, *t, p);
-    if (auto v = ck.integer(*t, p, "med", 0, kMaxU32, "a MED 0..4294967295")) o.med = static_cast<uint32_t>(*v);
-    if (auto v = ck.integer(*t, p, "local_pref", 0, kMaxU32, "a LOCAL_PREF 0..4294967295"))
-      o.local_pref = static_cast<uint32_t>(*v);
-    if (ck.count() == errors_before) out.push_back(std::move(o));
+    if (r.next_hop && r.next_hop->is_link_local() && r.interface.empty() && ck.count() == errors_before)
+      ck.error(*t->get("next_hop"), join(p, "next_hop"), "a link-local next hop needs interface");
+    if (auto v = ck.boolean(*t, p, "announce")) r.announce = *v;
+    if (ck.count() == errors_before) out.push_back(std::move(r));
   }
 }
 
@@ -2086,7 +2205,7 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   }
   const toml::table& root = parsed.table();
   ck.only_keys(root, "", {"router", "http", "control", "log", "kernel", "rpki", "peer", "filter", "prefix_set",
-                          "as_set", "community_set", "policy", "originate", "bmp", "mrt"});
+                          "as_set", "community_set", "policy", "originate", "static", "bmp", "mrt"});
   Config cfg;
   parse_router(ck, root, cfg.router);
   parse_http(ck, root, cfg.http);
@@ -2096,8 +2215,10 @@ Result<Config, ConfigErrors> parse_config(std::string_view text, std::string_vie
   parse_rpki(ck, root, cfg.rpki);
   parse_peers(ck, root, cfg.router, cfg.peers);
   parse_filters(ck, root, cfg.filters);
-  parse_policies(ck, root, cfg.policies, cfg.filters);
-  parse_originate(ck, root, cfg.originate);
+  SetEntries sets;
+  parse_policies(ck, root, cfg.policies, cfg.filters, sets);
+  parse_originate(ck, root, sets, cfg.originate, cfg.kernel_origins);
+  parse_statics(ck, root, cfg.statics);
   parse_bmp(ck, root, cfg.bmp);
   parse_mrt(ck, root, cfg.mrt);
   check_peer_filters(ck, root, cfg);

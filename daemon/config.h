@@ -133,6 +133,12 @@ struct KernelConfig {
   uint32_t metric = 32;
   bool multipath = false;
   bool nexthop_objects = true;  // routes refer to kernel nexthop objects, when supported
+  // [[static]] routes' metric: below `metric`, so the kernel prefers a
+  // static route to a BGP one of the same prefix (docs/kernel.md).
+  uint32_t static_metric = 31;
+  // A best route with BLACKHOLE (RFC 7999, 65535:666) is installed as a
+  // blackhole route (RTN_BLACKHOLE) instead of through its next hop.
+  bool blackhole_community = false;
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };
@@ -287,6 +293,10 @@ struct PeerConfig {
   // (table/refused.h); 0: none kept.
   uint32_t keep_refused = 1000;
   GracefulConfig graceful;  // [router]'s unless the peer sets its own
+  // The session ends at once when the interface the peer is reached
+  // through goes down or loses carrier (docs/kernel.md); by default for
+  // single-hop external peers.
+  bool link_down_ends_session = false;
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;
@@ -315,6 +325,33 @@ struct OriginateConfig {
   std::optional<uint32_t> local_pref;  // sent to internal peers; also its degree of preference
 
   friend bool operator==(const OriginateConfig&, const OriginateConfig&) = default;
+};
+
+// [[originate]] with from_kernel = true: the kernel's routes of these
+// protocols in this table whose prefixes are in `prefixes` are announced
+// while the kernel holds them (daemon/kernel_origin.h).
+struct KernelOriginConfig {
+  std::vector<uint8_t> protocols;            // RTPROT_* numbers; never 186 (RTPROT_BGP, ours)
+  uint32_t table = 254;                      // RT_TABLE_MAIN
+  std::vector<table::PrefixRange> prefixes;  // "@name" references written out
+  uint32_t max_prefixes = 10000;             // prefixes this entry originates at most
+  // The attributes each prefix gets (prefix itself unused).
+  OriginateConfig attributes;
+
+  friend bool operator==(const KernelOriginConfig&, const KernelOriginConfig&) = default;
+};
+
+// [[static]]: a route Petrel installs in the kernel itself (with the
+// metric kernel.static_metric), and announces when `announce`.
+struct StaticRouteConfig {
+  enum class Kind : uint8_t { kNextHop, kBlackhole, kUnreachable };
+  net::Prefix prefix;
+  Kind kind = Kind::kNextHop;
+  std::optional<net::IpAddress> next_hop;  // kNextHop
+  std::string interface;                   // kNextHop, optional
+  bool announce = false;
+
+  friend bool operator==(const StaticRouteConfig&, const StaticRouteConfig&) = default;
 };
 
 // [[bmp]]: one BMP monitoring station (RFC 7854, RFC 9069; docs/bmp.md).
@@ -363,6 +400,8 @@ struct Config {
   // [[as_set]], [[community_set]]) written out in place.
   std::vector<table::PolicyDef> policies;
   std::vector<OriginateConfig> originate;
+  std::vector<KernelOriginConfig> kernel_origins;  // [[originate]] with from_kernel, in file order
+  std::vector<StaticRouteConfig> statics;          // [[static]], in file order
   std::vector<BmpStationConfig> bmp;  // [[bmp]], in file order
   MrtConfig mrt;
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "crates/json/json.h"
+#include "daemon/kernel_origin.h"
 #include "table/export.h"
 
 namespace petrel::daemon {
@@ -198,6 +199,8 @@ std::string dump(const Config& c) {
   line("metric", number(c.kernel.metric));
   line("multipath", bool_text(c.kernel.multipath));
   line("nexthop_objects", bool_text(c.kernel.nexthop_objects));
+  line("static_metric", number(c.kernel.static_metric));
+  line("blackhole_community", bool_text(c.kernel.blackhole_community));
 
   o += "\n[rpki]\n";
   line("max_vrps", number(c.rpki.max_vrps));
@@ -313,6 +316,7 @@ std::string dump(const Config& c) {
     }
     line("ttl_security", bool_text(p.ttl_security));
     line("multihop", number(p.multihop));
+    line("link_down_ends_session", bool_text(p.link_down_ends_session));
     graceful(p.graceful);
   }
 
@@ -417,9 +421,7 @@ std::string dump(const Config& c) {
     }
   }
 
-  for (const OriginateConfig& x : c.originate) {
-    o += "\n[[originate]]\n";
-    line("prefix", toml_string(x.prefix.to_string()));
+  auto origin_attributes = [&](const OriginateConfig& x) {
     if (x.next_hop) line("next_hop", toml_string(x.next_hop->to_string()));
     else unset("next_hop", "our address on each session");
     line("origin", toml_string(x.origin == codec::Origin::kIgp   ? "igp"
@@ -431,6 +433,35 @@ std::string dump(const Config& c) {
     else unset("med", "no MULTI_EXIT_DISC sent");
     if (x.local_pref) line("local_pref", number(*x.local_pref));
     else unset("local_pref", "100");
+  };
+  for (const OriginateConfig& x : c.originate) {
+    o += "\n[[originate]]\n";
+    line("prefix", toml_string(x.prefix.to_string()));
+    line("from_kernel", "false");
+    for (const char* key : {"protocols", "table", "prefixes", "max_prefixes"}) unset(key, "from_kernel only");
+    origin_attributes(x);
+  }
+  for (const KernelOriginConfig& k : c.kernel_origins) {
+    o += "\n[[originate]]\n";
+    unset("prefix", "the kernel's routes' prefixes");
+    line("from_kernel", "true");
+    line("protocols", string_list(k.protocols, [](uint8_t n) { return rt_protocol_name(n); }));
+    line("table", number(k.table));
+    line("prefixes", string_list(k.prefixes, [](const table::PrefixRange& r) { return r.to_string(); }));
+    line("max_prefixes", number(k.max_prefixes));
+    origin_attributes(k.attributes);
+  }
+
+  for (const StaticRouteConfig& r : c.statics) {
+    o += "\n[[static]]\n";
+    line("prefix", toml_string(r.prefix.to_string()));
+    if (r.next_hop) line("next_hop", toml_string(r.next_hop->to_string()));
+    else unset("next_hop", r.kind == StaticRouteConfig::Kind::kBlackhole ? "a blackhole route" : "an unreachable route");
+    if (!r.interface.empty()) line("interface", toml_string(r.interface));
+    else unset("interface", r.next_hop ? "the one the next hop is directly reachable through" : "");
+    line("blackhole", bool_text(r.kind == StaticRouteConfig::Kind::kBlackhole));
+    line("unreachable", bool_text(r.kind == StaticRouteConfig::Kind::kUnreachable));
+    line("announce", bool_text(r.announce));
   }
 
   for (const BmpStationConfig& b : c.bmp) {
@@ -498,6 +529,7 @@ void take_live_keys(PeerConfig& a, const PeerConfig& b) {
   a.export_filter = b.export_filter;
   a.allow_own_as = b.allow_own_as;
   a.keep_refused = b.keep_refused;
+  a.link_down_ends_session = b.link_down_ends_session;
 }
 
 namespace {
@@ -582,6 +614,8 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
   section("control", control == next.control);
   live("log", running.log == next.log);
   live("kernel", running.kernel == next.kernel);
+  live("originate.from_kernel", running.kernel_origins == next.kernel_origins);
+  live("static", running.statics == next.statics);
   live("rpki", running.rpki == next.rpki);
   section("bmp", running.bmp == next.bmp);
   section("mrt", running.mrt == next.mrt);
@@ -601,7 +635,8 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
     r.reset_keys = reset_keys(a, b, i);
     r.updated = a.description != b.description || a.shutdown_message != b.shutdown_message ||
                 a.max_prefixes != b.max_prefixes || a.max_prefixes_warn_only != b.max_prefixes_warn_only ||
-                a.max_prefixes_restart != b.max_prefixes_restart || a.max_prefixes_warn != b.max_prefixes_warn;
+                a.max_prefixes_restart != b.max_prefixes_restart || a.max_prefixes_warn != b.max_prefixes_warn ||
+                a.link_down_ends_session != b.link_down_ends_session;
     if (r.import_changed || r.export_changed || r.updated || !r.reset_keys.empty()) plan.peers.push_back(std::move(r));
   }
   for (size_t i = 0; i < running.peers.size(); ++i)
@@ -624,6 +659,8 @@ Config applied_config(const Config& running, const Config& next) {
   c.policies = next.policies;
   c.router.rfc8212 = next.router.rfc8212;
   c.originate = next.originate;
+  c.kernel_origins = next.kernel_origins;
+  c.statics = next.statics;
   c.peers = next.peers;  // every peer key applies live (plan_reload)
   c.control.max_injected_routes = next.control.max_injected_routes;
   c.http = next.http;

@@ -24,7 +24,7 @@ constexpr auto kFloodPause = std::chrono::milliseconds(100);
 constexpr auto kSafetyWait = std::chrono::milliseconds(1000);
 
 // The session events the stream carries (daemon/peer.cpp logs them).
-constexpr std::string_view kSessionEvents[] = {"session-up", "session-down"};
+constexpr std::string_view kSessionEvents[] = {"session-up", "session-down", "link-down"};
 
 // The hub the log tap publishes to; null when none runs.
 std::mutex g_hub_mu;

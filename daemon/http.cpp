@@ -519,6 +519,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
       r = kernel_response(method, ctx->server->kernel_status());
+    else if (std::string_view(url) == kOriginPath)
+      r = origin_response(method, ctx->server->origin_status());
     else if (std::string_view(url) == kBmpPath)
       r = bmp_response(method, ctx->server->bmp_status());
     else if (std::string_view(url) == kMrtPath) {
@@ -536,6 +538,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     if (std::string_view(url) == "/metrics" && r.status == 200)
       if (std::optional<KernelStatus> k = ctx->server->kernel_status()) r.body += kernel_metrics(*k);
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += rpki_metrics(rpki_view(*ctx->server));
+    if (std::string_view(url) == "/metrics" && r.status == 200) r.body += origin_metrics(ctx->server->origin_status());
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += bmp_metrics(ctx->server->bmp_status());
     if (std::string_view(url) == "/metrics" && r.status == 200) r.body += mrt_metrics(ctx->server->mrt_status());
   } catch (const std::exception& e) {

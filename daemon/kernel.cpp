@@ -12,6 +12,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "codec/communities.h"
 #include "codec/types.h"
 #include "crates/bytes/bytes.h"
 #include "daemon/log.h"
@@ -92,6 +93,18 @@ std::optional<fib::Gateway> gateway_of(const table::Attrs& a, int f, F&& ifindex
   return g;
 }
 
+// Whether the set carries BLACKHOLE (RFC 7999 section 3: 65535:666).
+bool carries_blackhole(const table::Attrs& a) {
+  const codec::AttributeSet s = a.decode();
+  const bytes::Span c = s.communities();
+  for (size_t i = 0; i + 4 <= c.size(); i += 4) {
+    const uint32_t v = static_cast<uint32_t>(c[i]) << 24 | static_cast<uint32_t>(c[i + 1]) << 16 |
+                       static_cast<uint32_t>(c[i + 2]) << 8 | static_cast<uint32_t>(c[i + 3]);
+    if (v == codec::community::kBlackhole) return true;
+  }
+  return false;
+}
+
 // gateway_of()'s last answer: consecutive routes of a full table often
 // share their attribute set. Keyed by the set's bytes (a set may be freed
 // and its address reused; its bytes say what it is), the family, and the
@@ -103,6 +116,7 @@ struct GatewayMemo {
   uint64_t generation = 0;
   std::vector<std::byte> wire;
   std::optional<fib::Gateway> gateway;
+  bool blackhole = false;  // RFC 7999 BLACKHOLE, installed as such (kernel.blackhole_community)
 
   [[nodiscard]] bool holds(bytes::Span w, int f, uint16_t s, uint64_t gen) const {
     return valid && family == f && slot == s && generation == gen &&
@@ -360,6 +374,7 @@ void KernelSyncer::run() {
     uint32_t gateway;
   };
   constexpr uint32_t kUnwanted = UINT32_MAX;
+  constexpr uint32_t kBlackhole = UINT32_MAX - 1;
   std::vector<Wish> wishes;
   size_t applied = 0;  // wishes before this one are in the plan
   std::vector<fib::Gateway> gateways;
@@ -377,6 +392,7 @@ void KernelSyncer::run() {
     const int f = ev.change.family;
     if (ev.best && !memo.holds(ev.best->attrs->wire(), f, ev.best->slot, interfaces_generation_)) {
       memo.gateway = gateway_of(*ev.best->attrs, f, [&] { return session_ifindex(*ev.best, d.interfaces()); });
+      memo.blackhole = config_.blackhole_community && carries_blackhole(*ev.best->attrs);
       const bytes::Span w = ev.best->attrs->wire();
       memo.wire.assign(w.begin(), w.end());
       memo.family = f;
@@ -385,7 +401,9 @@ void KernelSyncer::run() {
       memo.valid = true;
       memo_index = kUnwanted;
     }
-    if (!ev.best || !memo.gateway) {
+    if (ev.best && memo.blackhole) {
+      wishes.push_back(Wish{p, kBlackhole});  // RTBH: no next hop needed
+    } else if (!ev.best || !memo.gateway) {
       wishes.push_back(Wish{p, kUnwanted});
     } else if (config_.multipath) {
       deferred.emplace_back(ev.change.family, p);
@@ -420,6 +438,7 @@ void KernelSyncer::run() {
     for (; applied < upto; ++applied) {
       const Wish& w = wishes[applied];
       if (w.gateway == kUnwanted) d.plan().unwant(w.prefix);
+      else if (w.gateway == kBlackhole) d.plan().want(w.prefix, fib::Want{{}, false, true});
       else d.plan().want(w.prefix, fib::Want{{gateways[w.gateway]}, false});
     }
     queued_ = wishes.size() - applied;

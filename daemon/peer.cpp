@@ -480,6 +480,27 @@ bool Peer::held() {
   return held_until_ > 0;
 }
 
+void Peer::link_down(const std::string& interface) {
+  for (auto& c : conns_) {
+    if (!c || c->dead) continue;
+    const bool was_established = c->fsm.state() == fsm::State::kEstablished;
+    log(was_established ? LogLevel::kWarn : LogLevel::kInfo, "link-down",
+        {{"peer", peer_.name}, {"interface", interface}, {"remote", c->remote}},
+        "the peer's interface went down: the session ends now, not at the hold time (link_down_ends_session)");
+    set_status(c->fsm.state(), "link down: " + interface);
+    try {
+      step(*c, fsm::TcpFailed{});
+    } catch (const std::exception& e) {
+      session_failed(*c, e.what());
+    }
+  }
+  reap();
+}
+
+void Peer::link_up() {
+  if (conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr) dial_later(0);
+}
+
 void Peer::resume_after_limit() {
   if (held_until_ == 0) return;
   held_until_ = 0;

@@ -165,6 +165,13 @@ class Peer {
   void reload(Policy import, Policy export_policy, uint8_t allow_own_as, bool import_changed,
               bool export_changed);
 
+  // The interface the session runs over went down or lost carrier
+  // (peer.link_down_ends_session, docs/kernel.md "Link down"): the session
+  // ends at once, without a NOTIFICATION (it could not leave), as a TCP
+  // failure. link_up(): the link is back, the peer is dialed at once.
+  void link_down(const std::string& interface);
+  void link_up();
+
   // A session that max_prefixes closed and holds down (for
   // max_prefixes_restart seconds, or until this is called: a reload)
   // starts again.

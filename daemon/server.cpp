@@ -261,6 +261,7 @@ bool Server::start() {
     rpki_->start();
   }
   originate(config_.originate, {});
+  start_kernel_parts(config_);
   ev_timer_init(&injected_save_, [](struct ev_loop*, ev_timer* w, int) { static_cast<Server*>(w->data)->save_injected(); },
                 kInjectedSaveDelay, 0);
   injected_save_.data = this;
@@ -318,6 +319,7 @@ bool Server::start() {
 int Server::run() {
   ev_run(loop_, 0);
   if (kernel_) kernel_->stop();  // our routes leave the kernel
+  stop_kernel_parts();            // [[static]] routes too
   if (bmp_) bmp_->stop();  // the sessions' Peer Downs, then Termination
   for (auto& w : workers_) {
     w->stop();
@@ -383,6 +385,7 @@ void Server::begin_shutdown(int exit_code, std::string_view why, Peer::Stop how)
   // A restart keeps the kernel's routes: the syncer stops before the
   // sessions close, so their routes leaving the table touch nothing.
   if (kernel_ && how == Peer::Stop::kRestart) kernel_->stop(KernelSyncer::Stop::kKeep);
+  if (how == Peer::Stop::kRestart) statics_.reset();  // [[static]] routes stay for the next process too
   if (ev_is_active(&injected_save_)) save_injected();
   if (rpki_) rpki_->stop();
   if (control_) control_->stop();
@@ -489,7 +492,9 @@ bool Server::reload_file(std::vector<std::string>* errors) {
         "these changes take effect when petrel restarts");
   originate(plan.announce, plan.withdraw);
   apply_sections(*next, plan);
+  start_kernel_parts(applied);
   running_ = std::move(applied);
+  publish_origin();
   note_policies(running_);
   size_t policies = 0, reset = 0, updated = 0;
   for (const PeerReload& r : plan.peers) {

@@ -30,6 +30,10 @@
 #include "daemon/control.h"
 #include "daemon/history.h"
 #include "daemon/kernel.h"
+#include "daemon/kernel_origin.h"
+#include "daemon/kernel_watch.h"
+#include "daemon/origin_api.h"
+#include "daemon/static_routes.h"
 #include "daemon/log.h"
 #include "daemon/mrt_dump.h"
 #include "daemon/mrt_api.h"
@@ -119,6 +123,12 @@ class Server {
     return rpki_ ? rpki_->slurm_status() : SlurmStatus{};
   }
   [[nodiscard]] bool rpki_reject_invalid() const { return table_.reject_invalid(); }
+  // Routes from the kernel, [[static]] routes and link-down endings
+  // (GET /api/kernel/origin). Any thread.
+  [[nodiscard]] OriginStatus origin_status() const {
+    std::lock_guard lock(sections_mu_);
+    return origin_status_;
+  }
   // The BMP stations (empty: no [[bmp]]). Any thread.
   // The periodic dumps and the UPDATE log (GET /api/mrt). Any thread.
   [[nodiscard]] MrtStatus mrt_status() const;
@@ -222,6 +232,32 @@ class Server {
   void restore_injected();
   void injected_changed();
   void save_injected();
+
+  // ---- daemon/server_kernel.cpp: routes from the kernel ([[originate]]
+  // from_kernel), [[static]] routes, and carrier loss ending sessions
+  // (peer.link_down_ends_session). All on the main loop.
+  // Starts (or, for a reload, adjusts) what `c` asks for.
+  void start_kernel_parts(const Config& c);
+  void stop_kernel_parts();
+  // The routes dumped again into a fresh KernelOrigins for these entries;
+  // the difference with what is announced goes to the table.
+  void resync_kernel_origins(std::vector<KernelOriginConfig> entries);
+  void kernel_route(const fib::Route& r, bool present);
+  void apply_origin_changes(const std::vector<KernelOrigins::Change>& changes);
+  void link_changed(uint32_t ifindex, const std::string& name, bool up);
+  void announce_statics(const std::vector<StaticRouteConfig>& before, const std::vector<StaticRouteConfig>& now);
+  void publish_origin();
+  std::unique_ptr<KernelWatch> watch_;
+  bool watch_routes_ = false;          // watch_ follows routes too
+  std::unique_ptr<KernelOrigins> origins_;
+  std::optional<uint16_t> kernel_slot_;  // the kernel's routes' table slot ("kernel")
+  std::optional<uint16_t> static_slot_;  // [[static]] announce = true ("static")
+  std::unique_ptr<StaticRoutes> statics_;
+  std::vector<StaticRouteConfig> statics_announced_;  // as announce_statics() last left them
+  std::string watch_error_;
+  uint64_t links_down_ = 0;
+  OriginStatus origin_status_;  // under sections_mu_
+  ev_timer origin_publish_{};
 
   Config config_;
   ServerOptions options_;

@@ -67,7 +67,7 @@ bool same_route(const Route& a, const Route& b) {
 }
 
 size_t WantHash::operator()(const Want& w) const {
-  size_t h = w.unreachable;
+  size_t h = static_cast<size_t>(w.unreachable) | static_cast<size_t>(w.blackhole) << 1;
   for (const Gateway& g : w.gateways) {
     h = mix(h, net::hash_value(g.address));
     h = mix(h, g.via_ifindex);
@@ -99,8 +99,8 @@ std::optional<NextHop> Plan::hop_of(const Gateway& g, const Interfaces& ifs) {
 std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) {
   Shape s;
   s.scope = RT_SCOPE_UNIVERSE;
-  if (w.unreachable) {
-    s.type = RTN_UNREACHABLE;
+  if (w.unreachable || w.blackhole) {
+    s.type = w.blackhole ? RTN_BLACKHOLE : RTN_UNREACHABLE;
     return s;
   }
   s.type = RTN_UNICAST;

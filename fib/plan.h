@@ -89,10 +89,12 @@ struct Gateway {
 };
 
 // What Petrel wants for a prefix: its best routes' gateways (several:
-// one multipath route), or an unreachable route.
+// one multipath route), or an unreachable route, or a blackhole route
+// (RTN_BLACKHOLE: RFC 7999 BLACKHOLE, or a [[static]] blackhole).
 struct Want {
   std::vector<Gateway> gateways;
   bool unreachable = false;
+  bool blackhole = false;
   friend bool operator==(const Want&, const Want&) = default;
 };
 

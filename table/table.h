@@ -422,7 +422,10 @@ class Table {
   // every route using one of them is made eligible or not and given its
   // interior cost, and best path is chosen again for its prefix, in bulk
   // per next hop, shard by shard; each prefix whose best changed is
-  // journalled. Any thread. Returns the routes whose eligibility changed.
+  // journalled. Any thread. Returns the routes whose eligibility changed
+  // (a cost alone changing counts none, but may move bests). The resolver
+  // must give the new states already (a next hop first met meanwhile is
+  // asked of it). Next hops no route uses are ignored.
   uint64_t nexthops_changed(std::span<const NexthopUpdate> changed);
   // As set_reject_invalid, for ASPA-invalid routes.
   uint64_t set_reject_aspa_invalid(bool on);

@@ -7,10 +7,11 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
+#include <thread>
 #include <vector>
 
 #include "table/nexthop.h"
@@ -328,6 +329,47 @@ TEST(Nexthop, WithoutResolverNothingChanges) {
     EXPECT_TRUE(v.nexthop_resolved);
     EXPECT_EQ(v.igp_cost, 0u);
   });
+}
+
+// nexthops_changed from one thread while another writes routes through
+// the same next hops: once both stop, every route's flag is its next
+// hop's state and each prefix's best is the eligible route chosen from
+// scratch (the resolver gives the new state before the table is told, as
+// table/nexthop.h asks).
+TEST(Nexthop, ChangesRacingWritersLeaveTheTableConsistent) {
+  Fixture t;
+  const auto nh1 = A("192.0.2.1"), nh2 = A("192.0.2.2");
+  const uint16_t p1 = *t.table.add_peer(peer_info(1)), p2 = *t.table.add_peer(peer_info(2));
+  const auto via1 = v4_set(nh1, 1), via2 = v4_set(nh2, 2);
+  std::vector<NlriPrefix> prefixes;
+  for (uint32_t i = 0; i < 200; ++i) prefixes.push_back({*net::Prefix::make(net::IpAddress::v4(0x0A000000 + (i << 8)), 24), 0});
+  t.table.apply(p2, kV4, &via2, prefixes, {});
+  std::atomic<bool> stop{false};
+  std::thread changer([&] {
+    for (int i = 0; i < 300 && !stop.load(); ++i) {
+      std::vector<NexthopUpdate> u{t.resolver.set(nh1, {i % 2 == 0 ? false : true, static_cast<uint32_t>(i % 3)})};
+      t.table.nexthops_changed(u);
+    }
+  });
+  for (int round = 0; round < 50; ++round) {
+    t.table.apply(p1, kV4, &via1, prefixes, {});
+    if (round % 3 == 2) t.table.apply(p1, kV4, nullptr, {}, prefixes);
+  }
+  t.table.apply(p1, kV4, &via1, prefixes, {});
+  stop = true;
+  changer.join();
+  const bool resolved = t.resolver.resolve(nh1).resolved;
+  for (const NlriPrefix& n : prefixes) {
+    t.table.lookup(kV4, n.prefix, [&](const RouteView& v, bool is_best) {
+      if (v.slot == p1) {
+        EXPECT_EQ(v.nexthop_resolved, resolved);
+      }
+      if (is_best) {
+        EXPECT_EQ(v.slot, resolved ? p1 : p2);
+      }
+    });
+  }
+  EXPECT_EQ(t.table.peer_best(p1, kV4), resolved ? prefixes.size() : 0u);
 }
 
 // ---- property: the table against a model that chooses from scratch

@@ -179,6 +179,14 @@ void add_sections(const Server& server, api::Snapshot& s) {
   }
 }
 
+// Next-hop tracking's figures, for /metrics only: a walk of the table.
+void add_nexthop_stats(const table::Table& t, api::Snapshot& s) {
+  if (!t.tracks_nexthops()) return;
+  const table::NexthopReport nh = t.nexthop_report();
+  s.table.routes_ineligible = nh.ineligible_routes;
+  for (const auto& x : nh.nexthops) ++(x.state.resolved ? s.table.nexthops_resolved : s.table.nexthops_unresolved);
+}
+
 api::Snapshot snapshot(const HttpServer::Context& ctx) {
   const Server& server = *ctx.server;
   int64_t now = steady_ms();
@@ -198,11 +206,6 @@ api::Snapshot snapshot(const HttpServer::Context& ctx) {
   s.table.attr_bytes = mem.attr_bytes;
   s.table.map_bytes = mem.map_bytes;
   s.table.journal_bytes = mem.journal_bytes;
-  if (t.tracks_nexthops()) {  // (a walk of the table)
-    const table::NexthopReport nh = t.nexthop_report();
-    s.table.routes_ineligible = nh.ineligible_routes;
-    for (const auto& x : nh.nexthops) ++(x.state.resolved ? s.table.nexthops_resolved : s.table.nexthops_unresolved);
-  }
   const table::ExportGroups::Stats g = server.export_groups().stats();
   s.exports.groups = g.groups;
   s.exports.members = g.members;
@@ -533,6 +536,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     }
     else {
       api::Snapshot snap = snapshot(*ctx);
+      if (std::string_view(url) == "/metrics") add_nexthop_stats(ctx->server->table(), snap);
       // Only the page shows them (RPKI's route counts may walk the table).
       if (std::string_view(url) == "/") {
         add_sections(*ctx->server, snap);

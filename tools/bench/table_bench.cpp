@@ -313,8 +313,9 @@ double median(std::vector<double> v) {
 // the table); the first peer's routes are best (the router ID decides).
 // Timed: Table::nexthops_changed for one of the first peer's next hops
 // going unresolved (the best of its half of the prefixes moves to the
-// second peer) and coming back; and, beside it, the first peer's insert
-// with and without a resolver.
+// second peer) and coming back; Table::nexthop_report (the walk a scrape
+// of /metrics makes); and, beside it, the first peer's insert with and
+// without a resolver.
 struct AllResolved : table::NexthopResolver {
   table::NexthopState resolve(const net::IpAddress&) const override { return {}; }
 };
@@ -327,7 +328,7 @@ int nexthop_case(uint32_t prefixes, uint32_t sets, uint32_t runs, table::TableOp
   const synth::Table one = synth::generate(sp, 0);
   const Feed f0 = build_feed(one, 0, params, 2), f1 = build_feed(one, 1, params, 2);
   const net::IpAddress gone = net::IpAddress::v4(0xC6336401u);  // the first peer's first
-  std::vector<double> down, up, insert_on, insert_off;
+  std::vector<double> down, up, insert_on, insert_off, report;
   uint64_t flipped = 0, moved = 0;
   AllResolved resolver;
   for (uint32_t run = 0; run < runs; ++run) {
@@ -352,7 +353,10 @@ int nexthop_case(uint32_t prefixes, uint32_t sets, uint32_t runs, table::TableOp
     w0 = wall_s();
     const uint64_t back = t.nexthops_changed(u);
     up.push_back(wall_s() - w0);
-    if (back != flipped || t.peer_best(s0, 0) != best0 || moved == 0) {
+    w0 = wall_s();
+    const table::NexthopReport rep = t.nexthop_report();  // what a scrape of /metrics walks
+    report.push_back(wall_s() - w0);
+    if (back != flipped || t.peer_best(s0, 0) != best0 || moved == 0 || rep.nexthops.size() != 4) {
       std::fprintf(stderr, "table-bench: nexthop case: %llu routes flipped, %llu back, %llu best moved\n",
                    static_cast<unsigned long long>(flipped), static_cast<unsigned long long>(back),
                    static_cast<unsigned long long>(moved));
@@ -364,9 +368,9 @@ int nexthop_case(uint32_t prefixes, uint32_t sets, uint32_t runs, table::TableOp
   }
   const double r = static_cast<double>(f0.routes);
   std::printf("{\"case\":\"nexthop\",\"routes\":%llu,\"flipped\":%llu,\"best_moved\":%llu,\"unresolved_s\":%.3f,"
-              "\"resolved_s\":%.3f,\"insert_routes_per_s\":%.0f,\"insert_tracked_routes_per_s\":%.0f}\n",
+              "\"resolved_s\":%.3f,\"report_s\":%.3f,\"insert_routes_per_s\":%.0f,\"insert_tracked_routes_per_s\":%.0f}\n",
               static_cast<unsigned long long>(f0.routes + f1.routes), static_cast<unsigned long long>(flipped),
-              static_cast<unsigned long long>(moved), median(down), median(up), r / median(insert_off),
+              static_cast<unsigned long long>(moved), median(down), median(up), median(report), r / median(insert_off),
               r / median(insert_on));
   return 0;
 }

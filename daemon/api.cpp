@@ -308,6 +308,8 @@ void write_route_head(json::Writer& w, const RouteSnapshot& r, std::string_view 
   } else {
     w.string(r.lost_by);
   }
+  w.key_raw("eligible").boolean(r.eligible);
+  w.member("igp_cost", r.igp_cost);
   const std::optional<codec::NextHop> nh = route_next_hop(r.attributes, family);
   w.key_raw("next_hop");
   if (nh) {
@@ -566,6 +568,9 @@ std::string metrics_text(const Snapshot& s) {
        "Encoded UPDATEs the update groups keep for members that have not read them yet.", s.exports.stream_bytes},
       {"petrel_table_attribute_sets", "gauge", "Distinct interned attribute sets in the routing table.",
        s.table.attr_sets},
+      {"petrel_routes_ineligible", "gauge",
+       "Routes excluded from best path because their next hop does not resolve (docs/table.md, next hops).",
+       s.table.routes_ineligible},
       {"petrel_attribute_sets", "gauge",
        "Distinct interned attribute sets (the same as petrel_table_attribute_sets, by the name issue 7 gives).",
        s.table.attr_sets},
@@ -574,6 +579,9 @@ std::string metrics_text(const Snapshot& s) {
     m.family(one.name, one.type, one.help);
     m.sample({}, one.value);
   }
+  m.family("petrel_nexthops", "gauge", "Distinct next hops the routing table's routes use, by state.");
+  m.sample({{"state", "resolved"}}, s.table.nexthops_resolved);
+  m.sample({{"state", "unresolved"}}, s.table.nexthops_unresolved);
   if (s.memory.available) {
     m.family("petrel_memory_bytes", "gauge",
              "jemalloc's statistics, by kind: allocated, active, metadata, resident, mapped, retained.");

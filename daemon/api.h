@@ -130,6 +130,9 @@ struct Snapshot {
     uint64_t attr_bytes = 0;
     uint64_t map_bytes = 0;
     uint64_t journal_bytes = 0;
+    // Next-hop tracking (table/nexthop.h), 0 when it is off.
+    uint64_t routes_ineligible = 0;  // excluded for an unresolved next hop
+    uint64_t nexthops_resolved = 0, nexthops_unresolved = 0;
   } table;
   // Update groups (table/export_group.h).
   struct ExportStats {
@@ -171,6 +174,10 @@ struct RouteSnapshot {
   uint32_t path_id = 0;
   bool best = false;
   bool stale = false;
+  // Its next hop resolves (table/nexthop.h; else it takes no part in best
+  // path), and the interior cost to it (best-path step e).
+  bool eligible = true;
+  uint32_t igp_cost = 0;
   std::string_view rpki;  // validation state (daemon/rpki_api.h); empty: RPKI off
   std::string_view aspa;  // ASPA verification state (daemon/rpki_api.h); empty: not verified
   // For a route that is not the best: the best-path step that decided

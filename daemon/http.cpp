@@ -179,6 +179,14 @@ void add_sections(const Server& server, api::Snapshot& s) {
   }
 }
 
+// Next-hop tracking's figures, for /metrics only: a walk of the table.
+void add_nexthop_stats(const table::Table& t, api::Snapshot& s) {
+  if (!t.tracks_nexthops()) return;
+  const table::NexthopReport nh = t.nexthop_report();
+  s.table.routes_ineligible = nh.ineligible_routes;
+  for (const auto& x : nh.nexthops) ++(x.state.resolved ? s.table.nexthops_resolved : s.table.nexthops_unresolved);
+}
+
 api::Snapshot snapshot(const HttpServer::Context& ctx) {
   const Server& server = *ctx.server;
   int64_t now = steady_ms();
@@ -257,7 +265,7 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
   out.routes.clear();
   bool found = t.lookup_all(fi, p, [&](std::span<const table::RouteView> views, int best) {
     auto cand = [](const table::RouteView& rv) {
-      return table::Candidate{rv.attrs, rv.peer, rv.path_id, rv.slot, true};
+      return table::Candidate{rv.attrs, rv.peer, rv.path_id, rv.slot, true, rv.igp_cost};
     };
     auto add = [&](const table::RouteView& rv, bool is_best) {
       api::RouteSnapshot r;
@@ -266,13 +274,15 @@ bool lookup_prefix(const table::Table& t, const net::Prefix& p, api::PrefixSnaps
       r.path_id = rv.path_id;
       r.best = is_best;
       r.stale = rv.stale;
+      r.eligible = rv.nexthop_resolved;
+      r.igp_cost = rv.igp_cost;
       if (rv.validation != table::Validation::kUnchecked) r.rpki = validation_name(rv.validation);
       if (rv.aspa != table::AspaState::kUnchecked) r.aspa = aspa_name(rv.aspa);
-      if (!is_best && best >= 0)
-        r.lost_by = std::string(table::decision_name(
-            table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options())));
-      if (!is_best && best >= 0) {
-        auto d = table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options());
+      if (!is_best && !rv.nexthop_resolved) {
+        r.lost_by = "unresolved next hop";  // out before any step (RFC 4271 9.1.2.1)
+      } else if (!is_best && best >= 0) {
+        const auto d = table::compare_pair(cand(views[static_cast<size_t>(best)]), cand(rv), t.best_path_options());
+        r.lost_by = std::string(table::decision_name(d));
         r.lost_at = static_cast<int>(d) - static_cast<int>(table::Decision::kLongLivedStale);
       }
       r.attributes = rv.attrs->decode().decode();
@@ -528,6 +538,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     }
     else {
       api::Snapshot snap = snapshot(*ctx);
+      if (std::string_view(url) == "/metrics") add_nexthop_stats(ctx->server->table(), snap);
       // Only the page shows them (RPKI's route counts may walk the table).
       if (std::string_view(url) == "/") {
         add_sections(*ctx->server, snap);

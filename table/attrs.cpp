@@ -180,6 +180,27 @@ std::optional<net::IpAddress> Attrs::mp_next_hop() const {
   return std::nullopt;
 }
 
+std::optional<Attrs::ResolvedBy> Attrs::resolved_by() const {
+  // MP_REACH_NLRI (type 14) as the canonical form keeps it: AFI, SAFI, the
+  // next hop's length and bytes, a reserved octet, no NLRI.
+  if (auto v = value_of(wire(), codec::attr_type::kMpReachNlri); v && v->size() >= 4) {
+    const auto len = std::to_integer<size_t>((*v)[3]);
+    if (v->size() < 4 + len) return std::nullopt;
+    uint8_t b[16];
+    if (len == 4) {
+      std::memcpy(b, v->data() + 4, 4);
+      return ResolvedBy{net::IpAddress::from_bytes(net::IpFamily::V4, b), false};
+    }
+    if (len == 16 || len == 32) {
+      std::memcpy(b, v->data() + 4, 16);
+      return ResolvedBy{net::IpAddress::from_bytes(net::IpFamily::V6, b), len == 32};
+    }
+    return std::nullopt;  // a next hop of another form: not resolved by the table
+  }
+  if (auto v = value_of(wire(), codec::attr_type::kNextHop); v && v->size() == 4) return ResolvedBy{net::IpAddress::v4(be32(*v)), false};
+  return std::nullopt;
+}
+
 HashKey HashKey::process() {
   static const HashKey key = [] {
     std::random_device rd;
@@ -394,6 +415,7 @@ void Interner::release(Attrs* a, uint32_t n) {
     --s.count;
     s.wire_bytes -= a->wire_len_;
   }
+  if (const uint32_t code = a->nexthop_code(); code != 0 && freed_hook_) freed_hook_(freed_context_, code);
   a->~Attrs();
   ::operator delete(a);
 }

@@ -63,7 +63,7 @@ class Attrs {
   // once into the header; the values themselves, the neighbouring and the
   // origin AS are read from the canonical bytes when asked (a few
   // attribute headers into the set, which is in cache by then: the header
-  // is paid once per distinct set, 12 octets instead of 40).
+  // is paid once per distinct set, 16 octets instead of 40).
   [[nodiscard]] bool has_local_pref() const { return flags_ & kHasLocalPref; }
   [[nodiscard]] uint32_t local_pref() const { return has_local_pref() ? u32_of(codec::attr_type::kLocalPref) : 0; }
   [[nodiscard]] bool has_med() const { return flags_ & kHasMed; }
@@ -89,6 +89,23 @@ class Attrs {
   // here is paid once per distinct set).
   [[nodiscard]] std::optional<net::IpAddress> next_hop() const;
   [[nodiscard]] std::optional<net::IpAddress> mp_next_hop() const;
+  // The next hop the set's routes are resolved by (table/nexthop.h):
+  // MP_REACH_NLRI's global next hop when the set has one (an RFC 8950
+  // IPv4 route's is IPv6), else NEXT_HOP; `link_local` when MP_REACH_NLRI
+  // also carries an RFC 2545 link-local one (a 32-octet next hop). Read
+  // from the bytes, without decoding the set. A set with both attributes
+  // (an UPDATE with IPv4 NLRI and MP_REACH_NLRI of another family) is
+  // resolved by the MP next hop for all its routes.
+  struct ResolvedBy {
+    net::IpAddress address;
+    bool link_local = false;
+  };
+  [[nodiscard]] std::optional<ResolvedBy> resolved_by() const;
+  // The table's next-hop registry's code for the set (0: not looked at
+  // yet); set once, by the table, when a route with the set first enters
+  // it while next hops are tracked (TableOptions::nexthops).
+  [[nodiscard]] uint32_t nexthop_code() const { return nexthop_.load(std::memory_order_acquire); }
+  void set_nexthop_code(uint32_t c) { nexthop_.store(c, std::memory_order_release); }
 
  private:
   friend class Interner;
@@ -101,15 +118,17 @@ class Attrs {
   // The value of a 4-octet attribute the flags say is present.
   [[nodiscard]] uint32_t u32_of(uint8_t type) const;
 
-  // 12 octets, then the canonical bytes.
+  // 16 octets, then the canonical bytes (12 before next-hop tracking:
+  // nexthop_ costs 4 octets per distinct set, none per route).
   std::atomic<uint32_t> refs_{0};
   uint32_t wire_len_ = 0;
   uint16_t as_path_len_ = 0;  // at most 65535 (a canonical AS_PATH of 4-octet ASes fits in 16 bits)
   uint8_t origin_ = 3;
   uint8_t flags_ = 0;
+  std::atomic<uint32_t> nexthop_{0};
 };
 
-static_assert(sizeof(Attrs) == 12);
+static_assert(sizeof(Attrs) == 16);
 
 // The set of interned attribute sets. Thread-safe.
 class Interner {
@@ -148,6 +167,15 @@ class Interner {
   [[nodiscard]] size_t size() const;          // distinct sets held
   [[nodiscard]] size_t bytes() const;         // their allocated size (headers + wire + index)
   [[nodiscard]] size_t index_bytes() const;   // the index's part of bytes()
+  // Called (outside the interner's locks) when a set whose nexthop_code()
+  // is not 0 is freed by release(): the table's next-hop registry drops
+  // its count of sets per next hop. Not called when the interner itself
+  // is destroyed. Set once, before any set is interned.
+  using FreedHook = void (*)(void* context, uint32_t nexthop_code);
+  void on_freed(FreedHook hook, void* context) {
+    freed_hook_ = hook;
+    freed_context_ = context;
+  }
 
  private:
   // A stripe's index: open addressing with linear probing. A slot holds a
@@ -194,6 +222,8 @@ class Interner {
 
   HashKey key_;
   std::vector<Stripe> stripes_;
+  FreedHook freed_hook_ = nullptr;
+  void* freed_context_ = nullptr;
 };
 
 // A reference to an interned set that releases itself (for code outside

@@ -16,6 +16,7 @@ uint64_t inverted_preference(const Candidate& c, const BestPathOptions& o) {
 uint64_t as_path_length(const Candidate& c, const BestPathOptions&) { return c.attrs->as_path_length(); }
 uint64_t origin(const Candidate& c, const BestPathOptions&) { return c.attrs->origin(); }
 uint64_t internal(const Candidate& c, const BestPathOptions&) { return c.peer->internal ? 1 : 0; }
+uint64_t igp_cost(const Candidate& c, const BestPathOptions&) { return c.cost; }
 uint64_t router_id(const Candidate& c, const BestPathOptions&) {
   return c.attrs->has_originator_id() ? c.attrs->originator_id() : c.peer->router_id;
 }
@@ -159,7 +160,7 @@ bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptio
 }
 
 bool wins_after_med(const Candidate& a, const Candidate& b, const BestPathOptions& o) {
-  for (Measure m : {internal, router_id, cluster_list}) {
+  for (Measure m : {internal, igp_cost, router_id, cluster_list}) {
     const uint64_t x = m(a, o), y = m(b, o);
     if (x != y) return x < y;
   }
@@ -197,6 +198,7 @@ int select_best(std::span<const Candidate> c, const BestPathOptions& o) {
   if (keep_lowest(c, alive, origin, o)) return alive.first();                // b
   if (keep_lowest_med(c, alive, o)) return alive.first();                    // c
   if (keep_lowest(c, alive, internal, o)) return alive.first();              // d
+  if (keep_lowest(c, alive, igp_cost, o)) return alive.first();              // e
   if (keep_lowest(c, alive, router_id, o)) return alive.first();             // f
   if (keep_lowest(c, alive, cluster_list, o)) return alive.first();          // RFC 4456
   if (keep_lowest_address(c, alive)) return alive.first();                   // g
@@ -214,6 +216,7 @@ std::string_view decision_name(Decision d) {
     case Decision::kOrigin: return "origin";
     case Decision::kMed: return "MED";
     case Decision::kExternal: return "external over internal";
+    case Decision::kIgpCost: return "IGP cost";
     case Decision::kRouterId: return "router ID";
     case Decision::kClusterList: return "cluster list length";
     case Decision::kPeerAddress: return "peer address";
@@ -233,6 +236,7 @@ Decision compare_pair(const Candidate& w, const Candidate& l, const BestPathOpti
     if (s.m(w, o) != s.m(l, o)) return s.d;
   if (same_med_group(w, l, o) && w.attrs->med() != l.attrs->med()) return Decision::kMed;
   const Step after_med[] = {{internal, Decision::kExternal},
+                            {igp_cost, Decision::kIgpCost},
                             {router_id, Decision::kRouterId},
                             {cluster_list, Decision::kClusterList}};
   for (const auto& s : after_med)

@@ -6,7 +6,8 @@
 // elimination, the result is the same whatever order the routes came in.
 //
 //   0. Routes whose NEXT_HOP cannot be resolved are not eligible
-//      (9.1.2.1; the caller marks them).
+//      (9.1.2.1; the caller marks them: the table asks its
+//      NexthopResolver, table/nexthop.h, and keeps Route::kIneligible).
 //   L. A route that carries the LLGR_STALE community (RFC 9494: a
 //      long-lived stale route, kept by Petrel or received so) is "treated
 //      as the least preferred" (RFC 9494 sections 1 and 4.3): it loses to
@@ -28,8 +29,9 @@
 //      always_compare_med, among all routes.
 //   d. A route from an external peer over one from an internal peer
 //      (9.1.2.2 d).
-//   e. Lowest interior cost to the NEXT_HOP (9.1.2.2 e): not measured yet
-//      (no IGP; every resolvable next hop costs the same).
+//   e. Lowest interior cost to the NEXT_HOP (9.1.2.2 e): Candidate::cost,
+//      the resolver's cost for the route's next hop (the kernel route's
+//      metric); 0 without a resolver and for this router's own routes.
 //   f. Lowest BGP identifier of the advertising router (9.1.2.2 f), the
 //      ORIGINATOR_ID in its place when present (RFC 4456 section 9).
 //   -  Shortest CLUSTER_LIST (RFC 4456 section 9).
@@ -83,6 +85,7 @@ struct Candidate {
   uint32_t path_id = 0;
   uint32_t slot = 0;       // the peer's slot in the table
   bool eligible = true;    // false: NEXT_HOP unresolvable
+  uint32_t cost = 0;       // interior cost to the NEXT_HOP (step e)
 };
 
 // The degree of preference of step 1, whoever the peer: the stored set's
@@ -110,7 +113,8 @@ bool wins_before_med(const Candidate& a, const Candidate& b, const BestPathOptio
 bool same_med_group(const Candidate& a, const Candidate& b, const BestPathOptions& o);
 
 // For two candidates that both survive step c: whether `a` wins at the
-// steps after it (d to g, then path identifier and slot). These steps are
+// steps after it (d, e, f, the cluster list, g, then path identifier and
+// slot). These steps are
 // one lexicographic order, total over candidates of distinct (slot,
 // path_id), so the best of a set's survivors of step c is their minimum.
 bool wins_after_med(const Candidate& a, const Candidate& b, const BestPathOptions& o);
@@ -157,7 +161,7 @@ int select_best(std::span<const Candidate> c, const BestPathOptions& o);
 
 // Which step decided between the best and the runner-up (for "explain").
 enum class Decision : uint8_t {
-  kOnly, kLongLivedStale, kLocalPref, kAsPathLength, kOrigin, kMed, kExternal, kRouterId,
+  kOnly, kLongLivedStale, kLocalPref, kAsPathLength, kOrigin, kMed, kExternal, kIgpCost, kRouterId,
   kClusterList, kPeerAddress, kPathId, kPeerSlot,
 };
 std::string_view decision_name(Decision d);

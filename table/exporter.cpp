@@ -429,6 +429,7 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
     bool eligible;
     Validation validation;
     AspaState aspa;
+    uint32_t igp_cost;
   };
   std::vector<Path> paths;
   table_.lookup_all(s.family, s.prefix, [&](std::span<const RouteView> routes, int) {
@@ -442,12 +443,13 @@ void Exporter::ranked(const Seen& s, std::vector<Want>& wants, size_t max_paths,
       v.rr_client = r.peer->rr_client;
       v.local = r.peer->local;
       paths.push_back(
-          {const_cast<Attrs*>(r.attrs), std::move(v), r.slot, r.path_id, table_.eligible(r), r.validation, r.aspa});
+          {const_cast<Attrs*>(r.attrs), std::move(v), r.slot, r.path_id, table_.eligible(r), r.validation, r.aspa,
+           r.igp_cost});
     }
   });
   // Best-path order: the best, then the best of the rest, and so on.
   std::vector<Candidate> cands;
-  for (const Path& x : paths) cands.push_back(Candidate{x.attrs, &x.source, x.path_id, x.slot, x.eligible});
+  for (const Path& x : paths) cands.push_back(Candidate{x.attrs, &x.source, x.path_id, x.slot, x.eligible, x.igp_cost});
   std::vector<size_t> index(paths.size());
   for (size_t i = 0; i < index.size(); ++i) index[i] = i;
   const size_t max = max_paths ? max_paths : paths.size();

@@ -14,7 +14,8 @@ bool multipath_equal(const Candidate& best, const Candidate& c, const BestPathOp
     case Decision::kAsPathLength:
     case Decision::kOrigin:
     case Decision::kMed:
-    case Decision::kExternal: return false;
+    case Decision::kExternal:
+    case Decision::kIgpCost: return false;
     case Decision::kRouterId:
     case Decision::kClusterList:
     case Decision::kPeerAddress:

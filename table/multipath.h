@@ -13,8 +13,9 @@
 //      ASes are never combined, whatever always_compare_med says: their
 //      MEDs mean different things and their paths differ past the first
 //      hop),
-//   d. both external or both internal.
-// The steps after d (router ID, CLUSTER_LIST length, peer address, path
+//   d. both external or both internal,
+//   e. the same interior cost to the next hop (Candidate::cost).
+// The steps after e (router ID, CLUSTER_LIST length, peer address, path
 // identifier) only break the tie; they do not keep a route out.
 #pragma once
 

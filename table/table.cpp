@@ -8,6 +8,7 @@
 #include "codec/communities.h"
 #include "codec/update.h"
 #include "crates/sort/radix_sort.h"
+#include "table/nexthop_registry.h"
 #include "table/sweep_pool.h"
 
 namespace petrel::table {
@@ -40,6 +41,11 @@ Table::Table(TableOptions o)
       path_salt_(interner_.key().k0 * 0x9E3779B97F4A7C15ull ^ interner_.key().k1),
       peers_(std::make_unique<PeerSlot[]>(kMaxPeers)) {
   if (options_.shards == 0) options_.shards = 1;
+  if (options_.nexthops) {
+    nexthops_ = std::make_unique<NexthopRegistry>(*options_.nexthops);
+    interner_.on_freed([](void* r, uint32_t code) { static_cast<NexthopRegistry*>(r)->release(code); },
+                       nexthops_.get());
+  }
   shards_.reserve(options_.shards);
   for (size_t i = 0; i < options_.shards; ++i)
     shards_.push_back(std::make_unique<Shard>(std::max<size_t>(options_.journal_retention, 1)));
@@ -241,6 +247,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       if (e.size() > 1) set_rank(r);
       else r.set_rank(0);
       set_validation(r, op.prefix, op.validation, op.aspa);
+      set_nexthop(r);
       // Another route than the best changed: as its old version leaving
       // and its new one joining (best_path.h), when both keep to the
       // shortcuts; else chosen again from all.
@@ -264,6 +271,7 @@ void Table::apply_one(Shard& s, PrefixMap<K>& m, uint16_t slot, const Op& op, Ba
       }
       ++res.announced;
       Route r{op.attrs, op.path_id, slot, 0};
+      set_nexthop(r);
       const bool first = e.empty();
       if (!first) set_rank(r);
       set_validation(r, op.prefix, op.validation, op.aspa);
@@ -492,8 +500,95 @@ uint64_t Table::revalidate(const std::function<bool(const net::Prefix&)>& covere
   return changed;
 }
 
-// Not yet: the table's half of next-hop tracking (issue 23) replaces this.
-uint64_t Table::nexthops_changed(std::span<const NexthopUpdate> /*changed*/) { return 0; }
+NexthopState Table::nexthop_state(const Route& r) const {
+  if (peers_[r.peer].info.local) return {};
+  return nexthops_->state(r.attrs->nexthop_code());
+}
+
+void Table::set_nexthop_slow(Route& r) const {
+  bool ok = true;
+  if (!peers_[r.peer].info.local) ok = nexthops_->state(nexthops_->code_of(*r.attrs)).resolved;
+  r.flags = static_cast<uint16_t>(ok ? r.flags & ~Route::kIneligible : r.flags | Route::kIneligible);
+}
+
+template <typename E>
+bool Table::choose_again(Shard& s, FamilyIndex f, E& e) {
+  const BestId before = best_id(e);
+  choose_best(e);
+  const BestId after = best_id(e);
+  if (after == before) return false;
+  count_best(slot_of(before), slot_of(after), f);
+  s.journal.append(Change{e.key.prefix(), f, true});
+  return true;
+}
+
+// The registry takes the new states first, then each shard is walked once:
+// a writer that inserts a route in a shard the walk has not reached yet
+// finds the new state already (and the walk finds nothing to change
+// there), one that inserted it before is corrected by the walk. A route's
+// set is read for its next hop's code once for a run of routes that share
+// it.
+uint64_t Table::nexthops_changed(std::span<const NexthopUpdate> changed) {
+  if (!nexthops_) return 0;
+  std::vector<uint8_t> touched;  // by code
+  if (!nexthops_->update(changed, touched)) return 0;
+  uint64_t flipped = 0;
+  sweep_maps([&](Shard& s, FamilyIndex f, auto& m) {
+    using E = std::remove_pointer_t<decltype(entry_type(m))>;
+    const Attrs* last = nullptr;
+    uint32_t code = 0;
+    bool hit = false;
+    m.for_each([&](E& e) {
+      bool any = false;
+      for (Route& r : e.routes()) {
+        if (r.attrs != last) {
+          last = r.attrs;
+          code = r.attrs->nexthop_code();
+          hit = code < touched.size() && touched[code];
+        }
+        if (!hit || peers_[r.peer].info.local) continue;
+        any = true;
+        const bool ineligible = !nexthops_->state(code).resolved;
+        if (ineligible == ((r.flags & Route::kIneligible) != 0)) continue;
+        r.flags = static_cast<uint16_t>(r.flags ^ Route::kIneligible);
+        ++flipped;
+      }
+      if (any) choose_again(s, f, e);
+    });
+  });
+  return flipped;
+}
+
+NexthopReport Table::nexthop_report() const {
+  NexthopReport out;
+  if (!nexthops_) return out;
+  const auto entries = nexthops_->entries();
+  uint32_t end = NexthopRegistry::kFirstSlot;
+  for (const auto& x : entries) end = std::max(end, x.code + 1);
+  std::vector<uint64_t> routes(end, 0);  // by code
+  for (const auto& sp : shards_) {
+    const Shard& s = *sp;
+    std::lock_guard lock(s.mu);
+    for (size_t fi = 0; fi < kFamilies; ++fi) {
+      s.on_map(static_cast<FamilyIndex>(fi), [&](const auto& m) {
+        m.for_each([&](const auto& e) {
+          for (const Route& r : e.routes()) {
+            if (r.flags & Route::kIneligible) ++out.ineligible_routes;
+            if (peers_[r.peer].info.local) continue;
+            const uint32_t code = r.attrs->nexthop_code();
+            if (code < end) ++routes[code];
+          }
+        });
+      });
+    }
+  }
+  for (const auto& x : entries)
+    out.nexthops.push_back({x.address, x.link_local, x.state, routes[x.code]});
+  std::sort(out.nexthops.begin(), out.nexthops.end(), [](const NexthopInfo& a, const NexthopInfo& b) {
+    return a.address != b.address ? a.address < b.address : a.link_local < b.link_local;
+  });
+  return out;
+}
 
 uint64_t Table::reverify_paths(const std::function<bool(const Attrs&)>& affected) {
   if (!options_.validator) return 0;
@@ -548,13 +643,7 @@ uint64_t Table::choose_again_where(const std::function<bool(const Route&)>& has)
     m.for_each([&](E& e) {
       auto r = e.routes();
       if (std::none_of(r.begin(), r.end(), has)) return;
-      const BestId before = best_id(e);
-      choose_best(e);
-      const BestId after = best_id(e);
-      if (after == before) return;
-      ++changed;
-      count_best(slot_of(before), slot_of(after), f);
-      s.journal.append(Change{e.key.prefix(), f, true});
+      changed += choose_again(s, f, e);
     });
   });
   return changed;

@@ -155,6 +155,7 @@ struct BatchResult {
 class Table;
 struct BestId;  // table.cpp: which route is best
 class SweepPool;
+class NexthopRegistry;
 
 // One peer's UPDATEs gathered to be applied together: a session collects
 // what one read of its socket brought. Each UPDATE's attribute set is
@@ -246,6 +247,25 @@ struct RouteView {
   bool stale;
   Validation validation = Validation::kUnchecked;
   AspaState aspa = AspaState::kUnchecked;
+  // Its next hop (table/nexthop.h): false when it does not resolve (the
+  // route takes no part in best path); the interior cost to it (step e).
+  bool nexthop_resolved = true;
+  uint32_t igp_cost = 0;
+};
+
+// One next hop the table's routes use (Table::nexthop_report).
+struct NexthopInfo {
+  net::IpAddress address;
+  // The routes' MP_REACH_NLRI carries an RFC 2545 link-local next hop
+  // beside this global one: they count as resolved (cost 0) even when the
+  // global address does not resolve (the session's link).
+  bool link_local = false;
+  NexthopState state;  // as the routes get it (the link-local rule applied)
+  uint64_t routes = 0;
+};
+struct NexthopReport {
+  std::vector<NexthopInfo> nexthops;
+  uint64_t ineligible_routes = 0;  // routes excluded for an unresolved next hop
 };
 
 // A follower's view of one change: the prefix and its best route now
@@ -402,7 +422,10 @@ class Table {
   // every route using one of them is made eligible or not and given its
   // interior cost, and best path is chosen again for its prefix, in bulk
   // per next hop, shard by shard; each prefix whose best changed is
-  // journalled. Any thread. Returns the routes whose eligibility changed.
+  // journalled. Any thread. Returns the routes whose eligibility changed
+  // (a cost alone changing counts none, but may move bests). The resolver
+  // must give the new states already (a next hop first met meanwhile is
+  // asked of it). Next hops no route uses are ignored.
   uint64_t nexthops_changed(std::span<const NexthopUpdate> changed);
   // As set_reject_invalid, for ASPA-invalid routes.
   uint64_t set_reject_aspa_invalid(bool on);
@@ -430,7 +453,7 @@ class Table {
       auto r = e->routes();
       for (uint32_t i = 0; i < r.size(); ++i) {
         if (i == b) best = static_cast<int>(i);
-        views.push_back(view(r[i], peers_.get()));
+        views.push_back(view(r[i]));
       }
       fn(std::span<const RouteView>(views), best);
       return true;
@@ -442,6 +465,12 @@ class Table {
   void walk(F&& fn) const;
   [[nodiscard]] uint64_t prefixes(FamilyIndex f) const;
   [[nodiscard]] uint64_t routes() const;
+  // The next hops the table's routes use, with their states and how many
+  // routes use each, and the routes excluded for an unresolved next hop:
+  // a walk of the table (each shard under its lock). Empty without a
+  // resolver (TableOptions::nexthops).
+  [[nodiscard]] NexthopReport nexthop_report() const;
+  [[nodiscard]] bool tracks_nexthops() const { return nexthops_ != nullptr; }
 
   // ---- followers
   // A follower at the journals' current end that first receives the
@@ -481,10 +510,15 @@ class Table {
   [[nodiscard]] const BestPathOptions& best_path_options() const { return options_.best; }
   [[nodiscard]] const Validator* validator() const { return options_.validator; }
   // Whether a route a reader was handed may be chosen (and passed on):
-  // not an RPKI-invalid one under reject_invalid. (Next-hop eligibility is
-  // not in a RouteView yet: nothing sets it before the kernel part does.)
+  // its next hop resolves, and it is not an RPKI-invalid one under
+  // reject_invalid.
+  // A reader's route as best-path selection sees it (for ADD-PATH's best
+  // N, multipath, "explain").
+  [[nodiscard]] Candidate candidate_of(const RouteView& v) const {
+    return Candidate{v.attrs, v.peer, v.path_id, v.slot, eligible(v), v.igp_cost};
+  }
   [[nodiscard]] bool eligible(const RouteView& v) const {
-    return !(reject_invalid() && v.validation == Validation::kInvalid) &&
+    return v.nexthop_resolved && !(reject_invalid() && v.validation == Validation::kInvalid) &&
            !(reject_aspa_invalid() && v.aspa == AspaState::kInvalid);
   }
 
@@ -566,8 +600,27 @@ class Table {
            !(reject_aspa_invalid() && aspa_of(r) == AspaState::kInvalid);
   }
   [[nodiscard]] Candidate candidate(const Route& r) const {
-    return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r)};
+    return Candidate{r.attrs, &peers_[r.peer].info, r.path_id, r.peer, eligible(r), igp_cost(r)};
   }
+  // The interior cost to the route's next hop (0 without a resolver, and
+  // for this router's own routes).
+  [[nodiscard]] uint32_t igp_cost(const Route& r) const {
+    return nexthops_ ? nexthop_state(r).cost : 0;
+  }
+  // The route's next hop's state (with a resolver only): a route of this
+  // router's own has none, and is always resolved.
+  [[nodiscard]] NexthopState nexthop_state(const Route& r) const;
+  // Sets or clears Route::kIneligible from its next hop's state, the set's
+  // next hop bound first if the table meets it for the first time. Nothing
+  // without a resolver.
+  void set_nexthop(Route& r) const {
+    if (nexthops_) set_nexthop_slow(r);
+  }
+  void set_nexthop_slow(Route& r) const;
+  // Best path chosen again for entry e (prefix p, family f, in shard s);
+  // the prefix is journalled when its best changed, and true returned.
+  template <typename E>
+  bool choose_again(Shard& s, FamilyIndex f, E& e);
   // fn(shard, family, map) for every map, each shard under its lock; the
   // followers are woken after a shard whose journal grew (table.cpp only).
   template <typename F>
@@ -630,12 +683,15 @@ class Table {
   void wake_followers() const;
   friend class Subscription;
   void unsubscribe(Subscription::State* s) const;
-  static RouteView view(const Route& r, const PeerSlot* peers) {
-    return {r.attrs, &peers[r.peer].info, r.peer, r.path_id, (r.flags & Route::kStale) != 0, validation_of(r),
-            aspa_of(r)};
+  [[nodiscard]] RouteView view(const Route& r) const {
+    return {r.attrs,         &peers_[r.peer].info, r.peer,         r.path_id, (r.flags & Route::kStale) != 0,
+            validation_of(r), aspa_of(r),          !(r.flags & Route::kIneligible), igp_cost(r)};
   }
 
   TableOptions options_;
+  // With TableOptions::nexthops only. Destroyed after the interner, whose
+  // freed hook calls it.
+  std::unique_ptr<NexthopRegistry> nexthops_;
   // options_.reject_invalid as it is now (set_reject_invalid), read without
   // a lock by readers of any shard.
   std::atomic<bool> reject_invalid_;
@@ -672,7 +728,7 @@ void Table::walk(F&& fn) const {
         m.for_each([&](const auto& e) {
           const Route* b = e.best_route();
           std::optional<RouteView> bv;
-          if (b) bv = view(*b, peers_.get());
+          if (b) bv = view(*b);
           fn(Change{e.key.prefix(), static_cast<FamilyIndex>(f), false}, bv, e.routes());
         });
       });
@@ -701,7 +757,7 @@ size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
             ev.resync = first;
             first = false;
             ev.change = Change{e.key.prefix(), static_cast<FamilyIndex>(f), true};
-            if (const Route* b = e.best_route()) ev.best = view(*b, peers_.get());
+            if (const Route* b = e.best_route()) ev.best = view(*b);
             fn(ev);
           });
         });
@@ -728,7 +784,7 @@ size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
       ev.change = c;
       s.on_map(c.family, [&](const auto& m) {
         if (const auto* e = m.find(key_of(m, c.prefix)))
-          if (const Route* b = e->best_route()) ev.best = view(*b, peers_.get());
+          if (const Route* b = e->best_route()) ev.best = view(*b);
       });
       fn(ev);
       ++handed;

@@ -103,6 +103,9 @@ Snapshot sample() {
   s.table.attr_bytes = 3000;
   s.table.map_bytes = 40000;
   s.table.journal_bytes = 2000;
+  s.table.routes_ineligible = 12;
+  s.table.nexthops_resolved = 3;
+  s.table.nexthops_unresolved = 1;
   s.memory.available = true;
   s.memory.background_thread = true;
   s.memory.allocated = 123456789;
@@ -370,7 +373,8 @@ TEST(ApiMetrics, WellFormedAndComplete) {
                                           "petrel_memory_bytes", "petrel_update_refused_total",
                                           "petrel_peer_max_prefixes", "petrel_peer_max_prefixes_events_total",
                                           "petrel_export_groups", "petrel_export_group_members",
-                                          "petrel_export_updates_encoded_total", "petrel_export_stream_bytes"}));
+                                          "petrel_export_updates_encoded_total", "petrel_export_stream_bytes",
+                                          "petrel_routes_ineligible", "petrel_nexthops"}));
   auto value = [&](std::string_view name, const std::map<std::string, std::string>& labels) -> std::string {
     const Sample* s = find(samples, name, labels);
     return s ? s->value : "<missing>";
@@ -428,6 +432,9 @@ TEST(ApiMetrics, WellFormedAndComplete) {
   EXPECT_EQ(value("petrel_memory_bytes", {{"kind", "retained"}}), "9000000");
   EXPECT_EQ(value("petrel_table_attribute_sets", {}), "17");
   EXPECT_EQ(value("petrel_export_groups", {}), "2");
+  EXPECT_EQ(value("petrel_routes_ineligible", {}), "12");
+  EXPECT_EQ(value("petrel_nexthops", {{"state", "resolved"}}), "3");
+  EXPECT_EQ(value("petrel_nexthops", {{"state", "unresolved"}}), "1");
   EXPECT_EQ(value("petrel_export_group_members", {}), "5");
   EXPECT_EQ(value("petrel_export_updates_encoded_total", {}), "1234");
   EXPECT_EQ(value("petrel_export_stream_bytes", {}), "4096");
@@ -512,6 +519,8 @@ PrefixSnapshot contested() {
   other.best = false;
   other.stale = true;
   other.lost_by = "AS path length";
+  other.eligible = false;
+  other.igp_cost = 20;
   other.attributes.as_path = codec::AsPath{{{codec::SegmentType::kAsSequence, {4200000000, 64501}}}};
   p.routes = {best, other};
   return p;
@@ -541,6 +550,10 @@ TEST(ApiPrefixRoutes, BestFirstWithTheReasonForEachOther) {
   EXPECT_EQ(j["routes"][1]["best"], false);
   EXPECT_EQ(j["routes"][1]["stale"], true);
   EXPECT_EQ(j["routes"][1]["lost_by"], "AS path length");
+  EXPECT_EQ(j["routes"][0]["eligible"], true);
+  EXPECT_EQ(j["routes"][0]["igp_cost"], 0);
+  EXPECT_EQ(j["routes"][1]["eligible"], false);
+  EXPECT_EQ(j["routes"][1]["igp_cost"], 20);
   EXPECT_EQ(j["routes"][1]["attributes"]["as_path"][0]["asns"], json({4200000000u, 64501}));
 }
 

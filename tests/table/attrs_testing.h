@@ -10,6 +10,7 @@
 
 #include "codec/attribute_set.h"
 #include "table/attrs.h"
+#include "table/best_path.h"
 
 namespace petrel::table::testing {
 
@@ -46,6 +47,17 @@ inline codec::PathAttributes attrs_of(codec::AsPath path,
   p.as_path = std::move(path);
   p.next_hop = net::IpAddress::v4(0xC0000201);
   if (edit) edit(p);
+  return p;
+}
+
+// A peer 10.0.0.<id> with BGP identifier id, external (AS 65001 + id)
+// or internal (AS 65000).
+inline PeerInfo peer_info(uint32_t id, bool internal = false) {
+  PeerInfo p;
+  p.address = net::IpAddress::v4(0x0A000000 + id);
+  p.router_id = id;
+  p.asn = internal ? 65000 : 65001 + id;
+  p.internal = internal;
   return p;
 }
 

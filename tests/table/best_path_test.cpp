@@ -25,6 +25,7 @@
 #include "table/attrs.h"
 #include "table/export.h"
 #include "tests/table/attrs_testing.h"
+#include "tests/table/naive_best_path.h"
 
 namespace petrel::table {
 namespace {
@@ -36,6 +37,7 @@ using codec::PathAttributes;
 using codec::SegmentType;
 
 using testing::attrs_of;
+using testing::naive_select_best;
 using testing::sequence;
 using testing::Sets;
 
@@ -389,15 +391,38 @@ TEST(BestPath, PeerSlotDecidesLast) {
   expect_decides(Candidate{a, &p, 1, 4}, Candidate{a, &p, 2, 3}, Decision::kPathId);
 }
 
+// Step e (9.1.2.2 e): the lower interior cost wins after step d (an
+// external route over an internal one whatever the costs) and before the
+// router ID; the ADD-PATH best-N order (select_best) agrees.
+TEST(BestPath, InteriorCostDecidesStepE) {
+  Sets sets;
+  const PeerInfo low_id = ebgp(1, kAddrLow), high_id = ebgp(2, kAddrHigh);
+  const Attrs* a = sets(attrs_of(sequence({65001, 65009})));
+  const Candidate near{a, &high_id, 0, 2, true, 5}, far{a, &low_id, 0, 1, true, 10};
+  expect_decides(near, far, Decision::kIgpCost);
+  EXPECT_EQ(decision_name(Decision::kIgpCost), "IGP cost");
+  // Equal costs: the router ID decides, as before.
+  expect_decides(Candidate{a, &low_id, 0, 1, true, 7}, Candidate{a, &high_id, 0, 2, true, 7}, Decision::kRouterId);
+  // Step d comes first: an external route at cost 100 beats an internal
+  // one at cost 0.
+  const PeerInfo internal = ibgp(3, kAddrLow);
+  expect_decides(Candidate{a, &high_id, 0, 2, true, 100}, Candidate{a, &internal, 0, 3, true, 0}, Decision::kExternal);
+  // The shortcuts: a cheaper route joining beside the best (same MED
+  // group, same MED) is the new best; leaving, the best stays.
+  EXPECT_EQ(added_beside_best(near, far, {}), Beside::kAddedIsBest);
+  EXPECT_EQ(added_beside_best(far, near, {}), Beside::kBestStays);
+  EXPECT_TRUE(removal_keeps_best(far, near, {}));
+}
+
 TEST(BestPath, DecisionNamesAreDistinct) {
   std::set<std::string_view> names;
   for (auto d : {Decision::kOnly, Decision::kLocalPref, Decision::kAsPathLength, Decision::kOrigin, Decision::kMed,
-                 Decision::kExternal, Decision::kRouterId, Decision::kClusterList, Decision::kPeerAddress,
+                 Decision::kExternal, Decision::kIgpCost, Decision::kRouterId, Decision::kClusterList, Decision::kPeerAddress,
                  Decision::kPathId, Decision::kPeerSlot}) {
     EXPECT_NE(decision_name(d), "?");
     names.insert(decision_name(d));
   }
-  EXPECT_EQ(names.size(), 11u);
+  EXPECT_EQ(names.size(), 12u);
   EXPECT_EQ(decision_name(Decision::kMed), "MED");
 }
 
@@ -443,6 +468,7 @@ struct RandomRoute {
   uint8_t path_id;     // 0..1
   bool eligible;
   bool llgr_stale;     // LLGR_STALE (RFC 9494): one in four
+  uint8_t cost;        // interior cost to the next hop (step e): 0..2
 };
 
 // One draw per route, split into the fields (mixed radix): much cheaper
@@ -465,9 +491,10 @@ RandomRoute route_of(uint32_t x) {
   r.path_id = digit(2);
   r.eligible = digit(5) != 0;  // four in five
   r.llgr_stale = digit(4) == 0;
+  r.cost = digit(3);
   return r;
 }
-constexpr uint32_t kRouteDraws = 3 * 3 * 3 * 4 * 3 * 2 * 3 * 3 * 2 * 5 * 4;
+constexpr uint32_t kRouteDraws = 3 * 3 * 3 * 4 * 3 * 2 * 3 * 3 * 2 * 5 * 4 * 3;
 
 // At full size: rapidcheck scales a range down with the case's size,
 // which would leave the high digits (eligibility) at zero in early cases.
@@ -502,7 +529,8 @@ struct Candidates {
     peers.reserve(routes.size());
     for (const RandomRoute& r : routes) peers.push_back(peer(r.internal, r.router_id, 0x0A000000u + r.addr, 65000));
     for (size_t i = 0; i < routes.size(); ++i)
-      cands.push_back(Candidate{set_of(routes[i]), &peers[i], routes[i].path_id, static_cast<uint32_t>(i), routes[i].eligible});
+      cands.push_back(Candidate{set_of(routes[i]), &peers[i], routes[i].path_id, static_cast<uint32_t>(i),
+                                routes[i].eligible, routes[i].cost});
   }
   Candidates(const Candidates&) = delete;
   Candidates& operator=(const Candidates&) = delete;
@@ -607,65 +635,6 @@ RC_GTEST_PROP(BestPathProperty, AddingARouteDecidedBeforeMedNeedsOnlyTheBest, ()
 
 // ---- the MED step as grouping, against the pairwise elimination it
 // replaced (quadratic when many candidates share a neighbouring AS)
-
-// select_best as it was before the MED step grouped by neighbouring AS:
-// every candidate compared with every other at step c. The model for
-// small inputs.
-int naive_select_best(std::span<const Candidate> c, const BestPathOptions& o) {
-  std::vector<bool> alive(c.size());
-  for (size_t i = 0; i < c.size(); ++i) alive[i] = c[i].eligible;
-  const auto count = [&] { return std::count(alive.begin(), alive.end(), true); };
-  const auto first = [&] {
-    for (size_t i = 0; i < c.size(); ++i)
-      if (alive[i]) return static_cast<int>(i);
-    return -1;
-  };
-  const auto keep_lowest = [&](auto measure) {
-    bool any = false;
-    decltype(measure(c[0])) best{};
-    for (size_t i = 0; i < c.size(); ++i)
-      if (alive[i] && (!any || measure(c[i]) < best)) {
-        best = measure(c[i]);
-        any = true;
-      }
-    for (size_t i = 0; i < c.size(); ++i)
-      if (alive[i] && measure(c[i]) != best) alive[i] = false;
-    return count() == 1;
-  };
-  if (count() <= 1) return first();
-  // Step L (RFC 9494): from the decoded set's communities.
-  if (keep_lowest([](const Candidate& x) { return x.attrs->decode().has_community(codec::community::kLlgrStale); }))
-    return first();
-  // Step 1 as RFC 4271 9.1.1 and import policy put it, from the decoded
-  // set (not Attrs' flags) and whoever the peer: the LOCAL_PREF, else the
-  // default.
-  if (keep_lowest([&](const Candidate& x) { return ~uint64_t{x.attrs->decode().local_pref().value_or(o.default_local_pref)}; }))
-    return first();
-  if (keep_lowest([](const Candidate& x) { return x.attrs->as_path_length(); })) return first();
-  if (keep_lowest([](const Candidate& x) { return x.attrs->origin(); })) return first();
-  const std::vector<bool> before = alive;
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (!before[i]) continue;
-    for (size_t j = 0; j < c.size(); ++j)
-      if (j != i && before[j] &&
-          (o.always_compare_med || c[i].attrs->neighbour_as() == c[j].attrs->neighbour_as()) &&
-          c[j].attrs->med() < c[i].attrs->med()) {
-        alive[i] = false;
-        break;
-      }
-  }
-  if (count() == 1) return first();
-  if (keep_lowest([](const Candidate& x) { return x.peer->internal ? 1 : 0; })) return first();
-  if (keep_lowest([](const Candidate& x) {
-        return x.attrs->has_originator_id() ? x.attrs->originator_id() : x.peer->router_id;
-      }))
-    return first();
-  if (keep_lowest([](const Candidate& x) { return x.attrs->cluster_list_length(); })) return first();
-  if (keep_lowest([](const Candidate& x) { return x.peer->address; })) return first();
-  if (keep_lowest([](const Candidate& x) { return x.path_id; })) return first();
-  keep_lowest([](const Candidate& x) { return x.slot; });
-  return first();
-}
 
 void check_against_naive(size_t min_routes, size_t max_routes, EarlySteps early) {
   const auto routes = draw_routes(min_routes, max_routes, early);
@@ -850,7 +819,7 @@ RC_GTEST_PROP(BestPathProperty, ComparePairIsSymmetricForTwoRoutes, ()) {
   std::array<Candidate, 2> c{};
   for (size_t i = 0; i < 2; ++i) {
     peers[i] = peer(r[i].internal, r[i].router_id, 0x0A000000u + r[i].addr, 65000);
-    c[i] = Candidate{set_of(r[i]), &peers[i], r[i].path_id, static_cast<uint32_t>(i)};
+    c[i] = Candidate{set_of(r[i]), &peers[i], r[i].path_id, static_cast<uint32_t>(i), true, r[i].cost};
   }
   const int w = pick(c[0], c[1]);
   RC_ASSERT(w >= 0);
@@ -872,6 +841,7 @@ RC_GTEST_PROP(BestPathProperty, ComparePairIsSymmetricForTwoRoutes, ()) {
       RC_ASSERT(win.attrs->med() < lose.attrs->med());
       break;
     case Decision::kExternal: RC_ASSERT(!win.peer->internal && lose.peer->internal); break;
+    case Decision::kIgpCost: RC_ASSERT(win.cost < lose.cost); break;
     case Decision::kRouterId: RC_ASSERT(rid(win) < rid(lose)); break;
     case Decision::kClusterList: RC_ASSERT(win.attrs->cluster_list_length() < lose.attrs->cluster_list_length()); break;
     case Decision::kPeerAddress: RC_ASSERT(win.peer->address < lose.peer->address); break;

@@ -120,6 +120,21 @@ TEST(Multipath, IneligibleAndOriginatedRoutesAreNotCombined) {
   EXPECT_EQ(multipath_set(c, 0, {}), std::vector<size_t>{0});  // the best alone
 }
 
+// Step e: a route with a higher interior cost to its next hop is not
+// combined with the best; the same cost is.
+TEST(Multipath, DifferentInteriorCostsAreNotCombined) {
+  Sets sets;
+  const PeerInfo pa = peer_of(false, 1), pb = peer_of(false, 2);
+  const Attrs* set = sets(attrs_of(sequence({65001, 7})));
+  const Candidate a{set, &pa, 0, 1, true, 10};
+  Candidate b{set, &pb, 0, 2, true, 20};
+  const std::array<Candidate, 2> c{a, b};
+  EXPECT_EQ(select_best(c, {}), 0);
+  EXPECT_FALSE(multipath_equal(a, b, {}));
+  b.cost = 10;
+  EXPECT_TRUE(multipath_equal(a, b, {}));
+}
+
 TEST(Multipath, NoBestNoSet) {
   EXPECT_TRUE(multipath_set({}, -1, {}).empty());
 }

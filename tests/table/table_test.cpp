@@ -21,6 +21,7 @@
 
 #include "codec/update.h"
 #include "codec/update_builder.h"
+#include "tests/table/attrs_testing.h"
 
 namespace petrel::table {
 namespace {
@@ -47,14 +48,7 @@ codec::AttributeSet attrs(uint32_t path_len, uint32_t med = 0, uint32_t first_as
   return codec::AttributeSet::from(a);
 }
 
-PeerInfo peer_info(uint32_t id, bool internal = false) {
-  PeerInfo p;
-  p.address = net::IpAddress::v4(0x0A000000 + id);
-  p.router_id = id;
-  p.asn = internal ? 65000 : 65001 + id;
-  p.internal = internal;
-  return p;
-}
+using testing::peer_info;
 
 // Everything a follower learned: the best route per prefix, by value.
 struct Seen {

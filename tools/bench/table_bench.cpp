@@ -17,6 +17,8 @@
 //   group      the same table to an update group (table/export_group.h)
 //              of one member, then of --members members (default 10):
 //              memory per further member, UPDATEs encoded and written
+//   nexthop    (--nexthops 1, instead of the others) next-hop tracking:
+//              see nexthop_case below
 // Each case runs `--runs` times on a fresh table; the median is reported.
 // Beside it, the baseline: the same messages decoded and their prefixes
 // walked without a table, in the same run (the machine is shared).
@@ -26,6 +28,7 @@
 //
 // Usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1]
 //                    [--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N] [--members N]
+//                    [--nexthops 0|1]
 // (--export 0 leaves the export case out: quicker when tuning the table;
 // --breakdown 1 prints, for the one-peer and more-peers phases of the last
 // run, where the allocated bytes went: the table's own counts and
@@ -169,12 +172,16 @@ struct Feed {
   size_t sets = 0;
 };
 
-Feed build_feed(const synth::Table& t, uint32_t peer, const codec::SessionParams& params) {
+// `nexthops` > 1: the peer's groups of prefixes take next hops
+// 198.51.100.(peer * nexthops + 1 ...) in turn, else the peer's one.
+Feed build_feed(const synth::Table& t, uint32_t peer, const codec::SessionParams& params, uint32_t nexthops = 1) {
   Feed f;
   codec::UpdateBuilder b(params);
   net::IpAddress nh = net::IpAddress::v4(0xC0000200u + peer + 1);
   std::vector<codec::NlriPrefix> list;
+  size_t group = 0;
   for (const auto& g : t.v4) {
+    if (nexthops > 1) nh = net::IpAddress::v4(0xC6336401u + peer * nexthops + static_cast<uint32_t>(group++ % nexthops));
     auto set = to_set(t.attrs[g.attrs], nh);
     list.clear();
     for (const auto& p : g.prefixes) list.push_back({p, 0});
@@ -300,6 +307,74 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The nexthop case (--nexthops 1, alone): next-hop tracking
+// (table/nexthop.h). Two peers send the same synthetic table of
+// `prefixes` / 2 prefixes, each over two next hops of its own (four in
+// the table); the first peer's routes are best (the router ID decides).
+// Timed: Table::nexthops_changed for one of the first peer's next hops
+// going unresolved (the best of its half of the prefixes moves to the
+// second peer) and coming back; Table::nexthop_report (the walk a scrape
+// of /metrics makes); and, beside it, the first peer's insert with and
+// without a resolver.
+struct AllResolved : table::NexthopResolver {
+  table::NexthopState resolve(const net::IpAddress&) const override { return {}; }
+};
+int nexthop_case(uint32_t prefixes, uint32_t sets, uint32_t runs, table::TableOptions topt,
+                 const codec::SessionParams& params) {
+  synth::Params sp;
+  sp.v4_prefixes = prefixes / 2;
+  sp.v6_prefixes = 0;
+  sp.attr_sets = sets;
+  const synth::Table one = synth::generate(sp, 0);
+  const Feed f0 = build_feed(one, 0, params, 2), f1 = build_feed(one, 1, params, 2);
+  const net::IpAddress gone = net::IpAddress::v4(0xC6336401u);  // the first peer's first
+  std::vector<double> down, up, insert_on, insert_off, report;
+  uint64_t flipped = 0, moved = 0;
+  AllResolved resolver;
+  for (uint32_t run = 0; run < runs; ++run) {
+    {
+      table::Table t(topt);
+      const uint16_t s0 = *t.add_peer(peer_info(0));
+      insert_off.push_back(insert(t, s0, f0, params));
+    }
+    table::TableOptions o = topt;
+    o.nexthops = &resolver;
+    table::Table t(o);
+    const uint16_t s0 = *t.add_peer(peer_info(0)), s1 = *t.add_peer(peer_info(1));
+    insert_on.push_back(insert(t, s0, f0, params));
+    insert(t, s1, f1, params);
+    const uint64_t best0 = t.peer_best(s0, 0);
+    std::vector<table::NexthopUpdate> u{{gone, {false, 0}}};
+    double w0 = wall_s();
+    flipped = t.nexthops_changed(u);
+    down.push_back(wall_s() - w0);
+    moved = best0 - t.peer_best(s0, 0);
+    u[0].state = {true, 0};
+    w0 = wall_s();
+    const uint64_t back = t.nexthops_changed(u);
+    up.push_back(wall_s() - w0);
+    w0 = wall_s();
+    const table::NexthopReport rep = t.nexthop_report();  // what a scrape of /metrics walks
+    report.push_back(wall_s() - w0);
+    if (back != flipped || t.peer_best(s0, 0) != best0 || moved == 0 || rep.nexthops.size() != 4) {
+      std::fprintf(stderr, "table-bench: nexthop case: %llu routes flipped, %llu back, %llu best moved\n",
+                   static_cast<unsigned long long>(flipped), static_cast<unsigned long long>(back),
+                   static_cast<unsigned long long>(moved));
+      return 1;
+    }
+    std::fprintf(stderr, "run %u: unresolved %.3f s, resolved again %.3f s (%llu routes, %llu best moved)\n", run,
+                 down.back(), up.back(), static_cast<unsigned long long>(flipped),
+                 static_cast<unsigned long long>(moved));
+  }
+  const double r = static_cast<double>(f0.routes);
+  std::printf("{\"case\":\"nexthop\",\"routes\":%llu,\"flipped\":%llu,\"best_moved\":%llu,\"unresolved_s\":%.3f,"
+              "\"resolved_s\":%.3f,\"report_s\":%.3f,\"insert_routes_per_s\":%.0f,\"insert_tracked_routes_per_s\":%.0f}\n",
+              static_cast<unsigned long long>(f0.routes + f1.routes), static_cast<unsigned long long>(flipped),
+              static_cast<unsigned long long>(moved), median(down), median(up), median(report), r / median(insert_off),
+              r / median(insert_on));
+  return 0;
+}
+
 // The exporter of an external peer in `slot`, fed the whole table: CPU
 // seconds until it has written everything, the octets and the memory it
 // allocated (its Adj-RIB-Out and the outgoing sets it interned).
@@ -390,6 +465,7 @@ int main(int argc, char** argv) {
   uint32_t prefixes = 1'000'000, sets = 250'000, peers = 4, runs = 3;
   bool with_export = true, breakdown = false;
   uint32_t members = 10;
+  bool nexthops = false;
   table::TableOptions topt;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
@@ -401,13 +477,14 @@ int main(int argc, char** argv) {
     else if (k == "--shards") topt.shards = std::max<uint32_t>(v, 1);
     else if (k == "--export") with_export = v != 0;
     else if (k == "--members") members = static_cast<uint32_t>(v);
+    else if (k == "--nexthops") nexthops = v != 0;
     else if (k == "--breakdown") breakdown = v != 0;
     else if (k == "--sweep-threads") set_sweep_threads(topt, std::max<uint32_t>(v, 1));
     else if (k == "--expected-prefixes") set_expected_prefixes(topt, v);
     else {
       std::fprintf(stderr,
                    "usage: table-bench [--prefixes N] [--sets N] [--peers N] [--runs N] [--shards N] [--export 0|1] "
-                   "[--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N] [--members N]\n");
+                   "[--breakdown 0|1] [--sweep-threads N] [--expected-prefixes N] [--members N] [--nexthops 0|1]\n");
       return 2;
     }
   }
@@ -417,6 +494,7 @@ int main(int argc, char** argv) {
   }
   codec::SessionParams params;
   params.four_octet_as = true;
+  if (nexthops) return nexthop_case(prefixes, sets, runs, topt, params);
   synth::Params sp;
   sp.v4_prefixes = prefixes;
   sp.v6_prefixes = 0;

@@ -86,17 +86,22 @@ size_t ShapeHash::operator()(const Shape& s) const {
   return h;
 }
 
-std::optional<NextHop> Plan::hop_of(const Gateway& g, const Interfaces& ifs) {
+void Plan::hops_of(const Gateway& g, const Interfaces& ifs, std::vector<NextHop>& out) const {
   // The global address when it is directly reachable, else the link-local
-  // one on the interface the route was learnt on (RFC 2545 section 3).
+  // one on the interface the route was learnt on (RFC 2545 section 3),
+  // else through the kernel route the resolver finds (recursive).
+  auto add = [&](const NextHop& nh) {
+    if (std::find(out.begin(), out.end(), nh) == out.end()) out.push_back(nh);
+  };
   auto ifindex = ifs.resolve(g.address, g.via_ifindex);
-  if (ifindex) return NextHop{true, g.address, *ifindex, 0};
+  if (ifindex) return add(NextHop{true, g.address, *ifindex, 0});
   if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
-    return NextHop{true, *g.link_local, *ifindex, 0};
-  return std::nullopt;
+    return add(NextHop{true, *g.link_local, *ifindex, 0});
+  if (!resolver_) return;
+  for (const NextHop& nh : resolver_->resolve(g.address, g.via_ifindex, ifs).hops) add(nh);
 }
 
-std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) {
+std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) const {
   Shape s;
   s.scope = RT_SCOPE_UNIVERSE;
   if (w.unreachable) {
@@ -105,13 +110,13 @@ std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const 
   }
   s.type = RTN_UNICAST;
   for (const Gateway& g : w.gateways) {
-    if (g.address.family() != family) continue;  // RFC 8950 next hops: not installed yet
-    auto nh = hop_of(g, ifs);
-    if (!nh) continue;
-    if (std::find(s.nexthops.begin(), s.nexthops.end(), *nh) == s.nexthops.end()) s.nexthops.push_back(*nh);
+    // An IPv4 prefix may go over an IPv6 next hop (RFC 8950: RTA_VIA, or
+    // an AF_INET6 nexthop object); an IPv6 prefix only over IPv6.
+    if (g.address.family() != family && family != net::IpFamily::V4) continue;
+    hops_of(g, ifs, s.nexthops);
   }
-  // A multipath route only with every gateway resolved; else the ones
-  // that are (never a gateway that is not directly reachable).
+  // The gateways that resolve (never one that does not): directly, or
+  // through a kernel route (its ECMP next hops all).
   if (s.nexthops.empty()) return std::nullopt;
   std::sort(s.nexthops.begin(), s.nexthops.end());
   return s;

@@ -59,6 +59,7 @@
 #include "fib/interfaces.h"
 #include "fib/intern.h"
 #include "fib/netlink.h"
+#include "fib/resolver.h"
 
 namespace petrel::fib {
 
@@ -133,7 +134,7 @@ Header header_of(const Request& r, uint32_t pid = 0);
 struct PlanCounts {
   uint64_t installed = 0;   // routes of ours the kernel holds
   uint64_t pending = 0;     // prefixes waiting for a request or its answer
-  uint64_t unresolved = 0;  // wanted, but no gateway is directly reachable
+  uint64_t unresolved = 0;  // wanted, but no gateway resolves
   uint64_t refused = 0;     // refused by the kernel, waiting for a retry
   uint64_t stale = 0;       // ours from an earlier run, kept until removals are allowed
   uint64_t refusals = 0;    // every refusal so far
@@ -146,6 +147,11 @@ class Plan {
   explicit Plan(PlanOptions o) : o_(o) {}
 
   [[nodiscard]] const PlanOptions& options() const { return o_; }
+  // Next hops further than one link resolve through the kernel's routes
+  // (fib/resolver.h; null: only directly connected ones). The resolver
+  // outlives the plan; after a change of its answers, call
+  // interfaces_changed().
+  void set_resolver(const Resolver* r) { resolver_ = r; }
   // Routes refer to nexthop objects (true) or carry their gateways; set
   // before the first next().
   void set_nexthop_objects(bool on) { o_.nexthop_objects = on; }
@@ -262,9 +268,9 @@ class Plan {
   // The shape Petrel would install for a wish (a reference taken; kNoId:
   // none reachable).
   uint32_t resolve(uint32_t want, net::IpFamily family, const Interfaces& ifs);
-  // Only gateways of the prefix's family count (an IPv4 prefix over an
-  // IPv6 next hop, RFC 8950, is not installed yet: unresolved).
-  [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs);
+  // Gateways of the prefix's family, and IPv6 ones for an IPv4 prefix
+  // (RFC 8950).
+  [[nodiscard]] std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) const;
   [[nodiscard]] Route route_of(const net::Prefix& p, const Shape& s) const;
   // Interned shapes hold a reference to their nexthop object.
   uint32_t intern(const Shape& s);
@@ -307,8 +313,10 @@ class Plan {
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(Node& n);
 
-  // The next hop a gateway gives (nullopt: not directly reachable).
-  static std::optional<NextHop> hop_of(const Gateway& g, const Interfaces& ifs);
+  // Appends the next hops a gateway gives (none: it does not resolve),
+  // each once.
+  void hops_of(const Gateway& g, const Interfaces& ifs, std::vector<NextHop>& out) const;
+  const Resolver* resolver_ = nullptr;
   // resolve()'s last answer, valid during one next(): the wish and the
   // shape (a reference held to each).
   void forget_memo();

@@ -110,8 +110,8 @@ class ModelKernel {
       if (r.nhid != 0) {  // the object's next hops, as the kernel reports them
         auto hops = expand(r.nhid);
         if (!r.nexthops.empty() || !hops) return -EINVAL;
-        for (const NextHop& h : *hops)
-          if (h.gateway.family() != r.dst.family()) return -EINVAL;
+        for (const NextHop& h : *hops)  // an IPv4 route may use an IPv6 object (RFC 8950), not the reverse
+          if (h.gateway.family() != r.dst.family() && r.dst.family() == net::IpFamily::V6) return -EINVAL;
         r.nexthops = *hops;
       }
       if (it != routes.end()) {
@@ -495,22 +495,88 @@ TEST(Plan, GlobalNextHopPreferredToItsLinkLocalOne) {
   EXPECT_EQ(plan.counts().unresolved, 1u);
 }
 
-TEST(Plan, Rfc8950NextHopsAreUnresolvedNotInstalled) {
-  // An IPv4 prefix over an IPv6 next hop would need RTA_VIA: counted as
-  // unresolved, never installed (docs/kernel.md); the same wish for an
-  // IPv6 prefix is installed.
-  Interfaces ifs = with_veth(three_links());
+TEST(Plan, Rfc8950NextHopsAreInstalledOverIpv6) {
+  // An IPv4 prefix over an IPv6 next hop (RFC 8950): installed through it
+  // (RTA_VIA on the wire, fib/netlink.h), as an IPv6 prefix is; with
+  // nexthop objects, through an AF_INET6 object.
+  for (bool objects : {false, true}) {
+    Interfaces ifs = with_veth(three_links());
+    ModelKernel k;
+    PlanOptions o = kOpts;
+    o.nexthop_objects = objects;
+    Plan plan(o);
+    const Want ll{{Gateway{addr("fe80::2"), 4, {}}}, false};
+    plan.want(prefix("192.0.2.0/24"), ll);
+    plan.want(prefix("2001:db8:1::/48"), ll);
+    pump(plan, ifs, k);
+    const Route* r = k.ours(prefix("192.0.2.0/24"));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->nexthops, (std::vector<NextHop>{NextHop{true, addr("fe80::2"), 4, 0}}));
+    ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
+    EXPECT_EQ(plan.counts().unresolved, 0u);
+    EXPECT_EQ(plan.counts().installed, 2u);
+    EXPECT_EQ(plan.counts().refusals, 0u);
+    if (objects) {
+      ASSERT_NE(r->nhid, 0u);
+      EXPECT_EQ(k.objects.at(r->nhid).family, kAfInet6);
+    }
+  }
+  // An IPv4 next hop for an IPv6 prefix: not installed.
+  Interfaces ifs = three_links();
   ModelKernel k;
   Plan plan(kOpts);
-  const Want ll{{Gateway{addr("fe80::2"), 4, {}}}, false};
-  plan.want(prefix("192.0.2.0/24"), ll);
-  plan.want(prefix("2001:db8:1::/48"), ll);
+  plan.want(prefix("2001:db8:1::/48"), via({"10.0.1.2"}));
   pump(plan, ifs, k);
-  EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
-  ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
   EXPECT_EQ(plan.counts().unresolved, 1u);
-  EXPECT_EQ(plan.counts().installed, 1u);
-  EXPECT_EQ(plan.counts().refusals, 0u);
+}
+
+// A next hop further than one link: installed through the kernel route
+// the resolver finds (its ECMP gateways), replaced when that route changes.
+TEST(Plan, RecursiveNextHopsGoThroughTheResolvedGateways) {
+  for (bool objects : {false, true}) {
+    Interfaces ifs = three_links();
+    Resolver res;
+    auto igp = [](std::vector<NextHop> hops) {
+      Route r = ours("203.0.113.0/24", "10.0.1.2", 1);  // another's, in the main table
+      r.table = 254;
+      r.metric = 20;
+      r.protocol = RTPROT_STATIC;
+      r.nexthops = std::move(hops);
+      return Message{Header{RTM_NEWROUTE, 0, 0, 0}, r};
+    };
+    (void)res.apply(igp({NextHop{true, addr("10.0.1.2"), 1, 0}}));
+    ModelKernel k;
+    PlanOptions o = kOpts;
+    o.nexthop_objects = objects;
+    Plan plan(o);
+    plan.set_resolver(&res);
+    plan.want(prefix("192.0.2.0/24"), via({"203.0.113.9"}));
+    plan.want(prefix("198.51.100.0/24"), via({"203.0.113.9"}));
+    plan.want(prefix("100.64.0.0/10"), via({"100.127.0.1"}));  // no route to it
+    pump(plan, ifs, k);
+    ASSERT_NE(k.ours(prefix("192.0.2.0/24")), nullptr);
+    EXPECT_EQ(k.ours(prefix("192.0.2.0/24"))->nexthops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}}));
+    EXPECT_EQ(plan.counts().installed, 2u);
+    EXPECT_EQ(plan.counts().unresolved, 1u);
+    // The IGP route becomes ECMP over two links.
+    (void)res.apply(igp({NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    plan.interfaces_changed();
+    pump(plan, ifs, k);
+    for (const char* p : {"192.0.2.0/24", "198.51.100.0/24"}) {
+      ASSERT_NE(k.ours(prefix(p)), nullptr);
+      auto hops = k.ours(prefix(p))->nexthops;
+      for (NextHop& h : hops) h.hops = 0;
+      EXPECT_EQ(hops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    }
+    // The IGP route goes: the routes through it go too.
+    (void)res.apply(Message{Header{RTM_DELROUTE, 0, 0, 0}, std::get<Route>(igp({}).body)});
+    plan.interfaces_changed();
+    plan.allow_removals();
+    pump(plan, ifs, k);
+    EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
+    EXPECT_EQ(plan.counts().installed, 0u);
+    EXPECT_EQ(plan.counts().unresolved, 3u);
+  }
 }
 
 TEST(Plan, NexthopObjectsComeBeforeTheirRoutesAndGoAfterThem) {

@@ -132,6 +132,9 @@ struct KernelConfig {
   uint32_t metric = 32;
   bool multipath = false;
   bool nexthop_objects = true;  // routes refer to kernel nexthop objects, when supported
+  uint32_t resolve_table = 254;  // the table next hops resolve through (docs/kernel.md)
+  bool resolve_via_default = false;  // the default route resolves next hops too
+  uint64_t max_resolve_routes = 1'000'000;  // foreign routes of resolve_table mirrored at most
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };

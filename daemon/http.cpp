@@ -519,6 +519,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = rpki_response(method, rpki_view(*ctx->server));
     else if (std::string_view(url) == kKernelPath)
       r = kernel_response(method, ctx->server->kernel_status());
+    else if (std::string_view(url) == kNexthopsPath)
+      r = nexthops_response(method, ctx->server->nexthops_status());
     else if (std::string_view(url) == kBmpPath)
       r = bmp_response(method, ctx->server->bmp_status());
     else if (std::string_view(url) == kMrtPath) {

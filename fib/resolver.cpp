@@ -87,7 +87,9 @@ Resolved Resolver::resolve(const net::IpAddress& nh, uint32_t via_ifindex, const
     out.hops.push_back(NextHop{true, nh, *ifindex, 0});
     return out;
   }
-  if (nh.is_link_local()) return out;  // only on the session's link
+  // A link-local next hop only on the session's link; the unspecified
+  // address (BIRD's "::" global address beside a link-local one) never.
+  if (nh.is_link_local() || nh.is_unspecified()) return out;
   auto up = [&](uint32_t ifindex) {
     auto it = ifs.all().find(ifindex);
     return it != ifs.all().end() && it->second.up();

@@ -101,6 +101,7 @@ TEST(Resolver, NeverThroughOwnRoutesOtherTablesOrTheDefaultUnlessAsked) {
   Resolver d(ResolverOptions{254, RTPROT_BGP, true, 10});
   (void)d.apply(add(route("0.0.0.0/0", 0, {gw("10.0.0.2", 2)})));
   EXPECT_EQ(d.resolve(addr("192.0.2.1"), 0, ifs).via, prefix("0.0.0.0/0"));
+  EXPECT_FALSE(d.resolve(addr("0.0.0.0"), 0, ifs).resolved());  // never the unspecified address
 }
 
 TEST(Resolver, ReplacedDeletedAndBounded) {

@@ -41,6 +41,19 @@
 // (its link went down; nexthop_gone()) is never referred to again: the
 // routes that used it are worked out again onto a new one.
 //
+// Recursive next hops (fib/resolver.h): a route whose one gateway
+// resolves through a kernel route is installed via the resolved gateways.
+// With nexthop objects it refers to a group object of that BGP next hop
+// (one per next hop and session interface), whose members are the
+// resolved (gateway, interface) objects; when the resolution changes, the
+// group is replaced in place (RTM_NEWNEXTHOP, NLM_F_REPLACE: its new
+// members created first, the old ones deleted after the answer) and the
+// routes are not touched. A group the kernel refused to replace, or one
+// with a member on a link gone down, is not referred to again: its routes
+// go onto a new group, one request each. A multipath wish (several
+// gateways) and routes without objects carry the resolved gateways:
+// a change replaces each route.
+//
 // Memory: a full table is a million prefixes through a few gateways, so
 // each prefix keeps two ids (16 octets with its flags): its wish and the
 // kernel's copy are interned (fib/intern.h), not a vector each.
@@ -209,7 +222,9 @@ class Plan {
   [[nodiscard]] PlanCounts counts() const;
   [[nodiscard]] int32_t last_error() const { return last_error_; }
   // Nothing waiting and nothing in flight (refused prefixes aside).
-  [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0 && nh_deletes_.empty(); }
+  [[nodiscard]] bool idle() const {
+    return queue_.empty() && in_flight_ == 0 && nh_deletes_.empty() && nh_replaces_.empty();
+  }
   [[nodiscard]] size_t in_flight() const { return in_flight_; }
 
   // fn(prefix) for every prefix Petrel wants now.
@@ -259,6 +274,13 @@ class Plan {
     bool delete_queued = false;
     bool found_group = false;  // found at start-up; members linked by settle_found()
     std::vector<GroupMember> found_members;
+    // A recursive next hop's group (rec_ids_): hops are the resolved ones
+    // wanted now, members those the kernel's group holds; while a replace
+    // is in flight, pending holds its members (a reference held on each).
+    bool recursive = false;
+    bool replace_queued = false;
+    bool replacing = false;
+    std::vector<uint32_t> pending;
   };
 
   static size_t fi(net::IpFamily f) { return f == net::IpFamily::V4 ? 0 : 1; }
@@ -280,6 +302,16 @@ class Plan {
     return id - o_.first_nhid < o_.nhid_count;
   }
   uint32_t object_for(const std::vector<NextHop>& hops);  // no reference taken
+  uint32_t take_id();  // a free id of the range (0: none)
+  // A gateway's objects, a reference taken on each (0: no ids left).
+  uint32_t members_for(const std::vector<NextHop>& hops, std::vector<uint32_t>& out);
+  // The group of a single recursive gateway (0: not one, or no ids): see
+  // "Recursive next hops" above.
+  uint32_t recursive_shape(const Want& w, net::IpFamily family, const Interfaces& ifs);
+  uint32_t recursive_group(const Gateway& g, const std::vector<NextHop>& hops);
+  // Sends the queued groups' replacements (their new members first).
+  void replace_groups(std::vector<Request>& out, size_t& made, size_t max);
+  [[nodiscard]] bool replacement_ready() const;  // a queued group can be replaced now
   void ref_object(uint32_t id);
   void unref_object(uint32_t id);
   void detach(uint32_t id);
@@ -345,6 +377,8 @@ class Plan {
   std::map<std::vector<NextHop>, uint32_t> nh_ids_;
   std::unordered_set<uint32_t> nh_taken_;  // ids in our range held by others
   std::deque<uint32_t> nh_deletes_;
+  std::map<std::pair<net::IpAddress, uint32_t>, uint32_t> rec_ids_;  // (next hop, via_ifindex): its group
+  std::deque<uint32_t> nh_replaces_;  // groups whose members change
   uint32_t nh_next_ = 0;  // the next id to try, as an offset in the range
   uint64_t nh_present_ = 0;
   bool nh_settle_ = false;  // objects found at start-up not yet settled

@@ -47,6 +47,8 @@ class ModelKernel {
   std::map<uint32_t, NexthopObject> objects;
   bool foreign_touched = false;
   bool foreign_asked = false;
+  size_t replaced = 0;     // objects replaced in place
+  size_t route_requests = 0;
 
   static Key key(const Route& r) { return {r.table, r.dst, r.metric}; }
   void add(const Route& r) { routes[key(r)] = r; }
@@ -87,7 +89,16 @@ class ModelKernel {
       foreign_asked = true;
     auto it = objects.find(o.id);
     if (m.header.type == RTM_NEWNEXTHOP) {
-      if (it != objects.end()) return -EEXIST;
+      if (it != objects.end()) {  // replaced in place: a group by a group only
+        if (!(m.header.flags & NLM_F_REPLACE)) return -EEXIST;
+        if (it->second.group.empty() != o.group.empty() || o.group.empty()) return -EINVAL;
+        for (const GroupMember& g : o.group)
+          if (!objects.count(g.id) || !objects.at(g.id).group.empty()) return -EINVAL;
+        if (!ours(it->second)) foreign_touched = true;
+        it->second = o;
+        ++replaced;
+        return 0;
+      }
       if (o.group.empty() && (!o.has_gateway || o.ifindex == 0)) return -EINVAL;
       for (const GroupMember& g : o.group)
         if (!objects.count(g.id) || !objects.at(g.id).group.empty()) return -EINVAL;
@@ -103,6 +114,7 @@ class ModelKernel {
 
   int32_t apply(const Message& m) {
     if (std::holds_alternative<NexthopObject>(m.body)) return apply_object(m);
+    ++route_requests;
     Route r = std::get<Route>(m.body);
     if (r.protocol != kOpts.protocol || r.table != kOpts.table || r.metric != kOpts.metric) foreign_asked = true;
     auto it = routes.find(key(r));
@@ -558,17 +570,41 @@ TEST(Plan, RecursiveNextHopsGoThroughTheResolvedGateways) {
     EXPECT_EQ(k.ours(prefix("192.0.2.0/24"))->nexthops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}}));
     EXPECT_EQ(plan.counts().installed, 2u);
     EXPECT_EQ(plan.counts().unresolved, 1u);
-    // The IGP route becomes ECMP over two links.
+    // The IGP route becomes ECMP over two links: with objects, the next
+    // hop's group is replaced in place and no route is touched.
     (void)res.apply(igp({NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
     plan.interfaces_changed();
+    const size_t routes_before = k.route_requests;
     pump(plan, ifs, k);
+    EXPECT_EQ(k.route_requests - routes_before, objects ? 0u : 2u);
+    EXPECT_EQ(k.replaced, objects ? 1u : 0u);
+    EXPECT_TRUE(plan.idle());
     for (const char* p : {"192.0.2.0/24", "198.51.100.0/24"}) {
       ASSERT_NE(k.ours(prefix(p)), nullptr);
-      auto hops = k.ours(prefix(p))->nexthops;
+      const Route& r = *k.ours(prefix(p));
+      auto hops = r.nhid != 0 ? *k.expand(r.nhid) : r.nexthops;
       for (NextHop& h : hops) h.hops = 0;
       EXPECT_EQ(hops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
     }
     // The IGP route goes: the routes through it go too.
+    // Back to one gateway, then to another: the old members go once the
+    // group no longer holds them.
+    (void)res.apply(igp({NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    plan.interfaces_changed();
+    pump(plan, ifs, k);
+    (void)res.apply(igp({NextHop{true, addr("10.0.3.2"), 3, 0}}));
+    plan.interfaces_changed();
+    pump(plan, ifs, k);
+    EXPECT_EQ(k.route_requests - routes_before, objects ? 0u : 6u);
+    {
+      const Route& r = *k.ours(prefix("192.0.2.0/24"));
+      EXPECT_EQ(r.nhid != 0 ? *k.expand(r.nhid) : r.nexthops,
+                (std::vector<NextHop>{NextHop{true, addr("10.0.3.2"), 3, 0}}));
+    }
+    if (objects) {
+      EXPECT_EQ(k.objects.size(), 2u);  // the group and its one member
+      EXPECT_EQ(plan.counts().nexthop_objects, 2u);
+    }
     (void)res.apply(Message{Header{RTM_DELROUTE, 0, 0, 0}, std::get<Route>(igp({}).body)});
     plan.interfaces_changed();
     plan.allow_removals();
@@ -576,6 +612,8 @@ TEST(Plan, RecursiveNextHopsGoThroughTheResolvedGateways) {
     EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
     EXPECT_EQ(plan.counts().installed, 0u);
     EXPECT_EQ(plan.counts().unresolved, 3u);
+    EXPECT_TRUE(k.objects.empty());  // unused: deleted
+    EXPECT_FALSE(k.foreign_touched || k.foreign_asked);
   }
 }
 

@@ -10,8 +10,11 @@ only through a static route ("the IGP"): 10.72.9.1/32 via c. Petrel
 installs the prefixes via c (the static route's gateway), and a ping
 from a's namespace to 10.72.100.1 gets through. Node d holds the same
 addresses; the static route is changed to go via d: Petrel's routes
-follow. The static route removed: the next hop resolves no longer and
-the routes leave the kernel. Run with and without nexthop objects.
+follow (with nexthop objects: the next hop's group replaced in place, a
+few requests, the routes' nhid unchanged; without: one request per
+route). The static route removed: the next hop resolves no longer and
+the routes leave the kernel; back, they come back. Run with and without
+nexthop objects.
 
 (b) RFC 8950. BIRD (node b) sends IPv4 routes (10.73.{0..9}.0/24) over an
 IPv6-only session with the extended next hop capability; Petrel installs
@@ -102,6 +105,12 @@ def bgp_routes(node: L.Node) -> dict[str, list[str]]:
     return res
 
 
+def nhids(node: L.Node) -> dict[str, int]:
+    """The nexthop object each of Petrel's routes refers to (0: none)."""
+    out = node.run(["ip", "-j", "route", "show", "table", "main", "proto", "bgp"]).stdout or "[]"
+    return {r["dst"]: r.get("nhid", 0) for r in json.loads(out) if r.get("metric", 0) == METRIC}
+
+
 def ping(node: L.Node, address: str) -> bool:
     p = node.run(["ping", "-n", "-q", "-c", "1", "-W", "1", address], check=False, timeout=5)
     return p.returncode == 0
@@ -163,20 +172,28 @@ def test_recursive_next_hop_follows_the_igp_route(lab, mode):
                  "the installation's requests counted")
     time.sleep(0.6)
     before = pa.api("/api/kernel")["requests"]
+    nhids_before = nhids(a)
     a.run(["ip", "route", "replace", f"{FAR_NH}/32", "via", d.v4, "proto", "static"])
     want_d = {p: [d.v4] for p in PREFIXES}
     L.wait_until(lambda: bgp_routes(a) == want_d, 20, f"routes via d: {bgp_routes(a)}")
     c.run(["ip", "addr", "del", "10.72.100.1/24", "dev", "lo"])  # c no longer answers: the ping goes through d
     L.wait_until(lambda: ping(a, "10.72.100.1"), 5, "ping 10.72.100.1 through d")
-    # Without in-place replacement of a per-next-hop group (not done yet,
-    # docs/kernel.md) each route is replaced: one request per route, plus
-    # the objects'; never more than that. (The API's status is published
-    # every 250 ms: waited for.)
+    # With nexthop objects the routes refer to one group per BGP next hop,
+    # replaced in place: a few object requests (the new member, the group,
+    # the old member's deletion), no route request, the same group id.
+    # Without, each route is replaced: one request per route. (The API's
+    # status is published every 250 ms: waited for.)
     def requests() -> int:
         return (pa.api("/api/kernel") or {}).get("requests", 0) - before
-    L.wait_until(lambda: requests() >= len(PREFIXES), 10, f"the replacements counted: {requests()}")
-    time.sleep(0.6)
-    assert requests() <= len(PREFIXES) + 4, requests()
+    if pa.nexthop_objects:
+        L.wait_until(lambda: requests() >= 2, 10, f"the group's replacement counted: {requests()}")
+        time.sleep(0.6)
+        assert requests() <= 4, requests()
+        assert nhids(a) == nhids_before and len(set(nhids_before.values()) - {0}) == 1, (nhids_before, nhids(a))
+    else:
+        L.wait_until(lambda: requests() >= len(PREFIXES), 10, f"the replacements counted: {requests()}")
+        time.sleep(0.6)
+        assert requests() <= len(PREFIXES) + 4, requests()
     assert api_nexthop(pa, FAR_NH)["via"][0]["gateway"] == d.v4
 
     # the IGP route goes: the next hop resolves no longer, the routes leave

@@ -23,8 +23,10 @@
 // through a kernel route (docs/kernel.md, "Next-hop resolution"); once the
 // routes are installed, the command given is run (it changes that route),
 // and the installer follows the route notification until the kernel has
-// every route moved: a second line says how many requests that took and
-// how long, from the command's start.
+// every route moved: a second line says how many requests that took, when
+// the first of them was answered (with nexthop objects, the group replaced
+// in place: every route moved) and when the plan was idle again (its walk
+// over the routes done), from the command's start.
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <linux/nexthop.h>
@@ -223,27 +225,29 @@ int igp_move(const Args& a, fib::Driver& drv) {
     return 1;
   }
   bool seen = false;
+  double first = -1;  // when the first request for the change was answered
   while (seconds_since(t0) < 60) {
     pollfd p{drv.route_fd(), POLLIN, 0};
-    (void)poll(&p, 1, 100);
+    (void)poll(&p, 1, drv.plan().idle() ? 100 : 0);
     auto changed = drv.read_notifications();
     if (!changed) {
       std::fprintf(stderr, "fib-sync: %s\n", changed.error().text().c_str());
       return 1;
     }
     seen |= *changed;
-    if (auto r = drv.sync(); !r) {
+    if (auto r = drv.sync(256); !r) {
       std::fprintf(stderr, "fib-sync: %s\n", r.error().text().c_str());
       return 1;
     }
+    if (first < 0 && drv.stats().requests != requests) first = seconds_since(t0);
     if (seen && drv.plan().idle()) break;
   }
   double s = seconds_since(t0);
   const auto after = drv.plan().target(first_wanted(drv), drv.interfaces());
-  std::printf("igp-move routes=%llu requests=%llu batches=%llu moved=%d seconds=%.3f\n",
+  std::printf("igp-move routes=%llu requests=%llu batches=%llu moved=%d first_answered_s=%.3f seconds=%.3f\n",
               static_cast<unsigned long long>(drv.plan().counts().installed),
               static_cast<unsigned long long>(drv.stats().requests - requests),
-              static_cast<unsigned long long>(drv.stats().batches - batches), before != after ? 1 : 0, s);
+              static_cast<unsigned long long>(drv.stats().batches - batches), before != after ? 1 : 0, first, s);
   return seen ? 0 : 1;
 }
 

@@ -34,10 +34,14 @@ table::NexthopState NexthopTracker::resolve(const net::IpAddress& next_hop) cons
 std::vector<table::NexthopUpdate> NexthopTracker::attach(const void* owner, const fib::Resolver* r,
                                                          const fib::Interfaces* ifs,
                                                          const std::unique_lock<std::mutex>& held) {
-  owner_ = owner;
-  resolver_ = r;
-  ifs_ = ifs;
+  sources_.push_back(Source{owner, r, ifs});
+  use_last();
   return refresh(held);
+}
+
+void NexthopTracker::use_last() {
+  resolver_ = sources_.empty() ? nullptr : sources_.back().resolver;
+  ifs_ = sources_.empty() ? nullptr : sources_.back().ifs;
 }
 
 std::vector<table::NexthopUpdate> NexthopTracker::refresh(const std::unique_lock<std::mutex>&) {
@@ -52,10 +56,12 @@ std::vector<table::NexthopUpdate> NexthopTracker::refresh(const std::unique_lock
 
 std::vector<table::NexthopUpdate> NexthopTracker::detach(const void* owner) {
   auto lock = update();
-  if (owner_ != owner) return {};
-  owner_ = nullptr;
-  resolver_ = nullptr;
-  ifs_ = nullptr;
+  auto it = std::find_if(sources_.begin(), sources_.end(), [&](const Source& s) { return s.owner == owner; });
+  if (it == sources_.end()) return {};
+  const bool current = it + 1 == sources_.end();
+  sources_.erase(it);
+  if (!current) return {};
+  use_last();
   return refresh(lock);
 }
 

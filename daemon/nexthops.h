@@ -56,13 +56,15 @@ class NexthopTracker final : public table::NexthopResolver {
   [[nodiscard]] std::unique_lock<std::mutex> update() const { return std::unique_lock(mu_); }
   // Attaches a syncer's resolver and interfaces (owner: a tag for
   // detach()); returns the next hops whose state changed. Under update().
+  // Several syncers may be attached (a reload starts one beside the
+  // running one): the last attached answers.
   std::vector<table::NexthopUpdate> attach(const void* owner, const fib::Resolver* r, const fib::Interfaces* ifs,
                                            const std::unique_lock<std::mutex>& held);
   // Every tracked next hop worked out again; those that changed. Under update().
   std::vector<table::NexthopUpdate> refresh(const std::unique_lock<std::mutex>& held);
-  // The syncer `owner` stops feeding (a later one may have attached
-  // meanwhile: then nothing happens): every next hop resolved at cost 0
-  // again; those that changed.
+  // The syncer `owner` stops feeding: the one attached before it answers
+  // again (if it is still attached), else every next hop is resolved at
+  // cost 0 again; returns those that changed.
   std::vector<table::NexthopUpdate> detach(const void* owner);
 
   [[nodiscard]] NexthopsStatus status() const;
@@ -74,8 +76,15 @@ class NexthopTracker final : public table::NexthopResolver {
   };
   [[nodiscard]] Tracked work_out(const net::IpAddress& a) const;  // under mu_
 
+  struct Source {
+    const void* owner;
+    const fib::Resolver* resolver;
+    const fib::Interfaces* ifs;
+  };
+  void use_last();  // resolver_, ifs_: the last attached source's (none: null)
+
   mutable std::mutex mu_;
-  const void* owner_ = nullptr;
+  std::vector<Source> sources_;  // in attach order
   const fib::Resolver* resolver_ = nullptr;
   const fib::Interfaces* ifs_ = nullptr;
   mutable std::unordered_map<net::IpAddress, Tracked> tracked_;

@@ -69,7 +69,21 @@ TEST(NexthopTracker, ResolvedUntilAttachedThenFollowsTheKernel) {
   EXPECT_EQ(it->resolved.via, net::Prefix::parse("203.0.113.0/24"));
   EXPECT_EQ(it->interfaces, std::vector<std::string>{"eth0"});
 
-  // Another owner's detach changes nothing; this one's: back to cost 0.
+  // A second syncer (a reload's) attached with an empty view: it answers;
+  // once it goes, the first one answers again.
+  fib::Resolver empty;
+  int second = 0;
+  {
+    auto lock = t.update();
+    changed = t.attach(&second, &empty, &ifs, lock);
+  }
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_FALSE(changed[0].state.resolved);
+  changed = t.detach(&second);
+  ASSERT_EQ(changed.size(), 1u);
+  EXPECT_EQ(changed[0].state, (table::NexthopState{true, 20}));
+
+  // An owner never attached changes nothing; the last one's: back to cost 0.
   int other = 0;
   EXPECT_TRUE(t.detach(&other).empty());
   changed = t.detach(&owner);

@@ -84,6 +84,14 @@ TEST(Resolver, ConnectedRecursiveAndUnresolved) {
   EXPECT_FALSE(r.resolve(addr("100.64.0.1"), 0, ifs).resolved());    // no route
   EXPECT_FALSE(r.resolve(addr("fe80::1"), 0, ifs).resolved());       // link-local, no session link
 
+  // IPv6: an IGP route via a link-local gateway (as IPv6 IGPs install them).
+  EXPECT_TRUE(r.apply(add(route("2001:db8:9::/48", 1024, {gw("fe80::2", 3)}))));
+  Resolved v6 = r.resolve(addr("2001:db8:9::1"), 0, ifs);
+  EXPECT_EQ(v6.how, Resolution::kRecursive);
+  EXPECT_EQ(v6.hops, (std::vector<NextHop>{gw("fe80::2", 3)}));
+  EXPECT_EQ(v6.metric, 1024u);
+  EXPECT_FALSE(r.resolve(addr("2001:db8:8::1"), 0, ifs).resolved());
+
   // A link down: the ECMP route keeps its other next hop; the /24 then has
   // none up and is skipped.
   (void)ifs.apply(link(2, false));

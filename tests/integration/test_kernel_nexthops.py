@@ -14,7 +14,7 @@ follow (with nexthop objects: the next hop's group replaced in place, a
 few requests, the routes' nhid unchanged; without: one request per
 route). The static route removed: the next hop resolves no longer and
 the routes leave the kernel; back, they come back. Run with and without
-nexthop objects.
+nexthop objects. The same through an ECMP static route: both gateways.
 
 (b) RFC 8950. BIRD (node b) sends IPv4 routes (10.73.{0..9}.0/24) over an
 IPv6-only session with the extended next hop capability; Petrel installs
@@ -206,6 +206,29 @@ def test_recursive_next_hop_follows_the_igp_route(lab, mode):
     # and comes back: so do they
     a.run(["ip", "route", "add", f"{FAR_NH}/32", "via", d.v4, "proto", "static"])
     L.wait_until(lambda: bgp_routes(a) == want_d, 20, f"routes back via d: {bgp_routes(a)}")
+
+
+def test_recursive_next_hop_through_an_ecmp_route(lab):
+    """The IGP route to the next hop has two gateways: Petrel's routes get
+    both (a group of two members with nexthop objects)."""
+    need_tools()
+    a, b, c, d = lab.node("a"), lab.node("b"), lab.node("c"), lab.node("d")
+    for far in (c, d):
+        holder(far, [f"{FAR_NH}/32", "10.72.100.1/24"])
+    a.run(["ip", "route", "add", f"{FAR_NH}/32", "proto", "static",
+           "nexthop", "via", c.v4, "nexthop", "via", d.v4])
+    bird = AnnouncingBird(b, L.Session(65002, 65001, a.v4, b.v4, families=("ipv4-unicast",)),
+                          PREFIXES[:4], next_hop=FAR_NH)
+    pa = start_pair(a, bird, L.PetrelPeer("b", b.v4, 65002, a.v4, families=("ipv4-unicast",)))
+    want = {p: sorted([c.v4, d.v4]) for p in PREFIXES[:4]}
+    L.wait_until(lambda: bgp_routes(a) == want, 20, f"routes via c and d: {bgp_routes(a)}")
+    L.wait_until(lambda: ping(a, "10.72.100.1"), 5, "ping 10.72.100.1 through c or d")
+    nh = api_nexthop(pa, FAR_NH)
+    assert sorted(h["gateway"] for h in nh["via"]) == sorted([c.v4, d.v4]), nh
+    # one gateway goes from the IGP route: the group follows
+    a.run(["ip", "route", "replace", f"{FAR_NH}/32", "via", d.v4, "proto", "static"])
+    want = {p: [d.v4] for p in PREFIXES[:4]}
+    L.wait_until(lambda: bgp_routes(a) == want, 20, f"routes via d alone: {bgp_routes(a)}")
 
 
 @pytest.mark.xfail(strict=False, reason="needs the table half (issue 23): eligibility of unresolved next hops")

@@ -74,6 +74,27 @@ bool Resolver::apply(const Message& m) {
   return true;
 }
 
+bool Resolver::link_gone(uint32_t ifindex) {
+  bool changed = false;
+  for (auto it = routes_.begin(); it != routes_.end();) {
+    auto& list = it->second;
+    const size_t before = list.size();
+    std::erase_if(list, [&](const Foreign& f) {
+      return !f.hops.empty() &&
+             std::all_of(f.hops.begin(), f.hops.end(), [&](const NextHop& h) { return h.ifindex == ifindex; });
+    });
+    count_ -= before - list.size();
+    changed |= before != list.size();
+    if (list.empty()) {
+      --lens_[fi(it->first.family())][it->first.len()];
+      it = routes_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return changed;
+}
+
 void Resolver::clear() {
   routes_.clear();
   lens_ = {};

@@ -69,6 +69,10 @@ class Resolver {
   bool apply(const Message& m);
   // Forgets every route (before the table is dumped again).
   void clear();
+  // Link ifindex was set down (IFF_UP cleared) or deleted: the kernel
+  // removes the routes whose next hops are all on it, without a
+  // notification; so does the mirror. True if any went.
+  bool link_gone(uint32_t ifindex);
 
   // How next_hop is reached; via_ifindex: the interface the route was
   // learnt on (0: unknown), which a link-local next hop needs.

@@ -278,9 +278,13 @@ Result<bool, DriverError> Driver::read_notifications() {
       if (m.header.type == RTM_DELNEXTHOP) plan_.nexthop_gone(nh->id);
       return;
     }
-    if (const auto* l = std::get_if<Link>(&m.body))
+    if (const auto* l = std::get_if<Link>(&m.body)) {
       if (m.header.type == RTM_DELLINK || (l->flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
         went_down.push_back(l->index);
+      // Set down or deleted: the kernel removed the routes through it
+      // without a word (carrier lost alone leaves them).
+      if (m.header.type == RTM_DELLINK || !(l->flags & IFF_UP)) routes |= resolver_.link_gone(l->index);
+    }
     changed |= ifs_.apply(m);
   });
   if (!r) return fail(r.error());

@@ -127,6 +127,16 @@ TEST(Resolver, ReplacedDeletedAndBounded) {
   EXPECT_TRUE(r.apply(del(route("192.0.2.0/24", 10, {}))));
   EXPECT_EQ(r.resolve(addr("192.0.2.1"), 0, ifs).metric, 20u);
   EXPECT_FALSE(r.apply(del(route("192.0.2.0/24", 99, {}))));  // no such route
+  // A link set down: the kernel drops the routes all of whose next hops
+  // are on it, silently; the mirror too (an ECMP route with another link stays).
+  r.clear();
+  (void)r.apply(add(route("192.0.2.0/24", 20, {gw("10.0.1.2", 3)})));
+  (void)r.apply(add(route("203.0.113.0/24", 5, {gw("10.0.0.2", 2), gw("10.0.1.2", 3)})));
+  EXPECT_TRUE(r.link_gone(3));
+  EXPECT_EQ(r.routes(), 1u);
+  EXPECT_FALSE(r.resolve(addr("192.0.2.1"), 0, ifs).resolved());
+  EXPECT_TRUE(r.resolve(addr("203.0.113.1"), 0, ifs).resolved());
+  EXPECT_FALSE(r.link_gone(3));
   r.clear();
   EXPECT_EQ(r.routes(), 0u);
   EXPECT_FALSE(r.resolve(addr("192.0.2.1"), 0, ifs).resolved());

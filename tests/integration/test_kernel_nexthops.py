@@ -14,7 +14,8 @@ follow (with nexthop objects: the next hop's group replaced in place, a
 few requests, the routes' nhid unchanged; without: one request per
 route). The static route removed: the next hop resolves no longer and
 the routes leave the kernel; back, they come back. Run with and without
-nexthop objects. The same through an ECMP static route: both gateways.
+nexthop objects. The same through an ECMP static route: both gateways;
+and over IPv6.
 
 (b) RFC 8950. BIRD (node b) sends IPv4 routes (10.73.{0..9}.0/24) over an
 IPv6-only session with the extended next hop capability; Petrel installs
@@ -64,18 +65,20 @@ class AnnouncingBird(L.Bird):
         routes = " ".join(f"route {p} blackhole;" for p in self.prefixes)
         export = (f"export filter {{ bgp_next_hop = {self.next_hop}; accept; }};" if self.next_hop
                   else "export all;")
-        ipv4 = f"ipv4 {{ import none; {export} {'extended next hop on;' if self.v6_session else ''} }};"
+        ver = "ipv6" if ":" in self.prefixes[0] else "ipv4"
+        ext = "extended next hop on;" if self.v6_session and ver == "ipv4" else ""
+        channel = f"{ver} {{ import none; {export} {ext} }};"
         return "\n".join([
             f'log "{self.node.path("bird-daemon.log")}" all;',
             f"router id {self.node.v4};",
             "protocol device { scan time 1; }",
-            f"protocol static static_ipv4 {{ ipv4; {routes} }}",
+            f"protocol static static_{ver} {{ {ver}; {routes} }}",
             f"protocol bgp {self.proto} {{",
             f"  local {s.local_address} as {s.local_asn};",
             f"  neighbor {s.peer_address} as {s.peer_asn};",
             "  hold time 9; keepalive time 3; connect delay time 1; connect retry time 1;",
             "  error wait time 1, 2;",
-            f"  {ipv4}",
+            f"  {channel}",
             "}",
         ]) + "\n"
 
@@ -88,10 +91,11 @@ class RouterPetrel(L.Petrel):
                 + ("" if self.nexthop_objects else "nexthop_objects = false\n"))
 
 
-def bgp_routes(node: L.Node) -> dict[str, list[str]]:
-    """Petrel's IPv4 routes in the main table: prefix -> sorted gateways
-    (an IPv6 gateway of RTA_VIA as `ip -j` shows it)."""
-    out = node.run(["ip", "-j", "route", "show", "table", "main", "proto", "bgp"]).stdout or "[]"
+def bgp_routes(node: L.Node, v6: bool = False) -> dict[str, list[str]]:
+    """Petrel's routes of a family in the main table: prefix -> sorted
+    gateways (an IPv6 gateway of RTA_VIA as `ip -j` shows it)."""
+    out = node.run(["ip", "-j"] + (["-6"] if v6 else []) +
+                   ["route", "show", "table", "main", "proto", "bgp"]).stdout or "[]"
     res = {}
     for r in json.loads(out):
         if r.get("metric", 0) != METRIC:
@@ -229,6 +233,23 @@ def test_recursive_next_hop_through_an_ecmp_route(lab):
     a.run(["ip", "route", "replace", f"{FAR_NH}/32", "via", d.v4, "proto", "static"])
     want = {p: [d.v4] for p in PREFIXES[:4]}
     L.wait_until(lambda: bgp_routes(a) == want, 20, f"routes via d alone: {bgp_routes(a)}")
+
+
+def test_recursive_ipv6_next_hop(lab):
+    """The same over IPv6: BIRD's IPv6 prefixes with a next hop behind a
+    static IPv6 route via c, installed via c's address; a ping through."""
+    need_tools()
+    a, b, c = lab.node("a"), lab.node("b"), lab.node("c")
+    holder(c, ["fd00:72::9/128", "fd00:72:100::1/64"])
+    a.run(["ip", "-6", "route", "add", "fd00:72::9/128", "via", c.v6, "proto", "static"])
+    prefixes = [f"fd00:72:{100 + i}::/64" for i in range(4)]
+    bird = AnnouncingBird(b, L.Session(65002, 65001, a.v6, b.v6, families=("ipv6-unicast",)),
+                          prefixes, next_hop="fd00:72::9")
+    pa = start_pair(a, bird, L.PetrelPeer("b", b.v6, 65002, a.v6, families=("ipv6-unicast",)))
+    want = {p: [c.v6] for p in prefixes}
+    L.wait_until(lambda: bgp_routes(a, True) == want, 20, f"IPv6 routes via c: {bgp_routes(a, True)}")
+    L.wait_until(lambda: ping(a, "fd00:72:100::1"), 5, "ping fd00:72:100::1 through c")
+    assert api_nexthop(pa, "fd00:72::9").get("resolution") == "recursive"
 
 
 @pytest.mark.xfail(strict=False, reason="needs the table half (issue 23): eligibility of unresolved next hops")

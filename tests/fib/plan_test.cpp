@@ -854,10 +854,24 @@ NexthopObject object(uint32_t id, uint8_t protocol, const char* gw, uint32_t ifi
 // With nexthop objects or without, from a kernel that holds objects of
 // ours left by an earlier run (used, unused, a group) and a foreign object
 // with a foreign route through it.
-void model_kernel_property(bool objects) {
+// An "IGP" route of the main table to 10.0.4.0/24 (the gateways on no link
+// until one gets it), through one or two links, or none: the plan resolves
+// those gateways through it (fib/resolver.h).
+Message igp_route(uint16_t type, std::vector<uint32_t> links) {
+  Route r = ours("10.0.4.0/24", "10.0.1.9", 1);  // another's, in the main table
+  r.table = 254;
+  r.metric = 20;
+  r.protocol = RTPROT_STATIC;
+  r.nexthops.clear();
+  for (uint32_t i : links) r.nexthops.push_back(NextHop{true, net::IpAddress::v4(0x0a000009u | (i << 8)), i, 0});
+  return Message{Header{type, 0, 0, 0}, r};
+}
+
+void model_kernel_property(bool objects, bool recursive = false) {
   const World w = world();
   Interfaces ifs = three_links();
   ModelKernel k;
+  Resolver res;
   const uint32_t base = kOpts.first_nhid;
   k.objects[5] = object(5, RTPROT_STATIC, "10.0.1.9", 1);
   k.objects[base + 7] = object(base + 7, RTPROT_BGP, "10.0.1.2", 1);
@@ -899,6 +913,10 @@ void model_kernel_property(bool objects) {
   PlanOptions o = kOpts;
   o.nexthop_objects = objects;
   Plan plan(o);
+  if (recursive) {
+    plan.set_resolver(&res);
+    (void)res.apply(igp_route(RTM_NEWROUTE, {1}));
+  }
   for (const auto& [id, nh] : k.objects) plan.kernel_has(nh);
   for (const auto& [key, r] : k.routes) plan.kernel_has(r);
   std::map<net::Prefix, Want> wanted;
@@ -906,7 +924,21 @@ void model_kernel_property(bool objects) {
   auto refuse = [&](const Request&) { return *rc::gen::inRange(0, 100) < refuse_rate ? -ENOBUFS : 0; };
 
   for (int step = 0, n = *rc::gen::inRange(1, 60); step < n; ++step) {
-    switch (*rc::gen::inRange(0, 9)) {
+    switch (*rc::gen::inRange(0, recursive ? 11 : 9)) {
+      case 9:
+      case 10: {  // the IGP route changes: another link, two, or none
+        const int how = *rc::gen::inRange(0, 5);
+        std::vector<uint32_t> links;
+        if (how == 0) {
+          (void)res.apply(igp_route(RTM_DELROUTE, {}));
+        } else {
+          links.push_back(*rc::gen::inRange(1u, 4u));
+          if (how == 1) links.push_back(links[0] % 3 + 1);
+          (void)res.apply(igp_route(RTM_NEWROUTE, links));
+        }
+        plan.interfaces_changed();
+        break;
+      }
       case 0:
       case 1:
       case 2: {  // a wish: one or two gateways (ECMP)
@@ -952,8 +984,11 @@ void model_kernel_property(bool objects) {
             if (k.objects.count(id)) k.remove_object(id);
           std::erase_if(k.routes, [&](const auto& kv) {
             const Route& r = kv.second;
+            // (a group replaced in place since the route came: its members now)
+            const auto now = r.nhid != 0 ? k.expand(r.nhid) : std::nullopt;
+            const auto& hops = now ? *now : r.nexthops;
             return r.protocol == kOpts.protocol && r.table == kOpts.table && r.metric == kOpts.metric &&
-                   std::any_of(r.nexthops.begin(), r.nexthops.end(), [&](const NextHop& h) { return h.ifindex == i; });
+                   std::any_of(hops.begin(), hops.end(), [&](const NextHop& h) { return h.ifindex == i; });
           });
           if (*rc::gen::inRange(0, 3) == 0)  // and up again before the plan hears of either
             (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{i, kUp, "eth"}});
@@ -1010,6 +1045,8 @@ void model_kernel_property(bool objects) {
           expect.push_back(NextHop{true, g.address, *ifindex, 0});
         else if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
           expect.push_back(NextHop{true, *g.link_local, *ifindex, 0});
+        else if (recursive)
+          for (const NextHop& h : res.resolve(g.address, g.via_ifindex, ifs).hops) expect.push_back(h);
       }
       if (expect.empty()) ++unresolved;
     }
@@ -1022,7 +1059,7 @@ void model_kernel_property(bool objects) {
       blocked += !expect.empty();
     } else {
       RC_ASSERT(have != nullptr);
-      auto got = have->nexthops;
+      auto got = have->nhid != 0 ? *k.expand(have->nhid) : have->nexthops;
       std::sort(got.begin(), got.end());
       RC_ASSERT(got == expect);
       ++installed;
@@ -1038,6 +1075,14 @@ void model_kernel_property(bool objects) {
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) { model_kernel_property(false); }
 
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutesWithNexthopObjects, ()) { model_kernel_property(true); }
+
+// The same with gateways that resolve through an IGP route that changes
+// (its next hop's group replaced in place, with objects).
+RC_GTEST_PROP(Plan, RecursiveRoutesEndEqualToTheResolvedGateways, ()) { model_kernel_property(false, true); }
+
+RC_GTEST_PROP(Plan, RecursiveRoutesEndEqualToTheResolvedGatewaysWithNexthopObjects, ()) {
+  model_kernel_property(true, true);
+}
 
 // The restarting speaker (RFC 4724 section 4.1) against the model kernel:
 // routes of ours from an earlier run, both families deferred, random

@@ -260,6 +260,13 @@ struct Response {
 // Every endpoint is read-only: anything but GET and HEAD is a 405 (r
 // filled, true).
 bool refuse_method(std::string_view method, Response& r);
+// A read-only endpoint's answer: the body body() makes, or the 405.
+template <typename F>
+Response respond_get(std::string_view method, F&& body) {
+  Response r;
+  if (!refuse_method(method, r)) r.body = body();
+  return r;
+}
 
 // GET /api/routes/{prefix} ("192.0.2.0/24", "2001:db8::/32"; unicast):
 // `lookup` fills the snapshot of the prefix from the table and returns

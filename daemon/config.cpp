@@ -579,7 +579,7 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
   if (!t) return;
   constexpr std::string_view p = "kernel";
   ck.only_keys(*t, p, {"enabled", "table", "metric", "multipath", "nexthop_objects", "static_metric",
-                       "blackhole_community"});
+                       "blackhole_community", "resolve_table", "resolve_via_default", "max_resolve_routes"});
   if (auto v = ck.boolean(*t, p, "enabled")) out.enabled = *v;
   if (auto v = ck.integer(*t, p, "table", 1, kMaxU32, "a routing table id 1..4294967295 other than 255")) {
     if (*v == kRtTableLocal)
@@ -600,6 +600,11 @@ void parse_kernel(Checker& ck, const toml::table& root, KernelConfig& out) {
     out.static_metric = out.metric == 0 ? 1 : out.metric - 1;  // one below (preferred), unless metric is 0
   }
   if (auto v = ck.boolean(*t, p, "blackhole_community")) out.blackhole_community = *v;
+  if (auto v = ck.integer(*t, p, "resolve_table", 1, kMaxU32, "a routing table id 1..4294967295"))
+    out.resolve_table = static_cast<uint32_t>(*v);
+  if (auto v = ck.boolean(*t, p, "resolve_via_default")) out.resolve_via_default = *v;
+  if (auto v = ck.integer(*t, p, "max_resolve_routes", 1, 100'000'000, "a count 1..100000000"))
+    out.max_resolve_routes = static_cast<uint64_t>(*v);
 }
 
 // [mrt] (docs/configuration.md): a file pattern is an absolute path whose

@@ -139,6 +139,9 @@ struct KernelConfig {
   // A best route with BLACKHOLE (RFC 7999, 65535:666) is installed as a
   // blackhole route (RTN_BLACKHOLE) instead of through its next hop.
   bool blackhole_community = false;
+  uint32_t resolve_table = 254;  // the table next hops resolve through (docs/kernel.md)
+  bool resolve_via_default = false;  // the default route resolves next hops too
+  uint64_t max_resolve_routes = 1'000'000;  // foreign routes of resolve_table mirrored at most
 
   friend bool operator==(const KernelConfig&, const KernelConfig&) = default;
 };

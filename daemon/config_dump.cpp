@@ -201,6 +201,9 @@ std::string dump(const Config& c) {
   line("nexthop_objects", bool_text(c.kernel.nexthop_objects));
   line("static_metric", number(c.kernel.static_metric));
   line("blackhole_community", bool_text(c.kernel.blackhole_community));
+  line("resolve_table", number(c.kernel.resolve_table));
+  line("resolve_via_default", bool_text(c.kernel.resolve_via_default));
+  line("max_resolve_routes", number(c.kernel.max_resolve_routes));
 
   o += "\n[rpki]\n";
   line("max_vrps", number(c.rpki.max_vrps));

@@ -531,6 +531,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       r = kernel_response(method, ctx->server->kernel_status());
     else if (std::string_view(url) == kOriginPath)
       r = origin_response(method, ctx->server->origin_status());
+    else if (std::string_view(url) == kNexthopsPath)
+      r = nexthops_response(method, ctx->server->nexthops_status());
     else if (std::string_view(url) == kBmpPath)
       r = bmp_response(method, ctx->server->bmp_status());
     else if (std::string_view(url) == kMrtPath) {

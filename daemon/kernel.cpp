@@ -75,7 +75,7 @@ const int kV6 = codec::known_index(codec::kIpv6Unicast);
 // The gateway a route names for a prefix of family f: NEXT_HOP for IPv4,
 // else MP_REACH_NLRI's next hop, its global address and RFC 2545's
 // link-local second one (also for IPv4 over an IPv6 next hop, RFC 8950,
-// which the plan counts as unresolved). ifindex() gives the session's
+// installed with RTA_VIA). ifindex() gives the session's
 // interface, asked only when a link-local address needs it.
 template <typename F>
 std::optional<fib::Gateway> gateway_of(const table::Attrs& a, int f, F&& ifindex) {
@@ -130,7 +130,7 @@ fib::Want KernelSyncer::multipath_want(table::FamilyIndex f, const net::Prefix& 
   fib::Want w;
   std::vector<table::Candidate> c;
   (void)table_.lookup_all(f, p, [&](std::span<const table::RouteView> routes, int best) {
-    for (const table::RouteView& v : routes) c.push_back({v.attrs, v.peer, v.path_id, v.slot, table_.eligible(v)});
+    for (const table::RouteView& v : routes) c.push_back(table_.candidate_of(v));
     for (size_t i : table::multipath_set(c, best, table_.best_path_options()))
       if (auto g = gateway_of(*routes[i].attrs, f, [&] { return session_ifindex(routes[i], ifs); }))
         w.gateways.push_back(*g);
@@ -176,8 +176,9 @@ uint32_t KernelSyncer::session_ifindex(const table::RouteView& v, const fib::Int
   return l.ifindex;
 }
 
-KernelSyncer::KernelSyncer(const KernelConfig& config, const table::Table& table, const std::vector<PeerConfig>& peers)
-    : config_(config), table_(table) {
+KernelSyncer::KernelSyncer(const KernelConfig& config, table::Table& table, const std::vector<PeerConfig>& peers,
+                           NexthopTracker* nexthops)
+    : config_(config), table_(table), nexthops_(nexthops) {
   status_.enabled = config.enabled;
   status_.table = config.table;
   status_.metric = config.metric;
@@ -274,6 +275,9 @@ void KernelSyncer::open_driver(KernelRestart restart) {
   o.plan.metric = config_.metric;
   o.plan.found_objects_foreign = restart.reload == KernelRestart::Reload::kBeside;
   o.nexthop_objects = config_.nexthop_objects;
+  o.resolve.table = config_.resolve_table;
+  o.resolve.via_default = config_.resolve_via_default;
+  o.resolve.max_routes = static_cast<size_t>(config_.max_resolve_routes);
   auto opened = fib::Driver::open(o);
   if (!opened) {
     last_error_ = opened.error().text();
@@ -337,10 +341,28 @@ void KernelSyncer::open_driver(KernelRestart restart) {
         "the kernel refused a nexthop object dump (RTM_GETNEXTHOP): routes carry their gateways");
 }
 
+void KernelSyncer::tell_table(const std::vector<table::NexthopUpdate>& changed) {
+  if (changed.empty()) return;
+  const uint64_t routes = table_.nexthops_changed(changed);
+  log(LogLevel::kInfo, "nexthops-changed", {{"nexthops", changed.size()}, {"routes", routes}},
+      "next hops' resolution or interior cost changed (the kernel's routes or links did)");
+}
+
 void KernelSyncer::run() {
   if (!driver_) return;
   fib::Driver& d = *driver_;
   publish(d, true);
+  // From now on the table's next hops are resolved against this driver's
+  // view of the kernel (daemon/nexthops.h); those met before are worked
+  // out again.
+  if (nexthops_) {
+    std::vector<table::NexthopUpdate> changed;
+    {
+      auto lock = nexthops_->update();
+      changed = nexthops_->attach(this, &d.resolver(), &d.interfaces(), lock);
+    }
+    tell_table(changed);
+  }
 
   // A shard handed again from the start (the first read, or a journal
   // overrun): what was wanted of it and not handed again is unwanted after
@@ -360,6 +382,15 @@ void KernelSyncer::run() {
   bool unpublished = false;  // the status has changed since the last publish()
   std::string reported;  // the last error logged, to log each once
   GatewayMemo memo;
+  // The next hops of the routes installed are tracked (GET /api/nexthops)
+  // even before the table asks about them: the last one asked is not
+  // asked again.
+  std::optional<net::IpAddress> tracked;
+  auto track = [&](const net::IpAddress& a) {
+    if (!nexthops_ || tracked == a) return;
+    tracked = a;
+    (void)nexthops_->resolve(a);
+  };
   // A read's wishes, applied to the plan after it: the table hands them
   // out under each shard's lock, and a plan update (a hash map of every
   // prefix) costs more than the hand-over, so the sessions' writes to the
@@ -411,6 +442,7 @@ void KernelSyncer::run() {
       if (memo_index == kUnwanted) {
         memo_index = static_cast<uint32_t>(gateways.size());
         gateways.push_back(*memo.gateway);
+        track(memo.gateway->address);
       }
       wishes.push_back(Wish{p, memo_index});
     }
@@ -453,6 +485,7 @@ void KernelSyncer::run() {
     }
     for (const auto& [f, p] : deferred) {
       fib::Want w = multipath_want(f, p, d.interfaces());
+      for (const fib::Gateway& g : w.gateways) track(g.address);
       if (w.gateways.empty()) d.plan().unwant(p);
       else d.plan().want(p, std::move(w));
     }
@@ -478,9 +511,24 @@ void KernelSyncer::run() {
       last_retry = now;
       d.plan().retry_refused();
     }
-    auto changed = d.read_notifications();
+    Result<bool, fib::DriverError> changed = false;
+    std::vector<table::NexthopUpdate> nexthops_changed;
+    {
+      // The tracker's resolve() (table writers' threads) waits meanwhile.
+      std::unique_lock<std::mutex> lock;
+      if (nexthops_) lock = nexthops_->update();
+      changed = d.read_notifications();
+      if (nexthops_ && changed && *changed) nexthops_changed = nexthops_->refresh(lock);
+    }
+    tell_table(nexthops_changed);
     if (!changed) last_error_ = changed.error().text();
     else if (*changed) ++interfaces_generation_;  // sessions' interfaces worked out again
+    if (d.resolver().over_limit() != 0 && !resolve_limit_logged_) {
+      resolve_limit_logged_ = true;
+      log(LogLevel::kWarn, "kernel-resolve-limit", {{"max_resolve_routes", config_.max_resolve_routes}},
+          "the resolve table holds more foreign routes than kernel.max_resolve_routes: those beyond are not "
+          "used to resolve next hops (counted in GET /api/nexthops)");
+    }
     // Whatever sync() is about to do, the status shows it by the next
     // publish (which an idle wait does not sleep past).
     if (n > 0 || !d.plan().idle() || (changed && *changed)) unpublished = true;
@@ -509,17 +557,19 @@ void KernelSyncer::run() {
       if (unpublished) due = std::min(due, last_publish + kPublish);
       auto ms = std::chrono::ceil<std::chrono::milliseconds>(due - Clock::now()).count();
       if (wake_fd_ < 0) ms = std::min<decltype(ms)>(ms, kIdleWaitMs);
-      pollfd p[2] = {{d.notify_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      pollfd p[3] = {{d.notify_fd(), POLLIN, 0}, {d.route_fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       const auto wait_start = Clock::now();
-      (void)poll(p, wake_fd_ >= 0 ? 2 : 1, static_cast<int>(std::max<decltype(ms)>(ms, 0)));
+      (void)poll(p, wake_fd_ >= 0 ? 3 : 2, static_cast<int>(std::max<decltype(ms)>(ms, 0)));
       wait_ns_ += ns_since(wait_start);
-      if (wake_fd_ >= 0 && (p[1].revents & POLLIN)) {
+      if (wake_fd_ >= 0 && (p[2].revents & POLLIN)) {
         uint64_t count = 0;
         const ssize_t r = ::read(wake_fd_, &count, sizeof count);  // resets it (nonblocking)
         (void)r;
       }
     }
   }
+  // The tracker no longer follows this driver (which goes with the syncer).
+  if (nexthops_) tell_table(nexthops_->detach(this));
   if (keep_) {
     // Petrel restarts: its routes stay for the next process to find.
     log(LogLevel::kInfo, "kernel-stopped", {{"routes_removed", 0}, {"routes_kept", d.plan().counts().installed}});

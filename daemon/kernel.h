@@ -20,8 +20,11 @@
 // names; for a peer with a global address, the interface that holds its
 // local_address, else the one its address is directly reachable through.
 //
-// What it does not do yet (said in docs/kernel.md): a next hop further than
-// one link is counted as unresolved, never installed.
+// A next hop further than one link is installed through the kernel route
+// that resolves it (fib/resolver.h, kernel.resolve_table), and the syncer
+// feeds the server's next-hop tracker (daemon/nexthops.h): after each
+// batch of kernel notifications, the next hops whose state changed go to
+// Table::nexthops_changed.
 #pragma once
 
 #include <array>
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/nexthops.h"
 #include "fib/driver/driver.h"
 #include "table/table.h"
 
@@ -96,7 +100,9 @@ struct KernelRestart {
 class KernelSyncer {
  public:
   // peers: the configured peers (their interfaces, for link-local next hops).
-  KernelSyncer(const KernelConfig& config, const table::Table& table, const std::vector<PeerConfig>& peers = {});
+  // nexthops: the server's tracker, fed while the thread runs (null: none).
+  KernelSyncer(const KernelConfig& config, table::Table& table, const std::vector<PeerConfig>& peers = {},
+               NexthopTracker* nexthops = nullptr);
   ~KernelSyncer();
   KernelSyncer(const KernelSyncer&) = delete;
   KernelSyncer& operator=(const KernelSyncer&) = delete;
@@ -159,7 +165,11 @@ class KernelSyncer {
   };
 
   KernelConfig config_;
-  const table::Table& table_;
+  table::Table& table_;  // non-const: next hops' changes go to it
+  NexthopTracker* nexthops_ = nullptr;
+  // Hands the tracker's changes to the table (none: nothing).
+  void tell_table(const std::vector<table::NexthopUpdate>& changed);
+  bool resolve_limit_logged_ = false;
   std::unique_ptr<fib::Driver> driver_;  // from start(); the thread's
   std::vector<PeerConfig> peers_;        // the configured peers (restart deferral)
   bool restarting_ = false;              // some family deferred at start

@@ -106,10 +106,51 @@ std::string kernel_metrics(const KernelStatus& s) {
 }
 
 api::Response kernel_response(std::string_view method, const std::optional<KernelStatus>& status) {
-  api::Response r;
-  if (api::refuse_method(method, r)) return r;
-  r.body = kernel_json(status.value_or(KernelStatus{}));
-  return r;
+  return api::respond_get(method, [&] { return kernel_json(status.value_or(KernelStatus{})); });
+}
+
+std::string nexthops_json(const NexthopsStatus& s) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object();
+  w.key("tracking").boolean(s.tracking);
+  w.member("resolve_table", s.resolve_table);
+  w.key("resolve_via_default").boolean(s.resolve_via_default);
+  w.member("resolve_routes", s.resolve_routes);
+  w.member("resolve_routes_over_limit", s.resolve_routes_over_limit);
+  w.member("untracked", s.untracked);
+  w.member("count", static_cast<uint64_t>(s.nexthops.size()));
+  w.key("truncated").boolean(s.nexthops.size() > kMaxNexthopsShown);
+  w.key("nexthops").begin_array();
+  for (size_t n = 0; n < s.nexthops.size() && n < kMaxNexthopsShown; ++n) {
+    const NexthopInfo& i = s.nexthops[n];
+    w.begin_object();
+    w.member("address", i.address.to_string());
+    w.key("resolved").boolean(i.state.resolved);
+    w.member("cost", i.state.cost);
+    w.member("resolution", s.tracking ? fib::to_string(i.resolved.how) : "untracked");
+    w.member("metric", i.resolved.metric);
+    w.key("via_route");
+    if (i.resolved.via) w.string(i.resolved.via->to_string());
+    else w.null();
+    w.key("via").begin_array();
+    for (size_t h = 0; h < i.resolved.hops.size(); ++h) {
+      w.begin_object();
+      w.member("gateway", i.resolved.hops[h].gateway.to_string());
+      w.member("ifindex", i.resolved.hops[h].ifindex);
+      w.member("interface", h < i.interfaces.size() ? i.interfaces[h] : std::string());
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return out;
+}
+
+api::Response nexthops_response(std::string_view method, const NexthopsStatus& status) {
+  return api::respond_get(method, [&] { return nexthops_json(status); });
 }
 
 }  // namespace petrel::daemon

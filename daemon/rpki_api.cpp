@@ -196,10 +196,7 @@ std::string rpki_metrics(const RpkiView& v) {
 }
 
 api::Response rpki_response(std::string_view method, const RpkiView& v) {
-  api::Response r;
-  if (api::refuse_method(method, r)) return r;
-  r.body = rpki_json(v);
-  return r;
+  return api::respond_get(method, [&] { return rpki_json(v); });
 }
 
 RpkiView rpki_view(const Server& s) {

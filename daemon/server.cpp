@@ -36,9 +36,10 @@ constexpr double kInjectedSaveDelay = 0.2;
 
 // RPKI validation in the table: always its validator, which answers
 // "unchecked" while no cache is configured (a reload may add one).
-table::TableOptions table_options(const Config& c, const table::Validator& v) {
+table::TableOptions table_options(const Config& c, const table::Validator& v, const NexthopTracker& n) {
   table::TableOptions o;
   o.validator = &v;
+  o.nexthops = &n;  // resolved at cost 0 while no kernel syncer feeds it
   o.reject_invalid = c.rpki.reject_invalid;
   o.reject_aspa_invalid = c.rpki.reject_aspa_invalid;
   o.sweep_threads = c.router.withdraw_threads;  // 0: the table's default
@@ -80,7 +81,7 @@ Server::Server(Config config, ServerOptions options)
       options_(std::move(options)),
       loop_(ev_default_loop(EVFLAG_AUTO)),
       validator_(vrps_, config_.router.asn, !config_.rpki.caches.empty()),
-      table_(table_options(config_, validator_)),
+      table_(table_options(config_, validator_, nexthops_)),
       running_(config_) {
   note_policies(running_);
   // One worker per peer up to max_workers(); a reload adding peers adds
@@ -269,7 +270,7 @@ bool Server::start() {
   restore_injected();
   restoring_ = false;
   if (config_.kernel.enabled) {
-    kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers);
+    kernel_ = std::make_unique<KernelSyncer>(config_.kernel, table_, config_.peers, &nexthops_);
     kernel_->start({config_.router.graceful.enabled, config_.router.selection_deferral_time});
   }
   if (!config_.bmp.empty()) {

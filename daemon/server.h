@@ -138,6 +138,9 @@ class Server {
   // The last hour's samples of the peers and the table (GET /api/history,
   // the status page's charts). Any thread.
   [[nodiscard]] const History& history() const { return history_; }
+  // The next hops the table met and how the kernel resolves them (GET
+  // /api/nexthops). Any thread.
+  [[nodiscard]] NexthopsStatus nexthops_status() const { return nexthops_.status(); }
   [[nodiscard]] std::optional<KernelStatus> kernel_status() const {
     std::lock_guard lock(sections_mu_);
     if (!kernel_) return std::nullopt;
@@ -265,6 +268,7 @@ class Server {
   std::vector<std::unique_ptr<Worker>> workers_;
   VrpStore vrps_;  // before the table: its validator reads them
   RpkiValidator validator_;
+  NexthopTracker nexthops_;  // before the table that asks it (table/nexthop.h)
   table::Table table_;  // before the peers: they withdraw into it as they go
   table::Interner out_sets_;  // the exporters' outgoing attribute sets (before the peers too)
   table::ExportGroups export_groups_{table_, out_sets_};  // the peers' update groups (before the peers)

@@ -243,7 +243,7 @@ void Server::kernel_step() {
     } else {
       kernel_target_.reset();
       kernel_wait_logged_ = false;
-      auto k = std::make_unique<KernelSyncer>(want, table_, peers);
+      auto k = std::make_unique<KernelSyncer>(want, table_, peers, &nexthops_);
       KernelRestart how;
       if (kernel_ && (kernel_->config().table != want.table || kernel_->config().metric != want.metric)) {
         how.reload = KernelRestart::Reload::kBeside;

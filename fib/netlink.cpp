@@ -71,6 +71,18 @@ void end_nested(std::vector<std::byte>& out, size_t at) {
   put_u16_at(out, at + offsetof(rtattr, rta_len), static_cast<uint16_t>(out.size() - at));
 }
 
+// A gateway of the route's family is RTA_GATEWAY; one of the other family
+// (an IPv4 route over an IPv6 next hop, RFC 8950) is RTA_VIA: struct rtvia,
+// a 16-bit address family then the address.
+void attr_gateway(std::vector<std::byte>& out, net::IpFamily route_family, const net::IpAddress& gw) {
+  if (gw.family() == route_family) return attr_addr(out, RTA_GATEWAY, gw);
+  std::vector<std::byte> via(sizeof(uint16_t) + gw.size());
+  const uint16_t family = af_of(gw.family());
+  std::memcpy(via.data(), &family, sizeof family);
+  std::memcpy(via.data() + sizeof family, gw.data(), gw.size());
+  attr(out, RTA_VIA, via.data(), via.size());
+}
+
 void encode_route(const Route& r, std::vector<std::byte>& out) {
   rtmsg m{};
   m.rtm_family = af_of(r.dst.family());
@@ -90,7 +102,7 @@ void encode_route(const Route& r, std::vector<std::byte>& out) {
                (r.nexthops[0].has_gateway || r.nexthops[0].ifindex != 0);
   if (plain) {
     const NextHop& nh = r.nexthops[0];
-    if (nh.has_gateway) attr_addr(out, RTA_GATEWAY, nh.gateway);
+    if (nh.has_gateway) attr_gateway(out, r.dst.family(), nh.gateway);
     if (nh.ifindex != 0) attr_u32(out, RTA_OIF, nh.ifindex);
   } else if (!r.nexthops.empty()) {
     size_t mp = begin_nested(out, RTA_MULTIPATH);
@@ -100,7 +112,7 @@ void encode_route(const Route& r, std::vector<std::byte>& out) {
       h.rtnh_hops = nh.hops;
       h.rtnh_ifindex = static_cast<int>(nh.ifindex);
       bytes::Writer(out).raw(&h, sizeof h);
-      if (nh.has_gateway) attr_addr(out, RTA_GATEWAY, nh.gateway);
+      if (nh.has_gateway) attr_gateway(out, r.dst.family(), nh.gateway);
       put_u16_at(out, at + offsetof(rtnexthop, rtnh_len), static_cast<uint16_t>(out.size() - at));
     }
     end_nested(out, mp);
@@ -173,6 +185,16 @@ bool read_addr(bytes::Span p, net::IpFamily f, net::IpAddress& out) {
   return true;
 }
 
+// RTA_VIA (struct rtvia): an address family of 16 bits, then an address
+// of that family (IPv4 or IPv6; another family is an error).
+bool read_via(bytes::Span p, net::IpAddress& out) {
+  uint16_t family = 0;
+  if (p.size() < sizeof family) return false;
+  std::memcpy(&family, p.data(), sizeof family);
+  if (family != kAfInet && family != kAfInet6) return false;
+  return read_addr(p.subspan(sizeof family), family == kAfInet ? net::IpFamily::V4 : net::IpFamily::V6, out);
+}
+
 bool read_u32(bytes::Span p, uint32_t& out) {
   if (p.size() != 4) return false;
   std::memcpy(&out, p.data(), 4);
@@ -191,9 +213,9 @@ Result<std::vector<NextHop>, DecodeError> decode_multipath(bytes::Reader r, net:
     nh.hops = h.rtnh_hops;
     nh.ifindex = static_cast<uint32_t>(h.rtnh_ifindex);
     auto ok = for_each_attr(*attrs, [&](uint16_t type, bytes::Span p) {
-      if (type != RTA_GATEWAY) return true;
+      if (type != RTA_GATEWAY && type != RTA_VIA) return true;
       nh.has_gateway = true;
-      return read_addr(p, f, nh.gateway);
+      return type == RTA_VIA ? read_via(p, nh.gateway) : read_addr(p, f, nh.gateway);
     });
     if (!ok) return fail(ok.error());
     hops.push_back(nh);
@@ -226,6 +248,9 @@ Result<Message, DecodeError> decode_route(Header h, bytes::Reader r) {
       case RTA_GATEWAY:
         has_single = single.has_gateway = true;
         return read_addr(p, f, single.gateway);
+      case RTA_VIA:
+        has_single = single.has_gateway = true;
+        return read_via(p, single.gateway);
       case RTA_OIF:
         has_single = true;
         return read_u32(p, single.ifindex);

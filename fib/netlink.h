@@ -59,7 +59,9 @@ struct Route {
   uint8_t protocol = 0;   // RTPROT_*
   uint8_t scope = 0;      // RT_SCOPE_*
   uint8_t type = 0;       // RTN_*
-  // One: RTA_GATEWAY and RTA_OIF. More: RTA_MULTIPATH.
+  // One: RTA_GATEWAY and RTA_OIF. More: RTA_MULTIPATH. A gateway of the
+  // other family (an IPv4 route over an IPv6 next hop, RFC 8950) goes as
+  // RTA_VIA.
   std::vector<NextHop> nexthops;
   // RTA_NH_ID: the route refers to a nexthop object (0: none). A request
   // carries the id alone (the kernel refuses it beside next hops); the

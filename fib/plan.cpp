@@ -14,9 +14,10 @@ Header header_of(const Request& r, uint32_t pid) {
   h.seq = r.seq;
   h.pid = pid;
   h.flags = NLM_F_REQUEST | NLM_F_ACK;
-  if (r.object) {  // nexthop objects are only created (never replaced) and deleted
+  if (r.object) {  // created, deleted, and a recursive next hop's group replaced in place
     h.type = r.op == Op::kDelete ? RTM_DELNEXTHOP : RTM_NEWNEXTHOP;
-    if (r.op != Op::kDelete) h.flags |= NLM_F_CREATE | NLM_F_EXCL;
+    if (r.op == Op::kAdd) h.flags |= NLM_F_CREATE | NLM_F_EXCL;
+    if (r.op == Op::kReplace) h.flags |= NLM_F_REPLACE;
     return h;
   }
   switch (r.op) {
@@ -86,17 +87,22 @@ size_t ShapeHash::operator()(const Shape& s) const {
   return h;
 }
 
-std::optional<NextHop> Plan::hop_of(const Gateway& g, const Interfaces& ifs) {
+void Plan::hops_of(const Gateway& g, const Interfaces& ifs, std::vector<NextHop>& out) const {
   // The global address when it is directly reachable, else the link-local
-  // one on the interface the route was learnt on (RFC 2545 section 3).
+  // one on the interface the route was learnt on (RFC 2545 section 3),
+  // else through the kernel route the resolver finds (recursive).
+  auto add = [&](const NextHop& nh) {
+    if (std::find(out.begin(), out.end(), nh) == out.end()) out.push_back(nh);
+  };
   auto ifindex = ifs.resolve(g.address, g.via_ifindex);
-  if (ifindex) return NextHop{true, g.address, *ifindex, 0};
+  if (ifindex) return add(NextHop{true, g.address, *ifindex, 0});
   if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
-    return NextHop{true, *g.link_local, *ifindex, 0};
-  return std::nullopt;
+    return add(NextHop{true, *g.link_local, *ifindex, 0});
+  if (!resolver_) return;
+  for (const NextHop& nh : resolver_->resolve(g.address, g.via_ifindex, ifs).hops) add(nh);
 }
 
-std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) {
+std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) const {
   Shape s;
   s.scope = RT_SCOPE_UNIVERSE;
   if (w.unreachable || w.blackhole) {
@@ -105,13 +111,13 @@ std::optional<Shape> Plan::shape_for(const Want& w, net::IpFamily family, const 
   }
   s.type = RTN_UNICAST;
   for (const Gateway& g : w.gateways) {
-    if (g.address.family() != family) continue;  // RFC 8950 next hops: not installed yet
-    auto nh = hop_of(g, ifs);
-    if (!nh) continue;
-    if (std::find(s.nexthops.begin(), s.nexthops.end(), *nh) == s.nexthops.end()) s.nexthops.push_back(*nh);
+    // An IPv4 prefix may go over an IPv6 next hop (RFC 8950: RTA_VIA, or
+    // an AF_INET6 nexthop object); an IPv6 prefix only over IPv6.
+    if (g.address.family() != family && family != net::IpFamily::V4) continue;
+    hops_of(g, ifs, s.nexthops);
   }
-  // A multipath route only with every gateway resolved; else the ones
-  // that are (never a gateway that is not directly reachable).
+  // The gateways that resolve (never one that does not): directly, or
+  // through a kernel route (its ECMP next hops all).
   if (s.nexthops.empty()) return std::nullopt;
   std::sort(s.nexthops.begin(), s.nexthops.end());
   return s;
@@ -124,12 +130,26 @@ uint32_t Plan::resolve(uint32_t want, net::IpFamily family, const Interfaces& if
     forget_memo();
     memo_want_ = wants_.acquire(want);
     memo_family_ = family;
-    if (auto s = shape_for(wants_[want], family, ifs)) {
+    if (uint32_t g = recursive_shape(wants_[want], family, ifs)) {
+      const Gateway& gw = wants_[want].gateways[0];
+      memo_shape_ = intern(Shape{RTN_UNICAST, RT_SCOPE_UNIVERSE, {NextHop{true, gw.address, 0, 0}}, g});
+    } else if (auto s = shape_for(wants_[want], family, ifs)) {
       if (o_.nexthop_objects && s->type == RTN_UNICAST) s->nhid = object_for(s->nexthops);
       memo_shape_ = intern(*s);
     }
   }
   return shapes_.acquire(memo_shape_);
+}
+
+uint32_t Plan::recursive_shape(const Want& w, net::IpFamily family, const Interfaces& ifs) {
+  if (!o_.nexthop_objects || !resolver_ || w.unreachable || w.gateways.size() != 1) return 0;
+  const Gateway& g = w.gateways[0];
+  if (g.address.family() != family && family != net::IpFamily::V4) return 0;
+  if (ifs.resolve(g.address, g.via_ifindex) || (g.link_local && ifs.resolve(*g.link_local, g.via_ifindex)))
+    return 0;  // directly connected: an object of the gateway's own
+  const Resolved r = resolver_->resolve(g.address, g.via_ifindex, ifs);
+  if (r.how != Resolution::kRecursive) return 0;
+  return recursive_group(g, r.hops);
 }
 
 void Plan::forget_memo() {
@@ -153,17 +173,18 @@ void Plan::release_shape(uint32_t id) {
 
 // ---- nexthop objects
 
-uint32_t Plan::object_for(const std::vector<NextHop>& hops) {
-  if (auto it = nh_ids_.find(hops); it != nh_ids_.end()) return it->second;
-  uint32_t id = 0;
+uint32_t Plan::take_id() {
   for (uint32_t tries = 0; tries < o_.nhid_count; ++tries) {  // the first free id of the range
     uint32_t c = o_.first_nhid + nh_next_;
     nh_next_ = (nh_next_ + 1) % o_.nhid_count;
-    if (c != 0 && !nh_.count(c) && !nh_taken_.count(c)) {
-      id = c;
-      break;
-    }
+    if (c != 0 && !nh_.count(c) && !nh_taken_.count(c)) return c;
   }
+  return 0;
+}
+
+uint32_t Plan::object_for(const std::vector<NextHop>& hops) {
+  if (auto it = nh_ids_.find(hops); it != nh_ids_.end()) return it->second;
+  uint32_t id = take_id();
   if (id == 0) return 0;  // the range is full: gateways in the route instead
   NhRecord& rec = nh_[id];
   rec.hops = hops;
@@ -202,14 +223,117 @@ void Plan::detach(uint32_t id) {
   auto it = nh_.find(id);
   if (it == nh_.end() || !it->second.attached) return;
   it->second.attached = false;
-  nh_ids_.erase(it->second.hops);
+  if (!it->second.recursive) {
+    nh_ids_.erase(it->second.hops);
+    return;
+  }
+  // A next hop's group: routes worked out from now on get a new one.
+  for (auto r = rec_ids_.begin(); r != rec_ids_.end(); ++r)
+    if (r->second == id) {
+      rec_ids_.erase(r);
+      break;
+    }
 }
+
+// ---- a recursive next hop's group (plan.h)
+
+uint32_t Plan::members_for(const std::vector<NextHop>& hops, std::vector<uint32_t>& out) {
+  out.clear();
+  for (const NextHop& h : hops) {
+    uint32_t m = object_for({NextHop{h.has_gateway, h.gateway, h.ifindex, 0}});
+    if (m == 0) {
+      for (uint32_t x : out) unref_object(x);
+      out.clear();
+      return 0;
+    }
+    ref_object(m);
+    out.push_back(m);
+  }
+  return 1;
+}
+
+uint32_t Plan::recursive_group(const Gateway& g, const std::vector<NextHop>& hops) {
+  const auto key = std::pair(g.address, g.via_ifindex);
+  if (auto it = rec_ids_.find(key); it != rec_ids_.end()) {
+    NhRecord& rec = nh_.at(it->second);
+    if (rec.hops != hops) {  // the path changed: the group is replaced in place
+      rec.hops = hops;
+      if (!rec.replace_queued) {
+        rec.replace_queued = true;
+        nh_replaces_.push_back(it->second);
+      }
+    }
+    return it->second;
+  }
+  uint32_t id = take_id();
+  if (id == 0) return 0;
+  NhRecord& rec = nh_[id];
+  rec.hops = hops;
+  rec.recursive = true;
+  rec.attached = true;
+  std::vector<uint32_t> members;
+  if (members_for(hops, members) == 0) {
+    nh_.erase(id);
+    return 0;
+  }
+  nh_.at(id).members = std::move(members);
+  rec_ids_.emplace(key, id);
+  return id;
+}
+
+bool Plan::replacement_ready() const {
+  for (uint32_t id : nh_replaces_)
+    if (auto it = nh_.find(id); it != nh_.end() && it->second.state == NhState::kPresent && !it->second.replacing)
+      return true;
+  return false;
+}
+
+void Plan::replace_groups(std::vector<Request>& out, size_t& made, size_t max) {
+  std::deque<uint32_t> later;
+  while (!nh_replaces_.empty() && made < max) {
+    uint32_t id = nh_replaces_.front();
+    nh_replaces_.pop_front();
+    auto it = nh_.find(id);
+    if (it == nh_.end()) continue;
+    NhRecord& rec = it->second;
+    if (!rec.recursive) continue;  // (an id used again)
+    if (rec.state == NhState::kCreating || rec.replacing) {  // after its answer
+      later.push_back(id);
+      continue;
+    }
+    rec.replace_queued = false;
+    if (rec.state != NhState::kPresent && rec.state != NhState::kAbsent) continue;  // being deleted
+    std::vector<uint32_t> members;
+    if (members_for(rec.hops, members) == 0) {  // no ids: routes onto another group
+      detach(id);
+      for (Node& n : entries_) touch(n);
+      continue;
+    }
+    if (members == rec.members) {
+      for (uint32_t m : members) unref_object(m);
+      continue;
+    }
+    if (rec.state == NhState::kAbsent) {  // created with them when first needed
+      std::swap(rec.members, members);
+      for (uint32_t m : members) unref_object(m);
+      continue;
+    }
+    for (uint32_t m : members) ensure_object(m, out, made);
+    rec.pending = std::move(members);
+    rec.replacing = true;
+    send_object(id, Op::kReplace, out);
+    ++made;
+  }
+  for (uint32_t id : later) nh_replaces_.push_back(id);
+}
+
 
 void Plan::drop_object(uint32_t id) {
   auto it = nh_.find(id);
   if (it == nh_.end()) return;
   detach(id);
   std::vector<uint32_t> members = std::move(it->second.members);
+  for (uint32_t m : it->second.pending) members.push_back(m);
   nh_.erase(it);
   for (uint32_t m : members) unref_object(m);
 }
@@ -314,7 +438,9 @@ NexthopObject Plan::object_message(uint32_t id) const {
   NexthopObject o;
   o.id = id;
   o.protocol = o_.protocol;
-  if (!rec.members.empty()) {
+  if (rec.replacing) {
+    for (uint32_t m : rec.pending) o.group.push_back(GroupMember{m, 0});
+  } else if (!rec.members.empty()) {
     for (uint32_t m : rec.members) o.group.push_back(GroupMember{m, 0});
   } else if (rec.hops.size() == 1) {
     o.family = af_of(rec.hops[0].gateway.family());
@@ -356,6 +482,23 @@ void Plan::answer_object(uint32_t id, Op op, int32_t error) {
   auto it = nh_.find(id);
   if (it == nh_.end()) return;
   NhRecord& rec = it->second;
+  if (op == Op::kReplace) {
+    if (!rec.replacing) return;
+    rec.replacing = false;
+    std::vector<uint32_t> old;
+    if (error == 0) {
+      old = std::move(rec.members);
+      rec.members = std::move(rec.pending);
+    } else {  // the routes go onto a new group (this one is deleted once unused)
+      refuse_counted(error);
+      old = std::move(rec.pending);
+      detach(id);
+      for (Node& n : entries_) touch(n);
+    }
+    rec.pending.clear();
+    for (uint32_t m : old) unref_object(m);  // deleted now that the group no longer holds them
+    return;
+  }
   if (op == Op::kAdd) {
     if (rec.state != NhState::kCreating) return;  // gone meanwhile (nexthop_gone)
     if (error == 0) {
@@ -611,7 +754,11 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     send_object(id, Op::kDelete, out);
     ++made;
   }
-  while (!queue_.empty() && made < max) {
+  // Routes are worked out until a group's replacement is ready (the memo
+  // queues one when a route's next hop resolves otherwise): it goes at
+  // once, before the walk over the other routes (which it changes too)
+  // goes on in the next call.
+  while (!queue_.empty() && made < max && !replacement_ready()) {
     Node& n = *queue_.front();
     queue_.pop_front();
     const net::Prefix& p = n.first;
@@ -655,6 +802,7 @@ size_t Plan::next(const Interfaces& ifs, size_t max, std::vector<Request>& out) 
     out.push_back(std::move(rq));
     ++made;
   }
+  replace_groups(out, made, max);
   forget_memo();
   return made;
 }

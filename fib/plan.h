@@ -41,6 +41,19 @@
 // (its link went down; nexthop_gone()) is never referred to again: the
 // routes that used it are worked out again onto a new one.
 //
+// Recursive next hops (fib/resolver.h): a route whose one gateway
+// resolves through a kernel route is installed via the resolved gateways.
+// With nexthop objects it refers to a group object of that BGP next hop
+// (one per next hop and session interface), whose members are the
+// resolved (gateway, interface) objects; when the resolution changes, the
+// group is replaced in place (RTM_NEWNEXTHOP, NLM_F_REPLACE: its new
+// members created first, the old ones deleted after the answer) and the
+// routes are not touched. A group the kernel refused to replace, or one
+// with a member on a link gone down, is not referred to again: its routes
+// go onto a new group, one request each. A multipath wish (several
+// gateways) and routes without objects carry the resolved gateways:
+// a change replaces each route.
+//
 // Memory: a full table is a million prefixes through a few gateways, so
 // each prefix keeps two ids (16 octets with its flags): its wish and the
 // kernel's copy are interned (fib/intern.h), not a vector each.
@@ -59,6 +72,7 @@
 #include "fib/interfaces.h"
 #include "fib/intern.h"
 #include "fib/netlink.h"
+#include "fib/resolver.h"
 
 namespace petrel::fib {
 
@@ -135,7 +149,7 @@ Header header_of(const Request& r, uint32_t pid = 0);
 struct PlanCounts {
   uint64_t installed = 0;   // routes of ours the kernel holds
   uint64_t pending = 0;     // prefixes waiting for a request or its answer
-  uint64_t unresolved = 0;  // wanted, but no gateway is directly reachable
+  uint64_t unresolved = 0;  // wanted, but no gateway resolves
   uint64_t refused = 0;     // refused by the kernel, waiting for a retry
   uint64_t stale = 0;       // ours from an earlier run, kept until removals are allowed
   uint64_t refusals = 0;    // every refusal so far
@@ -148,6 +162,11 @@ class Plan {
   explicit Plan(PlanOptions o) : o_(o) {}
 
   [[nodiscard]] const PlanOptions& options() const { return o_; }
+  // Next hops further than one link resolve through the kernel's routes
+  // (fib/resolver.h; null: only directly connected ones). The resolver
+  // outlives the plan; after a change of its answers, call
+  // interfaces_changed().
+  void set_resolver(const Resolver* r) { resolver_ = r; }
   // Routes refer to nexthop objects (true) or carry their gateways; set
   // before the first next().
   void set_nexthop_objects(bool on) { o_.nexthop_objects = on; }
@@ -205,7 +224,9 @@ class Plan {
   [[nodiscard]] PlanCounts counts() const;
   [[nodiscard]] int32_t last_error() const { return last_error_; }
   // Nothing waiting and nothing in flight (refused prefixes aside).
-  [[nodiscard]] bool idle() const { return queue_.empty() && in_flight_ == 0 && nh_deletes_.empty(); }
+  [[nodiscard]] bool idle() const {
+    return queue_.empty() && in_flight_ == 0 && nh_deletes_.empty() && nh_replaces_.empty();
+  }
   [[nodiscard]] size_t in_flight() const { return in_flight_; }
 
   // fn(prefix) for every prefix Petrel wants now.
@@ -255,6 +276,13 @@ class Plan {
     bool delete_queued = false;
     bool found_group = false;  // found at start-up; members linked by settle_found()
     std::vector<GroupMember> found_members;
+    // A recursive next hop's group (rec_ids_): hops are the resolved ones
+    // wanted now, members those the kernel's group holds; while a replace
+    // is in flight, pending holds its members (a reference held on each).
+    bool recursive = false;
+    bool replace_queued = false;
+    bool replacing = false;
+    std::vector<uint32_t> pending;
   };
 
   static size_t fi(net::IpFamily f) { return f == net::IpFamily::V4 ? 0 : 1; }
@@ -264,9 +292,9 @@ class Plan {
   // The shape Petrel would install for a wish (a reference taken; kNoId:
   // none reachable).
   uint32_t resolve(uint32_t want, net::IpFamily family, const Interfaces& ifs);
-  // Only gateways of the prefix's family count (an IPv4 prefix over an
-  // IPv6 next hop, RFC 8950, is not installed yet: unresolved).
-  [[nodiscard]] static std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs);
+  // Gateways of the prefix's family, and IPv6 ones for an IPv4 prefix
+  // (RFC 8950).
+  [[nodiscard]] std::optional<Shape> shape_for(const Want& w, net::IpFamily family, const Interfaces& ifs) const;
   [[nodiscard]] Route route_of(const net::Prefix& p, const Shape& s) const;
   // Interned shapes hold a reference to their nexthop object.
   uint32_t intern(const Shape& s);
@@ -276,6 +304,16 @@ class Plan {
     return id - o_.first_nhid < o_.nhid_count;
   }
   uint32_t object_for(const std::vector<NextHop>& hops);  // no reference taken
+  uint32_t take_id();  // a free id of the range (0: none)
+  // A gateway's objects, a reference taken on each (0: no ids left).
+  uint32_t members_for(const std::vector<NextHop>& hops, std::vector<uint32_t>& out);
+  // The group of a single recursive gateway (0: not one, or no ids): see
+  // "Recursive next hops" above.
+  uint32_t recursive_shape(const Want& w, net::IpFamily family, const Interfaces& ifs);
+  uint32_t recursive_group(const Gateway& g, const std::vector<NextHop>& hops);
+  // Sends the queued groups' replacements (their new members first).
+  void replace_groups(std::vector<Request>& out, size_t& made, size_t max);
+  [[nodiscard]] bool replacement_ready() const;  // a queued group can be replaced now
   void ref_object(uint32_t id);
   void unref_object(uint32_t id);
   void detach(uint32_t id);
@@ -309,8 +347,10 @@ class Plan {
   void set_unresolved(Entry& e, bool v);
   void forget_if_empty(Node& n);
 
-  // The next hop a gateway gives (nullopt: not directly reachable).
-  static std::optional<NextHop> hop_of(const Gateway& g, const Interfaces& ifs);
+  // Appends the next hops a gateway gives (none: it does not resolve),
+  // each once.
+  void hops_of(const Gateway& g, const Interfaces& ifs, std::vector<NextHop>& out) const;
+  const Resolver* resolver_ = nullptr;
   // resolve()'s last answer, valid during one next(): the wish and the
   // shape (a reference held to each).
   void forget_memo();
@@ -339,6 +379,8 @@ class Plan {
   std::map<std::vector<NextHop>, uint32_t> nh_ids_;
   std::unordered_set<uint32_t> nh_taken_;  // ids in our range held by others
   std::deque<uint32_t> nh_deletes_;
+  std::map<std::pair<net::IpAddress, uint32_t>, uint32_t> rec_ids_;  // (next hop, via_ifindex): its group
+  std::deque<uint32_t> nh_replaces_;  // groups whose members change
   uint32_t nh_next_ = 0;  // the next id to try, as an offset in the range
   uint64_t nh_present_ = 0;
   bool nh_settle_ = false;  // objects found at start-up not yet settled

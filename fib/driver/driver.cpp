@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <libmnl/libmnl.h>
+#include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <poll.h>
@@ -77,6 +78,29 @@ Result<std::unique_ptr<Driver>, DriverError> Driver::open(DriverOptions o) {
   int nfd = mnl_socket_get_fd(d->notify_);
   set_buffer(nfd, SO_RCVBUFFORCE, SO_RCVBUF, 1 << 20);
   if (fcntl(nfd, F_SETFL, fcntl(nfd, F_GETFL) | O_NONBLOCK) != 0) return fail(sys("making the socket non-blocking"));
+
+  // Route notifications, for the resolver. The filter drops those of
+  // Petrel's own protocol (rtm_protocol, 5 octets into struct rtmsg after
+  // the 16 of nlmsghdr): a full table's installation would flood the
+  // socket with them.
+  d->routes_ = mnl_socket_open(NETLINK_ROUTE);
+  if (!d->routes_) return fail(sys("opening a netlink socket"));
+  if (mnl_socket_bind(d->routes_, 0, MNL_SOCKET_AUTOPID) < 0) return fail(sys("binding the netlink socket"));
+  int rfd = mnl_socket_get_fd(d->routes_);
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, sizeof(nlmsghdr) + offsetof(rtmsg, rtm_protocol)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, o.resolve.own_protocol, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0),           // ours: dropped
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),  // another's: kept whole
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  if (setsockopt(rfd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0)
+    return fail(sys("filtering the route notifications"));
+  for (int group : {RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE})
+    if (mnl_socket_setsockopt(d->routes_, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
+      return fail(sys("joining the route notification groups"));
+  set_buffer(rfd, SO_RCVBUFFORCE, SO_RCVBUF, 4 << 20);
+  if (fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK) != 0) return fail(sys("making the socket non-blocking"));
   d->in_.resize(kReceiveBuffer);
   return d;
 }
@@ -84,11 +108,13 @@ Result<std::unique_ptr<Driver>, DriverError> Driver::open(DriverOptions o) {
 Driver::~Driver() {
   if (req_) mnl_socket_close(req_);
   if (notify_) mnl_socket_close(notify_);
+  if (routes_) mnl_socket_close(routes_);
 }
 
 int Driver::notify_fd() const { return mnl_socket_get_fd(notify_); }
+int Driver::route_fd() const { return mnl_socket_get_fd(routes_); }
 
-Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family) {
+Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family, bool resolver_only) {
   for (int attempt = 0; attempt < kDumpAttempts; ++attempt) {
     uint32_t seq = dump_seq_++;
     if (dump_seq_ == 0) dump_seq_ = 0x80000000u;
@@ -111,7 +137,8 @@ Result<void, DriverError> Driver::dump(uint16_t type, uint8_t family) {
           error = -a->error;
           done = true;
         } else if (const auto* rt = std::get_if<Route>(&m.body)) {
-          plan_.kernel_has(*rt);
+          (void)resolver_.apply(m);
+          if (!resolver_only) plan_.kernel_has(*rt);
         } else if (const auto* nh = std::get_if<NexthopObject>(&m.body)) {
           plan_.kernel_has(*nh);
         } else {
@@ -218,37 +245,66 @@ Result<void, DriverError> Driver::sync(size_t max_requests) {
   return {};
 }
 
-Result<bool, DriverError> Driver::read_notifications() {
-  bool changed = false;
-  std::vector<uint32_t> went_down;  // seen down, even if up again by the end
+template <typename Lost, typename Each>
+Result<void, DriverError> Driver::drain(mnl_socket* sock, const char* what, Lost&& lost, Each&& each) {
   for (int i = 0; i < 1024; ++i) {  // bounded: the rest waits for the next round
-    ssize_t n = mnl_socket_recvfrom(notify_, in_.data(), in_.size());
+    ssize_t n = mnl_socket_recvfrom(sock, in_.data(), in_.size());
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-      if (errno != ENOBUFS) return fail(sys("reading link and address notifications"));
-      // Notifications were lost: read the interfaces again; no nexthop
-      // object is trusted any longer.
-      ++stats_.resyncs;
-      if (auto r = dump_interfaces(); !r) return fail(r.error());
-      plan_.nexthops_unknown();
-      changed = true;
+      if (errno != ENOBUFS) return fail(sys(what));
+      if (auto r = lost(); !r) return r;
       continue;
     }
-    for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), [&](const Message& m) {
-      ++stats_.notifications;
-      if (const auto* nh = std::get_if<NexthopObject>(&m.body)) {
-        if (m.header.type == RTM_DELNEXTHOP) plan_.nexthop_gone(nh->id);
-        return;
-      }
-      if (const auto* l = std::get_if<Link>(&m.body))
-        if (m.header.type == RTM_DELLINK || (l->flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
-          went_down.push_back(l->index);
-      changed |= ifs_.apply(m);
-    });
+    for_each_message(bytes::Span(in_.data(), static_cast<size_t>(n)), each);
   }
+  return {};
+}
+
+Result<bool, DriverError> Driver::read_notifications() {
+  bool changed = false, routes = false;
+  std::vector<uint32_t> went_down;  // seen down, even if up again by the end
+  auto lost = [&]() -> Result<void, DriverError> {
+    // Notifications were lost: read the interfaces again; no nexthop
+    // object is trusted any longer.
+    ++stats_.resyncs;
+    if (auto r = dump_interfaces(); !r) return r;
+    plan_.nexthops_unknown();
+    changed = true;
+    return {};
+  };
+  auto r = drain(notify_, "reading link and address notifications", lost, [&](const Message& m) {
+    ++stats_.notifications;
+    if (const auto* nh = std::get_if<NexthopObject>(&m.body)) {
+      if (m.header.type == RTM_DELNEXTHOP) plan_.nexthop_gone(nh->id);
+      return;
+    }
+    if (const auto* l = std::get_if<Link>(&m.body)) {
+      if (m.header.type == RTM_DELLINK || (l->flags & (IFF_UP | IFF_RUNNING)) != (IFF_UP | IFF_RUNNING))
+        went_down.push_back(l->index);
+      // Set down or deleted: the kernel removed the routes through it
+      // without a word (carrier lost alone leaves them).
+      if (m.header.type == RTM_DELLINK || !(l->flags & IFF_UP)) routes |= resolver_.link_gone(l->index);
+    }
+    changed |= ifs_.apply(m);
+  });
+  if (!r) return fail(r.error());
   plan_.links_went_down(went_down);
+  auto lost_routes = [&]() -> Result<void, DriverError> {
+    // Lost: the resolve table is dumped again (into the resolver alone).
+    ++stats_.route_resyncs;
+    resolver_.clear();
+    routes = true;
+    if (auto d = dump(RTM_GETROUTE, kAfInet, true); !d) return d;
+    return dump(RTM_GETROUTE, kAfInet6, true);
+  };
+  r = drain(routes_, "reading route notifications", lost_routes, [&](const Message& m) {
+    ++stats_.route_notifications;
+    routes |= resolver_.apply(m);
+  });
+  if (!r) return fail(r.error());
   if (changed) plan_.interfaces_changed(ifs_);
-  return changed;
+  else if (routes) plan_.interfaces_changed();  // recursive next hops worked out again
+  return changed || routes;
 }
 
 Result<void, DriverError> Driver::remove_all() {

@@ -11,6 +11,14 @@
 // kernel removes nexthop objects whose link goes). Requests go out in
 // batches (several messages in one sendmsg).
 //
+// A third socket follows the kernel's routes (RTNLGRP_IPV4_ROUTE,
+// RTNLGRP_IPV6_ROUTE) for next-hop resolution (fib/resolver.h): the
+// resolve table is mirrored from the start-up route dump and these
+// notifications. A socket filter (classic BPF) drops Petrel's own routes'
+// notifications in the kernel, so installing a full table does not flood
+// it; a lost notification (ENOBUFS) dumps the routes again into the
+// resolver alone.
+//
 // Nexthop objects (fib/plan.h) are used when DriverOptions asks for them
 // and the kernel supports them: start() dumps them (RTM_GETNEXTHOP); a
 // failing dump means routes carry their gateways, as without.
@@ -38,6 +46,7 @@ struct DriverOptions {
   size_t batch = 256;         // requests per sendmsg
   int answer_timeout_ms = 5000;  // waiting for the kernel's acks
   bool nexthop_objects = true;   // when the kernel supports them
+  ResolverOptions resolve;       // next hops further than one link (fib/resolver.h)
 };
 
 // An error of the driver itself (not a refused route): errno and what was
@@ -53,6 +62,8 @@ struct DriverStats {
   uint64_t batches = 0;        // sendmsg calls for them
   uint64_t notifications = 0;  // link and address messages read
   uint64_t resyncs = 0;        // interface dumps after a lost notification
+  uint64_t route_notifications = 0;  // foreign route messages read (the resolver's)
+  uint64_t route_resyncs = 0;  // route dumps after a lost route notification
   // Where sync()'s time went (steady clock, nanoseconds): the plan's
   // next(), encoding the requests, inside sendmsg (rtnetlink does the
   // kernel's work in the sender's call), and waiting for and reading the
@@ -72,17 +83,20 @@ class Driver {
   // Sends what the plan has, in batches, and feeds the answers back,
   // until the plan has nothing to send (or `max_requests` went out).
   Result<void, DriverError> sync(size_t max_requests = SIZE_MAX);
-  // Reads pending link/address notifications without blocking; true if
-  // the interfaces changed (the plan has been told).
+  // Reads pending link/address and route notifications without blocking;
+  // true if the interfaces or the resolver's routes changed (the plan has
+  // been told: its routes are worked out again).
   Result<bool, DriverError> read_notifications();
-  // The notification socket, to wait on (poll) between rounds.
+  // The notification sockets, to wait on (poll) between rounds.
   [[nodiscard]] int notify_fd() const;
+  [[nodiscard]] int route_fd() const;
   // A clean stop: every route of ours goes.
   Result<void, DriverError> remove_all();
 
   Plan& plan() { return plan_; }
   [[nodiscard]] const Plan& plan() const { return plan_; }
   [[nodiscard]] const Interfaces& interfaces() const { return ifs_; }
+  [[nodiscard]] const Resolver& resolver() const { return resolver_; }
   [[nodiscard]] const DriverStats& stats() const { return stats_; }
   // After start(): whether the kernel answered a nexthop object dump, and
   // whether routes refer to objects (asked for and supported).
@@ -90,17 +104,25 @@ class Driver {
   [[nodiscard]] bool nexthop_objects() const { return plan_.options().nexthop_objects; }
 
  private:
-  explicit Driver(DriverOptions o) : o_(o), plan_(o.plan) {}
-  Result<void, DriverError> dump(uint16_t type, uint8_t family);
+  explicit Driver(DriverOptions o) : o_(o), plan_(o.plan), resolver_(o.resolve) { plan_.set_resolver(&resolver_); }
+  // resolver_only: routes go to the resolver alone (a dump after lost
+  // route notifications), not to the plan.
+  Result<void, DriverError> dump(uint16_t type, uint8_t family, bool resolver_only = false);
+  // Reads a notification socket (at most 1024 datagrams): each(message);
+  // lost() when the kernel dropped some (ENOBUFS).
+  template <typename Lost, typename Each>
+  Result<void, DriverError> drain(mnl_socket* sock, const char* what, Lost&& lost, Each&& each);
   Result<void, DriverError> dump_interfaces();
   Result<void, DriverError> send_batch(const std::vector<Request>& batch);
 
   DriverOptions o_;
   Plan plan_;
   Interfaces ifs_;
+  Resolver resolver_;
   DriverStats stats_;
   mnl_socket* req_ = nullptr;
   mnl_socket* notify_ = nullptr;
+  mnl_socket* routes_ = nullptr;  // route notifications, Petrel's own filtered out
   uint32_t portid_ = 0;
   uint32_t dump_seq_ = 0x80000000u;
   bool nh_supported_ = false;

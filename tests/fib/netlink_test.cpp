@@ -3,6 +3,7 @@
 #include "fib/netlink.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include <gtest/gtest.h>
 #include <linux/if.h>
@@ -69,6 +70,48 @@ TEST(Netlink, MultipathOnTheWire) {
   auto m = decode(out);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(std::get<Route>(m->body), r);
+}
+
+// RFC 8950: an IPv4 route over an IPv6 next hop carries RTA_VIA (struct
+// rtvia: AF_INET6 in 16 bits, then the address), alone or in RTA_MULTIPATH.
+TEST(Netlink, ViaOnTheWire) {
+  Route r = gateway_route();
+  r.nexthops = {NextHop{true, addr("fe80::2"), 3, 0}};
+  std::vector<std::byte> out;
+  encode(Message{Header{RTM_NEWROUTE, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, 7, 0}, r}, out);
+  EXPECT_EQ(bytes::to_hex(out), bytes::to_hex(hex(
+      "54000000 1800 0506 07000000 00000000"  // nlmsghdr: len 84
+      "02 18 00 00 64 ba 00 01 00000000"      // rtmsg: AF_INET /24 table 100 proto bgp scope 0 unicast
+      "0800 0100 c0000200"                    // RTA_DST 192.0.2.0
+      "0800 0f00 64000000"                    // RTA_TABLE 100
+      "0800 0600 20000000"                    // RTA_PRIORITY 32
+      "1600 1200 0a00 fe800000000000000000000000000002 0000"  // RTA_VIA (22 + 2 padding): AF_INET6 fe80::2
+      "0800 0400 03000000")));                // RTA_OIF 3
+  auto m = decode(out);
+  ASSERT_TRUE(m.ok()) << to_string(m.error());
+  EXPECT_EQ(std::get<Route>(m->body), r);
+
+  r.nexthops = {NextHop{true, addr("2001:db8::1"), 2, 0}, NextHop{true, addr("10.0.0.2"), 4, 0}};
+  out.clear();
+  encode(Message{Header{RTM_NEWROUTE, NLM_F_REQUEST, 1, 0}, r}, out);
+  EXPECT_NE(bytes::to_hex(out).find(bytes::to_hex(hex(
+                "3400 0900"                       // RTA_MULTIPATH, 4 + 32 + 16
+                "2000 00 00 02000000"             // rtnexthop len 32, ifindex 2
+                "1600 1200 0a00 20010db8000000000000000000000001 0000"
+                "1000 00 00 04000000"             // rtnexthop len 16, ifindex 4
+                "0800 0500 0a000002"))),           // RTA_GATEWAY 10.0.0.2
+            std::string::npos);
+  m = decode(out);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(std::get<Route>(m->body), r);
+
+  // A via of an unknown family, or too short for its family: an error.
+  for (const char* via : {"0a00 1200 0700 0a000002 0000", "0800 1200 0a00 0a00", "0500 1200 0a 000000"}) {
+    std::vector<std::byte> bad = hex((std::string("00000000 1800 0000 01000000 00000000 02 18 00 00 64 ba 00 01 00000000") + via).c_str());
+    const auto n = static_cast<uint32_t>(bad.size());
+    std::memcpy(bad.data(), &n, 4);
+    EXPECT_FALSE(decode(bad).ok()) << via;
+  }
 }
 
 TEST(Netlink, NexthopObjectsOnTheWire) {

@@ -47,6 +47,8 @@ class ModelKernel {
   std::map<uint32_t, NexthopObject> objects;
   bool foreign_touched = false;
   bool foreign_asked = false;
+  size_t replaced = 0;     // objects replaced in place
+  size_t route_requests = 0;
 
   static Key key(const Route& r) { return {r.table, r.dst, r.metric}; }
   void add(const Route& r) { routes[key(r)] = r; }
@@ -87,7 +89,16 @@ class ModelKernel {
       foreign_asked = true;
     auto it = objects.find(o.id);
     if (m.header.type == RTM_NEWNEXTHOP) {
-      if (it != objects.end()) return -EEXIST;
+      if (it != objects.end()) {  // replaced in place: a group by a group only
+        if (!(m.header.flags & NLM_F_REPLACE)) return -EEXIST;
+        if (it->second.group.empty() != o.group.empty() || o.group.empty()) return -EINVAL;
+        for (const GroupMember& g : o.group)
+          if (!objects.count(g.id) || !objects.at(g.id).group.empty()) return -EINVAL;
+        if (!ours(it->second)) foreign_touched = true;
+        it->second = o;
+        ++replaced;
+        return 0;
+      }
       if (o.group.empty() && (!o.has_gateway || o.ifindex == 0)) return -EINVAL;
       for (const GroupMember& g : o.group)
         if (!objects.count(g.id) || !objects.at(g.id).group.empty()) return -EINVAL;
@@ -103,6 +114,7 @@ class ModelKernel {
 
   int32_t apply(const Message& m) {
     if (std::holds_alternative<NexthopObject>(m.body)) return apply_object(m);
+    ++route_requests;
     Route r = std::get<Route>(m.body);
     if (r.protocol != kOpts.protocol || r.table != kOpts.table || r.metric != kOpts.metric) foreign_asked = true;
     auto it = routes.find(key(r));
@@ -110,8 +122,8 @@ class ModelKernel {
       if (r.nhid != 0) {  // the object's next hops, as the kernel reports them
         auto hops = expand(r.nhid);
         if (!r.nexthops.empty() || !hops) return -EINVAL;
-        for (const NextHop& h : *hops)
-          if (h.gateway.family() != r.dst.family()) return -EINVAL;
+        for (const NextHop& h : *hops)  // an IPv4 route may use an IPv6 object (RFC 8950), not the reverse
+          if (h.gateway.family() != r.dst.family() && r.dst.family() == net::IpFamily::V6) return -EINVAL;
         r.nexthops = *hops;
       }
       if (it != routes.end()) {
@@ -495,22 +507,114 @@ TEST(Plan, GlobalNextHopPreferredToItsLinkLocalOne) {
   EXPECT_EQ(plan.counts().unresolved, 1u);
 }
 
-TEST(Plan, Rfc8950NextHopsAreUnresolvedNotInstalled) {
-  // An IPv4 prefix over an IPv6 next hop would need RTA_VIA: counted as
-  // unresolved, never installed (docs/kernel.md); the same wish for an
-  // IPv6 prefix is installed.
-  Interfaces ifs = with_veth(three_links());
+TEST(Plan, Rfc8950NextHopsAreInstalledOverIpv6) {
+  // An IPv4 prefix over an IPv6 next hop (RFC 8950): installed through it
+  // (RTA_VIA on the wire, fib/netlink.h), as an IPv6 prefix is; with
+  // nexthop objects, through an AF_INET6 object.
+  for (bool objects : {false, true}) {
+    Interfaces ifs = with_veth(three_links());
+    ModelKernel k;
+    PlanOptions o = kOpts;
+    o.nexthop_objects = objects;
+    Plan plan(o);
+    const Want ll{{Gateway{addr("fe80::2"), 4, {}}}, false};
+    plan.want(prefix("192.0.2.0/24"), ll);
+    plan.want(prefix("2001:db8:1::/48"), ll);
+    pump(plan, ifs, k);
+    const Route* r = k.ours(prefix("192.0.2.0/24"));
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(r->nexthops, (std::vector<NextHop>{NextHop{true, addr("fe80::2"), 4, 0}}));
+    ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
+    EXPECT_EQ(plan.counts().unresolved, 0u);
+    EXPECT_EQ(plan.counts().installed, 2u);
+    EXPECT_EQ(plan.counts().refusals, 0u);
+    if (objects) {
+      ASSERT_NE(r->nhid, 0u);
+      EXPECT_EQ(k.objects.at(r->nhid).family, kAfInet6);
+    }
+  }
+  // An IPv4 next hop for an IPv6 prefix: not installed.
+  Interfaces ifs = three_links();
   ModelKernel k;
   Plan plan(kOpts);
-  const Want ll{{Gateway{addr("fe80::2"), 4, {}}}, false};
-  plan.want(prefix("192.0.2.0/24"), ll);
-  plan.want(prefix("2001:db8:1::/48"), ll);
+  plan.want(prefix("2001:db8:1::/48"), via({"10.0.1.2"}));
   pump(plan, ifs, k);
-  EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
-  ASSERT_NE(k.ours(prefix("2001:db8:1::/48")), nullptr);
   EXPECT_EQ(plan.counts().unresolved, 1u);
-  EXPECT_EQ(plan.counts().installed, 1u);
-  EXPECT_EQ(plan.counts().refusals, 0u);
+}
+
+// A next hop further than one link: installed through the kernel route
+// the resolver finds (its ECMP gateways), replaced when that route changes.
+TEST(Plan, RecursiveNextHopsGoThroughTheResolvedGateways) {
+  for (bool objects : {false, true}) {
+    Interfaces ifs = three_links();
+    Resolver res;
+    auto igp = [](std::vector<NextHop> hops) {
+      Route r = ours("203.0.113.0/24", "10.0.1.2", 1);  // another's, in the main table
+      r.table = 254;
+      r.metric = 20;
+      r.protocol = RTPROT_STATIC;
+      r.nexthops = std::move(hops);
+      return Message{Header{RTM_NEWROUTE, 0, 0, 0}, r};
+    };
+    (void)res.apply(igp({NextHop{true, addr("10.0.1.2"), 1, 0}}));
+    ModelKernel k;
+    PlanOptions o = kOpts;
+    o.nexthop_objects = objects;
+    Plan plan(o);
+    plan.set_resolver(&res);
+    plan.want(prefix("192.0.2.0/24"), via({"203.0.113.9"}));
+    plan.want(prefix("198.51.100.0/24"), via({"203.0.113.9"}));
+    plan.want(prefix("100.64.0.0/10"), via({"100.127.0.1"}));  // no route to it
+    pump(plan, ifs, k);
+    ASSERT_NE(k.ours(prefix("192.0.2.0/24")), nullptr);
+    EXPECT_EQ(k.ours(prefix("192.0.2.0/24"))->nexthops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}}));
+    EXPECT_EQ(plan.counts().installed, 2u);
+    EXPECT_EQ(plan.counts().unresolved, 1u);
+    // The IGP route becomes ECMP over two links: with objects, the next
+    // hop's group is replaced in place and no route is touched.
+    (void)res.apply(igp({NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    plan.interfaces_changed();
+    const size_t routes_before = k.route_requests;
+    pump(plan, ifs, k);
+    EXPECT_EQ(k.route_requests - routes_before, objects ? 0u : 2u);
+    EXPECT_EQ(k.replaced, objects ? 1u : 0u);
+    EXPECT_TRUE(plan.idle());
+    for (const char* p : {"192.0.2.0/24", "198.51.100.0/24"}) {
+      ASSERT_NE(k.ours(prefix(p)), nullptr);
+      const Route& r = *k.ours(prefix(p));
+      auto hops = r.nhid != 0 ? *k.expand(r.nhid) : r.nexthops;
+      for (NextHop& h : hops) h.hops = 0;
+      EXPECT_EQ(hops, (std::vector<NextHop>{NextHop{true, addr("10.0.1.2"), 1, 0}, NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    }
+    // The IGP route goes: the routes through it go too.
+    // Back to one gateway, then to another: the old members go once the
+    // group no longer holds them.
+    (void)res.apply(igp({NextHop{true, addr("10.0.2.2"), 2, 0}}));
+    plan.interfaces_changed();
+    pump(plan, ifs, k);
+    (void)res.apply(igp({NextHop{true, addr("10.0.3.2"), 3, 0}}));
+    plan.interfaces_changed();
+    pump(plan, ifs, k);
+    EXPECT_EQ(k.route_requests - routes_before, objects ? 0u : 6u);
+    {
+      const Route& r = *k.ours(prefix("192.0.2.0/24"));
+      EXPECT_EQ(r.nhid != 0 ? *k.expand(r.nhid) : r.nexthops,
+                (std::vector<NextHop>{NextHop{true, addr("10.0.3.2"), 3, 0}}));
+    }
+    if (objects) {
+      EXPECT_EQ(k.objects.size(), 2u);  // the group and its one member
+      EXPECT_EQ(plan.counts().nexthop_objects, 2u);
+    }
+    (void)res.apply(Message{Header{RTM_DELROUTE, 0, 0, 0}, std::get<Route>(igp({}).body)});
+    plan.interfaces_changed();
+    plan.allow_removals();
+    pump(plan, ifs, k);
+    EXPECT_EQ(k.ours(prefix("192.0.2.0/24")), nullptr);
+    EXPECT_EQ(plan.counts().installed, 0u);
+    EXPECT_EQ(plan.counts().unresolved, 3u);
+    EXPECT_TRUE(k.objects.empty());  // unused: deleted
+    EXPECT_FALSE(k.foreign_touched || k.foreign_asked);
+  }
 }
 
 TEST(Plan, NexthopObjectsComeBeforeTheirRoutesAndGoAfterThem) {
@@ -750,10 +854,24 @@ NexthopObject object(uint32_t id, uint8_t protocol, const char* gw, uint32_t ifi
 // With nexthop objects or without, from a kernel that holds objects of
 // ours left by an earlier run (used, unused, a group) and a foreign object
 // with a foreign route through it.
-void model_kernel_property(bool objects) {
+// An "IGP" route of the main table to 10.0.4.0/24 (the gateways on no link
+// until one gets it), through one or two links, or none: the plan resolves
+// those gateways through it (fib/resolver.h).
+Message igp_route(uint16_t type, std::vector<uint32_t> links) {
+  Route r = ours("10.0.4.0/24", "10.0.1.9", 1);  // another's, in the main table
+  r.table = 254;
+  r.metric = 20;
+  r.protocol = RTPROT_STATIC;
+  r.nexthops.clear();
+  for (uint32_t i : links) r.nexthops.push_back(NextHop{true, net::IpAddress::v4(0x0a000009u | (i << 8)), i, 0});
+  return Message{Header{type, 0, 0, 0}, r};
+}
+
+void model_kernel_property(bool objects, bool recursive = false) {
   const World w = world();
   Interfaces ifs = three_links();
   ModelKernel k;
+  Resolver res;
   const uint32_t base = kOpts.first_nhid;
   k.objects[5] = object(5, RTPROT_STATIC, "10.0.1.9", 1);
   k.objects[base + 7] = object(base + 7, RTPROT_BGP, "10.0.1.2", 1);
@@ -795,6 +913,10 @@ void model_kernel_property(bool objects) {
   PlanOptions o = kOpts;
   o.nexthop_objects = objects;
   Plan plan(o);
+  if (recursive) {
+    plan.set_resolver(&res);
+    (void)res.apply(igp_route(RTM_NEWROUTE, {1}));
+  }
   for (const auto& [id, nh] : k.objects) plan.kernel_has(nh);
   for (const auto& [key, r] : k.routes) plan.kernel_has(r);
   std::map<net::Prefix, Want> wanted;
@@ -802,7 +924,21 @@ void model_kernel_property(bool objects) {
   auto refuse = [&](const Request&) { return *rc::gen::inRange(0, 100) < refuse_rate ? -ENOBUFS : 0; };
 
   for (int step = 0, n = *rc::gen::inRange(1, 60); step < n; ++step) {
-    switch (*rc::gen::inRange(0, 9)) {
+    switch (*rc::gen::inRange(0, recursive ? 11 : 9)) {
+      case 9:
+      case 10: {  // the IGP route changes: another link, two, or none
+        const int how = *rc::gen::inRange(0, 5);
+        std::vector<uint32_t> links;
+        if (how == 0) {
+          (void)res.apply(igp_route(RTM_DELROUTE, {}));
+        } else {
+          links.push_back(*rc::gen::inRange(1u, 4u));
+          if (how == 1) links.push_back(links[0] % 3 + 1);
+          (void)res.apply(igp_route(RTM_NEWROUTE, links));
+        }
+        plan.interfaces_changed();
+        break;
+      }
       case 0:
       case 1:
       case 2: {  // a wish: one or two gateways (ECMP)
@@ -848,8 +984,11 @@ void model_kernel_property(bool objects) {
             if (k.objects.count(id)) k.remove_object(id);
           std::erase_if(k.routes, [&](const auto& kv) {
             const Route& r = kv.second;
+            // (a group replaced in place since the route came: its members now)
+            const auto now = r.nhid != 0 ? k.expand(r.nhid) : std::nullopt;
+            const auto& hops = now ? *now : r.nexthops;
             return r.protocol == kOpts.protocol && r.table == kOpts.table && r.metric == kOpts.metric &&
-                   std::any_of(r.nexthops.begin(), r.nexthops.end(), [&](const NextHop& h) { return h.ifindex == i; });
+                   std::any_of(hops.begin(), hops.end(), [&](const NextHop& h) { return h.ifindex == i; });
           });
           if (*rc::gen::inRange(0, 3) == 0)  // and up again before the plan hears of either
             (void)ifs.apply(Message{Header{RTM_NEWLINK, 0, 0, 0}, Link{i, kUp, "eth"}});
@@ -906,6 +1045,8 @@ void model_kernel_property(bool objects) {
           expect.push_back(NextHop{true, g.address, *ifindex, 0});
         else if (g.link_local && (ifindex = ifs.resolve(*g.link_local, g.via_ifindex)))
           expect.push_back(NextHop{true, *g.link_local, *ifindex, 0});
+        else if (recursive)
+          for (const NextHop& h : res.resolve(g.address, g.via_ifindex, ifs).hops) expect.push_back(h);
       }
       if (expect.empty()) ++unresolved;
     }
@@ -918,7 +1059,7 @@ void model_kernel_property(bool objects) {
       blocked += !expect.empty();
     } else {
       RC_ASSERT(have != nullptr);
-      auto got = have->nexthops;
+      auto got = have->nhid != 0 ? *k.expand(have->nhid) : have->nexthops;
       std::sort(got.begin(), got.end());
       RC_ASSERT(got == expect);
       ++installed;
@@ -934,6 +1075,14 @@ void model_kernel_property(bool objects) {
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutes, ()) { model_kernel_property(false); }
 
 RC_GTEST_PROP(Plan, ModelKernelEndsEqualToTheWantedRoutesWithNexthopObjects, ()) { model_kernel_property(true); }
+
+// The same with gateways that resolve through an IGP route that changes
+// (its next hop's group replaced in place, with objects).
+RC_GTEST_PROP(Plan, RecursiveRoutesEndEqualToTheResolvedGateways, ()) { model_kernel_property(false, true); }
+
+RC_GTEST_PROP(Plan, RecursiveRoutesEndEqualToTheResolvedGatewaysWithNexthopObjects, ()) {
+  model_kernel_property(true, true);
+}
 
 // The restarting speaker (RFC 4724 section 4.1) against the model kernel:
 // routes of ours from an earlier run, both families deferred, random

@@ -16,10 +16,22 @@
 // (RTM_NEWNEXTHOP, id 1, the gateway on DEV) that every route refers to
 // (RTA_NH_ID) instead of carrying the gateway. Prints one line of counts
 // and the time taken.
+//
+//   fib-sync ... --synth COUNT --gateway FAR --igp-move "ip route replace ..."
+//
+// --igp-move: the gateway FAR is not directly reachable and resolves
+// through a kernel route (docs/kernel.md, "Next-hop resolution"); once the
+// routes are installed, the command given is run (it changes that route),
+// and the installer follows the route notification until the kernel has
+// every route moved: a second line says how many requests that took, when
+// the first of them was answered (with nexthop objects, the group replaced
+// in place: every route moved) and when the plan was idle again (its walk
+// over the routes done), from the command's start.
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <linux/nexthop.h>
 #include <net/if.h>
+#include <poll.h>
 #include <linux/rtnetlink.h>
 
 #include <cerrno>
@@ -48,12 +60,14 @@ struct Args {
   std::string dev;  // --nexthop-object: the gateway's interface
   uint32_t synth = 0;
   std::optional<net::IpAddress> gateway;
+  std::string igp_move;  // a shell command that changes the route FAR resolves through
 };
 
 int usage() {
   std::fprintf(stderr,
                "usage: fib-sync --table N --metric M [--routes FILE] [--keep-stale] [--flush] [--gateways]\n"
-               "       fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]\n");
+               "       fib-sync --table N --metric M --synth COUNT --gateway ADDR [--floor [--nexthop-object DEV]]\n"
+               "       fib-sync --table N --metric M --synth COUNT --gateway FAR --igp-move COMMAND [--gateways]\n");
   return 2;
 }
 
@@ -107,6 +121,16 @@ std::vector<net::Prefix> synth_prefixes(uint32_t count) {
   out.reserve(count);
   for (const auto& g : t.v4)
     for (const auto& pr : g.prefixes) out.push_back(pr);
+  return out;
+}
+
+// Some prefix the plan wants (the routes all go through one gateway).
+net::Prefix first_wanted(const fib::Driver& drv) {
+  net::Prefix out;
+  bool found = false;
+  drv.plan().for_each_wanted([&](const net::Prefix& p) {
+    if (!found) out = p, found = true;
+  });
   return out;
 }
 
@@ -190,6 +214,43 @@ int floor_install(const Args& a, const std::vector<net::Prefix>& prefixes) {
   return 0;
 }
 
+// Runs --igp-move's command, then reads notifications and syncs until the
+// kernel's routes of ours follow the change (at most 60 s).
+int igp_move(const Args& a, fib::Driver& drv) {
+  const auto before = drv.plan().target(first_wanted(drv), drv.interfaces());
+  const uint64_t requests = drv.stats().requests, batches = drv.stats().batches;
+  auto t0 = std::chrono::steady_clock::now();
+  if (std::system(a.igp_move.c_str()) != 0) {
+    std::fprintf(stderr, "fib-sync: --igp-move command failed\n");
+    return 1;
+  }
+  bool seen = false;
+  double first = -1;  // when the first request for the change was answered
+  while (seconds_since(t0) < 60) {
+    pollfd p{drv.route_fd(), POLLIN, 0};
+    (void)poll(&p, 1, drv.plan().idle() ? 100 : 0);
+    auto changed = drv.read_notifications();
+    if (!changed) {
+      std::fprintf(stderr, "fib-sync: %s\n", changed.error().text().c_str());
+      return 1;
+    }
+    seen |= *changed;
+    if (auto r = drv.sync(256); !r) {
+      std::fprintf(stderr, "fib-sync: %s\n", r.error().text().c_str());
+      return 1;
+    }
+    if (first < 0 && drv.stats().requests != requests) first = seconds_since(t0);
+    if (seen && drv.plan().idle()) break;
+  }
+  double s = seconds_since(t0);
+  const auto after = drv.plan().target(first_wanted(drv), drv.interfaces());
+  std::printf("igp-move routes=%llu requests=%llu batches=%llu moved=%d first_answered_s=%.3f seconds=%.3f\n",
+              static_cast<unsigned long long>(drv.plan().counts().installed),
+              static_cast<unsigned long long>(drv.stats().requests - requests),
+              static_cast<unsigned long long>(drv.stats().batches - batches), before != after ? 1 : 0, first, s);
+  return seen ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,6 +269,7 @@ int main(int argc, char** argv) {
     else if (k == "--metric") { if (!(v = value()) || !parse_u32(v, a.plan.metric)) return usage(); }
     else if (k == "--synth") { if (!(v = value()) || !parse_u32(v, a.synth)) return usage(); }
     else if (k == "--routes") { if (!(v = value())) return usage(); a.routes = v; }
+    else if (k == "--igp-move") { if (!(v = value())) return usage(); a.igp_move = v; }
     else if (k == "--gateway") { if (!(v = value()) || !(a.gateway = net::IpAddress::parse(v))) return usage(); }
     else return usage();
   }
@@ -230,7 +292,8 @@ int main(int argc, char** argv) {
   }
 
   auto t0 = std::chrono::steady_clock::now();
-  fib::DriverOptions options{a.plan};
+  fib::DriverOptions options;
+  options.plan = a.plan;
   options.nexthop_objects = !a.gateways;
   auto d = fib::Driver::open(options);
   if (!d) {
@@ -269,5 +332,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fib-sync: %s\n", r.error().text().c_str());
     return 1;
   }
+  if (!a.igp_move.empty()) return igp_move(a, drv);
   return 0;
 }

@@ -10,7 +10,12 @@
 # peak RSS (max_rss_kib). MODES (a space-separated list of floor,
 # nexthop-object, petrel, petrel-gateways, petrel-base) runs only those,
 # in that order, e.g. MODES=floor for the floor line beside a daemon
-# benchmark. Needs root.
+# benchmark. igp-move and igp-move-gateways (not run unless named in
+# MODES): the N prefixes via a next hop (10.99.0.1) that resolves through
+# a static route of the main table via 10.1.0.2; once installed, the static
+# route is replaced to go via 10.1.0.3, and fib-sync reports the requests
+# and the time until the kernel's routes all follow (docs/kernel.md,
+# "Next-hop resolution"). Needs root.
 # Usage: [MODES=...] kernel-bench.sh BUILD_DIR N [ROUNDS [BASE_BUILD]]
 set -euo pipefail
 BUILD=$1; N=$2; ROUNDS=${3:-2}; BASE=${4:-}
@@ -26,6 +31,11 @@ run() {
   ip -n $NS addr add 10.1.0.1/24 dev v0
   local args=(--table 100 --metric 32 --synth "$N" --gateway 10.1.0.2)
   case $1 in
+    igp-move*)
+      ip -n $NS route add 10.99.0.1/32 via 10.1.0.2 proto static
+      args=(--table 100 --metric 32 --synth "$N" --gateway 10.99.0.1
+            --igp-move "ip route replace 10.99.0.1/32 via 10.1.0.3 proto static")
+      [[ $1 == igp-move-gateways ]] && args+=(--gateways) ;;
     floor) args+=(--floor) ;;
     nexthop-object) args+=(--floor --nexthop-object v0) ;;
     petrel | petrel-base) ;;
@@ -36,7 +46,7 @@ run() {
     bin=$BASE/tools/fib/fib-sync
     [[ -x $bin ]] || bin=$BASE/fib/fib-sync
   fi
-  if [[ $1 == petrel* ]]; then
+  if [[ $1 == petrel* || $1 == igp-move* ]]; then
     echo -n "$1 "
     timeout 900 ip netns exec $NS /usr/bin/time -f "max_rss_kib=%M user_s=%U sys_s=%S" "$bin" "${args[@]}" 2>&1 | tr '\n' ' '
     echo

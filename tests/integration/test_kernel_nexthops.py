@@ -252,7 +252,6 @@ def test_recursive_ipv6_next_hop(lab):
     assert api_nexthop(pa, "fd00:72::9").get("resolution") == "recursive"
 
 
-@pytest.mark.xfail(strict=False, reason="needs the table half (issue 23): eligibility of unresolved next hops")
 def test_unresolved_next_hop_leaves_best_path(lab):
     need_tools()
     a, b = lab.node("a"), lab.node("b")

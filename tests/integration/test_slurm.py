@@ -76,7 +76,8 @@ def test_slurm_filters_and_assertions_change_the_marks(lab):
         L.wait_until(lambda: vrp_count(petrel) == 2, 15, "VRPs from the cache through SLURM")
         s = rpki(petrel)["slurm"]
         assert s == {"files": [slurm], "prefix_filters": 2, "prefix_assertions": 1, "bgpsec_filters": 0,
-                     "bgpsec_assertions": 0, "vrps_removed": 2, "vrps_added": 1}, s
+                     "bgpsec_assertions": 0, "aspa_filters": 0, "aspa_assertions": 0, "vrps_removed": 2,
+                     "vrps_added": 1, "aspas_removed": 0, "aspas_added": 0}, s
         ev = petrel.wait_events("rpki-published", timeout=5)
         assert ev[-1]["slurm_removed"] in (2, "2") and ev[-1]["slurm_added"] in (1, "1"), ev
         bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,

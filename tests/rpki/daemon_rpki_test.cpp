@@ -87,7 +87,7 @@ TEST(VrpStore, PublishesVrpsThroughSlurm) {
   s.prefix_filters.push_back({*net::Prefix::parse("192.0.2.0/24"), std::nullopt, ""});
   s.prefix_assertions.push_back({*net::Prefix::parse("203.0.113.0/24"), 24, 3, ""});
   auto a = rpki::SlurmFilter(std::span<const rpki::Slurm>(&s, 1)).apply(cache);
-  VrpDelta d = store.publish(std::move(a.vrps), "c1", 7, 1000, {}, a.removed, a.added);
+  VrpDelta d = store.publish(std::move(a.vrps), "c1", 7, 1000, {}, {a.removed, a.added, 0, 0});
   auto snap = store.current();
   EXPECT_EQ(snap->vrps, (std::vector<rpki::Vrp>{V("198.51.100.0/24", 24, 2), V("203.0.113.0/24", 24, 3)}));
   EXPECT_EQ(snap->slurm_removed, 1u);

@@ -9,9 +9,10 @@ loopback), so the test writes the files rpki-client writes (-j, its
     for this test at revision 1.57): "roas" with numeric "asn", "prefix",
     "maxLength", "ta", "expires"; "bgpsec_keys"; "nonfunc_cas"; and
     "aspas": [{"customer_asid", "expires", "providers": [AS numbers]}];
-  - the earlier one, from the AFI-era ASPA profile (rpki-client 8.2's,
-    which the issue names): "provider_authorizations": {"ipv4": [...],
-    "ipv6": [...]}, each entry {"customer_asid", "expires", "providers"}.
+  - the earlier one, from the AFI-era ASPA profile: "provider_authorizations":
+    {"ipv4": [...], "ipv6": [...]}, each entry {"customer_asid", "expires",
+    "providers"}: what StayRTR 0.5.1 reads, taken to be rpki-client 8.2's
+    (the version the issue names; inferred, its source was not read).
 
 Debian's StayRTR (0.5.1) knows only the earlier shape: its JSON struct
 tags (strings /usr/bin/stayrtr) name "provider_authorizations", "ipv4",

@@ -100,16 +100,17 @@ std::vector<uint32_t> changed_customers(std::span<const rpki::Aspa> before, std:
 }
 
 VrpDelta VrpStore::publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                           int64_t now_unix_ms, std::span<const rpki::Aspa> aspas, size_t slurm_removed,
-                           size_t slurm_added) {
+                           int64_t now_unix_ms, std::span<const rpki::Aspa> aspas, SlurmChanges slurm) {
   auto old = current_.load();
   auto s = std::make_shared<VrpSnapshot>();
   s->table = rpki::VrpTable::build(vrps);
   s->aspa = rpki::AspaTable::build(aspas);
   s->aspas = s->aspa.size();
   s->aspa_list.assign(aspas.begin(), aspas.end());
-  s->slurm_removed = slurm_removed;
-  s->slurm_added = slurm_added;
+  s->slurm_removed = slurm.vrps_removed;
+  s->slurm_added = slurm.vrps_added;
+  s->slurm_aspas_removed = slurm.aspas_removed;
+  s->slurm_aspas_added = slurm.aspas_added;
   for (const rpki::Vrp& v : vrps) (v.prefix.family() == net::IpFamily::V4 ? s->v4 : s->v6) += 1;
   s->vrps = std::move(vrps);
   s->source = std::move(source);
@@ -318,6 +319,8 @@ void RpkiService::set_slurm() {
     st.bgpsec_filters += f.data.bgpsec_filters.size();
     st.prefix_assertions += f.data.prefix_assertions.size();
     st.bgpsec_assertions += f.data.bgpsec_assertions.size();
+    st.aspa_filters += f.data.aspa_filters.size();
+    st.aspa_assertions += f.data.aspa_assertions.size();
   }
   slurm_ = rpki::SlurmFilter(files);
   std::lock_guard lock(status_mu_);
@@ -775,7 +778,9 @@ void RpkiService::publish_if_changed() {
   if (source >= 0) {
     Cache& c = *caches_[static_cast<size_t>(source)];
     rpki::SlurmFilter::Applied a = slurm_.apply(c.client.vrps());
-    d = store_.publish(std::move(a.vrps), c.name, c.client.serial(), unix_ms(), c.client.aspas(), a.removed, a.added);
+    rpki::SlurmFilter::AppliedAspas aa = slurm_.apply_aspas(c.client.aspas());
+    d = store_.publish(std::move(a.vrps), c.name, c.client.serial(), unix_ms(), aa.aspas,
+                       {a.removed, a.added, aa.removed, aa.added});
   } else {
     d = store_.publish({}, {}, std::nullopt, unix_ms());
   }
@@ -783,7 +788,8 @@ void RpkiService::publish_if_changed() {
   log(LogLevel::kInfo, "rpki-published",
       {{"source", snap->source.empty() ? std::string("none") : snap->source}, {"vrps_v4", snap->v4},
        {"vrps_v6", snap->v6}, {"aspas", snap->aspas}, {"announced", d.announced.size()},
-       {"withdrawn", d.withdrawn.size()}, {"slurm_removed", snap->slurm_removed}, {"slurm_added", snap->slurm_added}});
+       {"withdrawn", d.withdrawn.size()}, {"slurm_removed", snap->slurm_removed}, {"slurm_added", snap->slurm_added},
+       {"slurm_aspas_removed", snap->slurm_aspas_removed}, {"slurm_aspas_added", snap->slurm_aspas_added}});
   if (changed_ && (!d.announced.empty() || !d.withdrawn.empty() || !d.aspa_customers.empty())) changed_(d);
 }
 

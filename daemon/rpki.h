@@ -67,6 +67,9 @@ struct VrpSnapshot {
   // SLURM ([rpki] slurm, RFC 8416) applied to the cache's VRPs: those its
   // filters removed, and its assertions' VRPs that were not there.
   size_t slurm_removed = 0, slurm_added = 0;
+  // The same for the cache's ASPAs (draft-ietf-sidrops-aspa-slurm): ASPAs
+  // removed, customers an assertion added or gave more providers.
+  size_t slurm_aspas_removed = 0, slurm_aspas_added = 0;
   std::string source;           // the cache they came from; empty: none
   std::optional<uint32_t> serial;
   int64_t published_unix_ms = 0;
@@ -88,6 +91,11 @@ struct VrpDelta {
 // (came, went, or other providers), sorted.
 std::vector<uint32_t> changed_customers(std::span<const rpki::Aspa> before, std::span<const rpki::Aspa> after);
 
+// What SLURM changed in the data of one publication.
+struct SlurmChanges {
+  size_t vrps_removed = 0, vrps_added = 0, aspas_removed = 0, aspas_added = 0;
+};
+
 class VrpStore {
  public:
   VrpStore();
@@ -101,10 +109,9 @@ class VrpStore {
 
   // Builds and publishes a snapshot of `vrps` (sorted, distinct); returns
   // what changed against the previous one.
-  // `slurm_removed`, `slurm_added`: what SLURM changed in them (for the API).
+  // `slurm`: what SLURM changed in them (for the API).
   VrpDelta publish(std::vector<rpki::Vrp> vrps, std::string source, std::optional<uint32_t> serial,
-                   int64_t now_unix_ms, std::span<const rpki::Aspa> aspas = {}, size_t slurm_removed = 0,
-                   size_t slurm_added = 0);
+                   int64_t now_unix_ms, std::span<const rpki::Aspa> aspas = {}, SlurmChanges slurm = {});
   // The changes of the last kKeptDeltas publications (oldest first), with
   // at most kKeptDeltaVrps VRPs in all: a larger change (the first full
   // set, a cache reset, a flush) is kept truncated, its lists empty, so
@@ -198,6 +205,7 @@ struct RpkiCacheStatus {
 struct SlurmStatus {
   std::vector<std::string> files;
   size_t prefix_filters = 0, bgpsec_filters = 0, prefix_assertions = 0, bgpsec_assertions = 0;
+  size_t aspa_filters = 0, aspa_assertions = 0;
 };
 
 class RpkiService {

@@ -157,8 +157,12 @@ std::string rpki_json(const RpkiView& v) {
   w.member("prefix_assertions", static_cast<uint64_t>(v.slurm.prefix_assertions));
   w.member("bgpsec_filters", static_cast<uint64_t>(v.slurm.bgpsec_filters));
   w.member("bgpsec_assertions", static_cast<uint64_t>(v.slurm.bgpsec_assertions));
+  w.member("aspa_filters", static_cast<uint64_t>(v.slurm.aspa_filters));
+  w.member("aspa_assertions", static_cast<uint64_t>(v.slurm.aspa_assertions));
   w.member("vrps_removed", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_removed : 0));
   w.member("vrps_added", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_added : 0));
+  w.member("aspas_removed", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_aspas_removed : 0));
+  w.member("aspas_added", static_cast<uint64_t>(v.vrps ? v.vrps->slurm_aspas_added : 0));
   w.end_object();
   w.end_object();
   out += '\n';
@@ -179,10 +183,17 @@ std::string rpki_metrics(const RpkiView& v) {
   m.sample({{"kind", "prefix_assertion"}}, v.slurm.prefix_assertions);
   m.sample({{"kind", "bgpsec_filter"}}, v.slurm.bgpsec_filters);
   m.sample({{"kind", "bgpsec_assertion"}}, v.slurm.bgpsec_assertions);
+  m.sample({{"kind", "aspa_filter"}}, v.slurm.aspa_filters);
+  m.sample({{"kind", "aspa_assertion"}}, v.slurm.aspa_assertions);
   m.family("petrel_rpki_slurm_vrps", "gauge",
            "VRPs of the cache's data that SLURM filters removed, and assertions' VRPs it added, in force.");
   m.sample({{"change", "removed"}}, v.vrps ? v.vrps->slurm_removed : 0);
   m.sample({{"change", "added"}}, v.vrps ? v.vrps->slurm_added : 0);
+  m.family("petrel_rpki_slurm_aspas", "gauge",
+           "ASPAs of the cache's data that SLURM ASPA filters removed, and customers its ASPA assertions added or "
+           "gave more providers, in force.");
+  m.sample({{"change", "removed"}}, v.vrps ? v.vrps->slurm_aspas_removed : 0);
+  m.sample({{"change", "added"}}, v.vrps ? v.vrps->slurm_aspas_added : 0);
   m.family("petrel_rpki_cache_state", "gauge", "Each RTR cache's state: 1 for the state it is in.");
   for (const RpkiCacheStatus& c : v.caches)
     for (std::string_view s : kCacheStates) m.sample({{"cache", c.name}, {"state", s}}, cache_state(c) == s ? 1 : 0);

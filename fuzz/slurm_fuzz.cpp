@@ -3,7 +3,10 @@
 // (each filter's and assertion's, one bit longer and shorter), and
 // SlurmFilter::removes must agree with the RFC's definition scanned
 // filter by filter; the overlap check of the file against itself split
-// in two must agree with a pairwise scan.
+// in two must agree with a pairwise scan. ASPA exceptions (version 2) are
+// applied to ASPAs of their own customers: every filtered customer is
+// gone unless asserted, every assertion's providers are there, and the
+// result is sorted by customer, one each.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +46,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!std::is_sorted(out.vrps.begin(), out.vrps.end())) std::abort();
   for (const auto& a : s.prefix_assertions)
     if (!std::binary_search(out.vrps.begin(), out.vrps.end(), a.vrp())) std::abort();
+
+  std::vector<rpki::Aspa> aspas;
+  for (const auto& f : s.aspa_filters) aspas.push_back(rpki::Aspa{f.customer, {f.customer ^ 1u}});
+  for (const auto& a : s.aspa_assertions) aspas.push_back(rpki::Aspa{a.customer ^ 2u, a.providers});
+  std::sort(aspas.begin(), aspas.end());
+  aspas.erase(std::unique(aspas.begin(), aspas.end(), [](const auto& a, const auto& b) { return a.customer == b.customer; }),
+              aspas.end());
+  auto applied = filter.apply_aspas(aspas);
+  auto by_customer = [](const rpki::Aspa& a, const rpki::Aspa& b) { return a.customer < b.customer; };
+  if (!std::is_sorted(applied.aspas.begin(), applied.aspas.end(), by_customer)) std::abort();
+  for (size_t k = 1; k < applied.aspas.size(); ++k)
+    if (applied.aspas[k - 1].customer == applied.aspas[k].customer) std::abort();
+  auto find = [&](uint32_t c) {
+    auto it = std::lower_bound(applied.aspas.begin(), applied.aspas.end(), rpki::Aspa{c, {}}, by_customer);
+    return it != applied.aspas.end() && it->customer == c ? &*it : nullptr;
+  };
+  for (const auto& a : s.aspa_assertions) {
+    const rpki::Aspa* got = find(a.customer);
+    if (!got) std::abort();
+    for (uint32_t p : a.providers)
+      if (!std::binary_search(got->providers.begin(), got->providers.end(), p)) std::abort();
+  }
+  for (const auto& f : s.aspa_filters) {
+    const bool asserted = std::any_of(s.aspa_assertions.begin(), s.aspa_assertions.end(),
+                                      [&](const auto& a) { return a.customer == f.customer; });
+    if (!asserted && find(f.customer)) std::abort();
+  }
 
   // The file's prefix entries split into two files.
   if (s.prefix_filters.size() + s.prefix_assertions.size() > 400) return 0;

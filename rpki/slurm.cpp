@@ -124,18 +124,21 @@ std::optional<SlurmError> unknown_member(const Json& obj, const std::string& pat
     for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
     std::string msg = "unknown member \"" + name + "\" (expected one of: " + list + ")";
     if (name == "aspaFilters" || name == "aspaAssertions")
-      msg = "ASPA exceptions (draft-ietf-sidrops-aspa-slurm) are not supported by Petrel: remove \"" + name +
-            "\" (docs/rpki.md, \"SLURM\")";
+      msg = "\"" + name + "\" needs \"slurmVersion\": 2 (draft-ietf-sidrops-aspa-slurm section 2; version 1 is RFC " +
+            "8416's, without ASPA)";
     return at(path + "/" + escaped(name), std::move(msg));
   }
   return std::nullopt;
 }
 
-std::optional<SlurmError> asn_at(const Json& obj, const std::string& path, std::optional<uint32_t>& out) {
-  auto it = obj.find("asn");
+bool is_asn(const Json& j) { return j.is_number_unsigned() && j.get<uint64_t>() <= 0xffffffffu; }
+
+std::optional<SlurmError> asn_at(const Json& obj, const std::string& path, std::optional<uint32_t>& out,
+                                 std::string_view name = "asn") {
+  auto it = obj.find(name);
   if (it == obj.end()) return std::nullopt;
-  if (!it->is_number_unsigned() || it->get<uint64_t>() > 0xffffffffu)
-    return at(path + "/asn", "expected an AS number 0..4294967295, got " + kind(*it));
+  if (!is_asn(*it))
+    return at(path + "/" + std::string(name), "expected an AS number 0..4294967295, got " + kind(*it));
   out = static_cast<uint32_t>(it->get<uint64_t>());
   return std::nullopt;
 }
@@ -286,6 +289,61 @@ std::optional<SlurmError> read_bgpsec_assertions(const Json& list, const std::st
   return std::nullopt;
 }
 
+// draft-ietf-sidrops-aspa-slurm section 3.1.
+std::optional<SlurmError> read_aspa_filters(const Json& list, const std::string& path, Slurm& s) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& o = list[i];
+    const std::string p = path + "/" + std::to_string(i);
+    SLURM_TRY(unknown_member(o, p, {"customerAsn", "comment"}));
+    std::optional<uint32_t> customer;
+    AspaFilter f;
+    SLURM_TRY(asn_at(o, p, customer, "customerAsn"));
+    SLURM_TRY(comment_at(o, p, f.comment));
+    if (!customer) return at(p + "/customerAsn", "missing (draft-ietf-sidrops-aspa-slurm section 3.1)");
+    f.customer = *customer;
+    s.aspa_filters.push_back(std::move(f));
+  }
+  return std::nullopt;
+}
+
+// Section 3.2, with the ASPA profile's bounds on the customer and the
+// provider set.
+std::optional<SlurmError> read_aspa_assertions(const Json& list, const std::string& path, Slurm& s) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& o = list[i];
+    const std::string p = path + "/" + std::to_string(i);
+    SLURM_TRY(unknown_member(o, p, {"customerAsn", "providerAsns", "comment"}));
+    std::optional<uint32_t> customer;
+    AspaAssertion a;
+    SLURM_TRY(asn_at(o, p, customer, "customerAsn"));
+    SLURM_TRY(comment_at(o, p, a.comment));
+    if (!customer) return at(p + "/customerAsn", "missing (draft-ietf-sidrops-aspa-slurm section 3.2)");
+    if (*customer == 0)
+      return at(p + "/customerAsn", "AS 0 cannot be a customer (the ASPA profile's customerASID is 1..4294967295)");
+    a.customer = *customer;
+    auto it = o.find("providerAsns");
+    const std::string pp = p + "/providerAsns";
+    if (it == o.end()) return at(pp, "missing (draft-ietf-sidrops-aspa-slurm section 3.2)");
+    if (!it->is_array()) return at(pp, "expected an array of AS numbers, got " + kind(*it));
+    if (it->empty()) return at(pp, "expected at least one provider AS (the ASPA profile's SIZE(1..MAX))");
+    for (size_t k = 0; k < it->size(); ++k) {
+      const Json& e = (*it)[k];
+      const std::string ep = pp + "/" + std::to_string(k);
+      if (!is_asn(e)) return at(ep, "expected an AS number 0..4294967295, got " + kind(e));
+      const auto asn = static_cast<uint32_t>(e.get<uint64_t>());
+      if (asn == a.customer)
+        return at(ep, "the customer AS " + std::to_string(asn) +
+                          " cannot be its own provider (draft-ietf-sidrops-aspa-slurm section 3.2)");
+      if (!a.providers.empty() && asn <= a.providers.back())
+        return at(ep, "AS " + std::to_string(asn) + " after AS " + std::to_string(a.providers.back()) +
+                          ": providers must be in ascending order, each once (draft-ietf-sidrops-aspa-slurm section 3.2)");
+      a.providers.push_back(asn);
+    }
+    s.aspa_assertions.push_back(std::move(a));
+  }
+  return std::nullopt;
+}
+
 // Line and column (1-based, in bytes) of the byte at `offset` (0-based).
 std::pair<size_t, size_t> line_column(std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
@@ -361,33 +419,46 @@ Result<Slurm, SlurmError> parse_slurm(std::string_view text) {
     return fail(*e);
   auto v = doc.find("slurmVersion");
   if (v == doc.end()) return fail(at("/slurmVersion", "missing (RFC 8416 section 3.2)"));
-  if (!v->is_number_unsigned() || v->get<uint64_t>() != 1) {
-    std::string msg = "expected 1 (RFC 8416 section 3.2), got " + kind(*v);
-    if (v->is_number_unsigned() && v->get<uint64_t>() == 2)
-      msg += ": version 2 is draft-ietf-sidrops-aspa-slurm's, whose ASPA exceptions Petrel does not support";
-    return fail(at("/slurmVersion", std::move(msg)));
-  }
+  if (!v->is_number_unsigned() || (v->get<uint64_t>() != 1 && v->get<uint64_t>() != 2))
+    return fail(at("/slurmVersion", "expected 1 (RFC 8416 section 3.2) or 2 (with ASPA, draft-ietf-sidrops-aspa-slurm "
+                                    "section 2), got " + kind(*v)));
+  Slurm s;
+  s.version = static_cast<uint32_t>(v->get<uint64_t>());
+  const bool aspa = s.version == 2;
   const Json* filters = nullptr;
   const Json* assertions = nullptr;
   if (auto e = object_at(doc, "", "validationOutputFilters", filters)) return fail(*e);
   if (auto e = object_at(doc, "", "locallyAddedAssertions", assertions)) return fail(*e);
   const std::string fp = "/validationOutputFilters", ap = "/locallyAddedAssertions";
-  if (auto e = unknown_member(*filters, fp, {"prefixFilters", "bgpsecFilters"})) return fail(*e);
-  if (auto e = unknown_member(*assertions, ap, {"prefixAssertions", "bgpsecAssertions"})) return fail(*e);
+  if (auto e = aspa ? unknown_member(*filters, fp, {"prefixFilters", "bgpsecFilters", "aspaFilters"})
+                    : unknown_member(*filters, fp, {"prefixFilters", "bgpsecFilters"}))
+    return fail(*e);
+  if (auto e = aspa ? unknown_member(*assertions, ap, {"prefixAssertions", "bgpsecAssertions", "aspaAssertions"})
+                    : unknown_member(*assertions, ap, {"prefixAssertions", "bgpsecAssertions"}))
+    return fail(*e);
   const Json *pf = nullptr, *bf = nullptr, *pa = nullptr, *ba = nullptr;
+  const Json empty = Json::array();
+  const Json *af = &empty, *aa = &empty;
   if (auto e = list_at(*filters, fp, "prefixFilters", pf)) return fail(*e);
   if (auto e = list_at(*filters, fp, "bgpsecFilters", bf)) return fail(*e);
+  if (aspa)
+    if (auto e = list_at(*filters, fp, "aspaFilters", af)) return fail(*e);
   if (auto e = list_at(*assertions, ap, "prefixAssertions", pa)) return fail(*e);
   if (auto e = list_at(*assertions, ap, "bgpsecAssertions", ba)) return fail(*e);
-  const size_t n = pf->size() + bf->size() + pa->size() + ba->size();
+  if (aspa)
+    if (auto e = list_at(*assertions, ap, "aspaAssertions", aa)) return fail(*e);
+  size_t n = pf->size() + bf->size() + af->size() + pa->size() + ba->size() + aa->size();
+  for (const Json& o : *aa)
+    if (auto it = o.find("providerAsns"); it != o.end() && it->is_array()) n += it->size();
   if (n > kMaxSlurmEntries)
-    return fail(at("", "the file has " + std::to_string(n) + " filters and assertions, more than the " +
+    return fail(at("", "the file has " + std::to_string(n) + " filters, assertions and providers, more than the " +
                            std::to_string(kMaxSlurmEntries) + " allowed"));
-  Slurm s;
   if (auto e = read_prefix_filters(*pf, fp + "/prefixFilters", s)) return fail(*e);
   if (auto e = read_bgpsec_filters(*bf, fp + "/bgpsecFilters", s)) return fail(*e);
+  if (auto e = read_aspa_filters(*af, fp + "/aspaFilters", s)) return fail(*e);
   if (auto e = read_prefix_assertions(*pa, ap + "/prefixAssertions", s)) return fail(*e);
   if (auto e = read_bgpsec_assertions(*ba, ap + "/bgpsecAssertions", s)) return fail(*e);
+  if (auto e = read_aspa_assertions(*aa, ap + "/aspaAssertions", s)) return fail(*e);
   return s;
 }
 
@@ -443,7 +514,27 @@ SlurmFilter::SlurmFilter(std::span<const Slurm> files) {
       else asns_.push_back(*f.asn);
     }
     for (const PrefixAssertion& a : s.prefix_assertions) assertions_.push_back(a.vrp());
+    for (const AspaFilter& f : s.aspa_filters) aspa_filters_.push_back(f.customer);
+    for (const AspaAssertion& a : s.aspa_assertions) aspa_assertions_.push_back(Aspa{a.customer, a.providers});
   }
+  std::sort(aspa_filters_.begin(), aspa_filters_.end());
+  aspa_filters_.erase(std::unique(aspa_filters_.begin(), aspa_filters_.end()), aspa_filters_.end());
+  // Several assertions for one customer (in one file or several) assert
+  // every provider any of them names.
+  std::stable_sort(aspa_assertions_.begin(), aspa_assertions_.end(),
+                   [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; });
+  std::vector<Aspa> merged;
+  for (Aspa& a : aspa_assertions_) {
+    if (!merged.empty() && merged.back().customer == a.customer) {
+      std::vector<uint32_t> both;
+      std::set_union(merged.back().providers.begin(), merged.back().providers.end(), a.providers.begin(),
+                     a.providers.end(), std::back_inserter(both));
+      merged.back().providers = std::move(both);
+    } else {
+      merged.push_back(std::move(a));
+    }
+  }
+  aspa_assertions_ = std::move(merged);
   std::sort(asns_.begin(), asns_.end());
   asns_.erase(std::unique(asns_.begin(), asns_.end()), asns_.end());
   std::stable_sort(prefixes_.begin(), prefixes_.end());
@@ -496,6 +587,47 @@ SlurmFilter::Applied SlurmFilter::apply(std::span<const Vrp> vrps) const {
   std::set_union(out.vrps.begin(), out.vrps.end(), assertions_.begin(), assertions_.end(), std::back_inserter(merged));
   out.added = merged.size() - kept;
   out.vrps = std::move(merged);
+  return out;
+}
+
+SlurmFilter::AppliedAspas SlurmFilter::apply_aspas(std::span<const Aspa> aspas) const {
+  AppliedAspas out;
+  out.aspas.reserve(aspas.size() + aspa_assertions_.size());
+  for (const Aspa& a : aspas) {
+    if (std::binary_search(aspa_filters_.begin(), aspa_filters_.end(), a.customer)) {
+      ++out.removed;
+      continue;
+    }
+    out.aspas.push_back(a);
+  }
+  auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
+  if (!std::is_sorted(out.aspas.begin(), out.aspas.end(), by_customer))
+    std::sort(out.aspas.begin(), out.aspas.end(), by_customer);
+  if (aspa_assertions_.empty()) return out;
+  // Merge by customer: an assertion for a customer the cache has adds its
+  // providers to the cache's (the draft: not an implicit filter).
+  std::vector<Aspa> merged;
+  merged.reserve(out.aspas.size() + aspa_assertions_.size());
+  size_t i = 0, j = 0;
+  while (i < out.aspas.size() || j < aspa_assertions_.size()) {
+    if (j == aspa_assertions_.size() ||
+        (i < out.aspas.size() && out.aspas[i].customer < aspa_assertions_[j].customer)) {
+      merged.push_back(std::move(out.aspas[i++]));
+    } else if (i == out.aspas.size() || aspa_assertions_[j].customer < out.aspas[i].customer) {
+      merged.push_back(aspa_assertions_[j++]);
+      ++out.added;
+    } else {
+      Aspa a{out.aspas[i].customer, {}};
+      std::set_union(out.aspas[i].providers.begin(), out.aspas[i].providers.end(),
+                     aspa_assertions_[j].providers.begin(), aspa_assertions_[j].providers.end(),
+                     std::back_inserter(a.providers));
+      if (a.providers.size() != out.aspas[i].providers.size()) ++out.added;
+      merged.push_back(std::move(a));
+      ++i;
+      ++j;
+    }
+  }
+  out.aspas = std::move(merged);
   return out;
 }
 

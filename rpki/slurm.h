@@ -12,8 +12,15 @@
 //
 // BGPsec filters and assertions are read, checked and counted, but change
 // nothing: Petrel does no BGPsec path validation and publishes no router
-// keys. ASPA members (draft-ietf-sidrops-aspa-slurm) are refused with an
-// error saying so (docs/rpki.md, "SLURM").
+// keys.
+//
+// ASPA (draft-ietf-sidrops-aspa-slurm): a file of "slurmVersion" 2 has
+// "aspaFilters" ({customerAsn, comment}) and "aspaAssertions"
+// ({customerAsn, providerAsns, comment}) beside RFC 8416's lists; version
+// 1 files may not have them. apply_aspas() removes every ASPA whose
+// customer a filter names, then adds the assertions: an assertion is not
+// a filter (the draft), so for a customer the cache still has an ASPA for,
+// the providers are the union of both.
 //
 // Pure: text in, values out; the daemon reads the files.
 #pragma once
@@ -28,6 +35,7 @@
 
 #include "crates/net/ip.h"
 #include "crates/result/result.h"
+#include "rpki/pdu.h"
 #include "rpki/vrp.h"
 
 namespace petrel::rpki {
@@ -68,14 +76,36 @@ struct BgpsecAssertion {
   friend bool operator==(const BgpsecAssertion&, const BgpsecAssertion&) = default;
 };
 
+// draft-ietf-sidrops-aspa-slurm section 3.1: every ASPA of this customer
+// is removed.
+struct AspaFilter {
+  uint32_t customer = 0;
+  std::string comment;
+  friend bool operator==(const AspaFilter&, const AspaFilter&) = default;
+};
+
+// Section 3.2: providers ascending, distinct, without the customer, at
+// least one (the ASPA profile's SIZE(1..MAX)); the customer is not AS 0
+// (the profile's CAS is 1..4294967295).
+struct AspaAssertion {
+  uint32_t customer = 0;
+  std::vector<uint32_t> providers;
+  std::string comment;
+  friend bool operator==(const AspaAssertion&, const AspaAssertion&) = default;
+};
+
 struct Slurm {
+  uint32_t version = 1;  // "slurmVersion": 1 (RFC 8416) or 2 (with ASPA)
   std::vector<PrefixFilter> prefix_filters;
   std::vector<BgpsecFilter> bgpsec_filters;
+  std::vector<AspaFilter> aspa_filters;
   std::vector<PrefixAssertion> prefix_assertions;
   std::vector<BgpsecAssertion> bgpsec_assertions;
+  std::vector<AspaAssertion> aspa_assertions;
   friend bool operator==(const Slurm&, const Slurm&) = default;
   [[nodiscard]] size_t entries() const {
-    return prefix_filters.size() + bgpsec_filters.size() + prefix_assertions.size() + bgpsec_assertions.size();
+    return prefix_filters.size() + bgpsec_filters.size() + aspa_filters.size() + prefix_assertions.size() +
+           bgpsec_assertions.size() + aspa_assertions.size();
   }
 };
 
@@ -92,7 +122,7 @@ struct SlurmError {
 
 inline constexpr size_t kMaxSlurmBytes = size_t{8} << 20;  // 8 MiB
 inline constexpr size_t kMaxSlurmDepth = 16;                // RFC 8416 needs 4
-inline constexpr size_t kMaxSlurmEntries = 100'000;         // the four lists together
+inline constexpr size_t kMaxSlurmEntries = 100'000;         // the six lists and every provider together
 
 Result<Slurm, SlurmError> parse_slurm(std::string_view text);
 
@@ -121,12 +151,22 @@ class SlurmFilter {
   // RFC 8416 section 4.1 on `vrps` (any order; repeats are kept once).
   [[nodiscard]] Applied apply(std::span<const Vrp> vrps) const;
 
+  struct AppliedAspas {
+    std::vector<Aspa> aspas;  // sorted by customer, one each
+    size_t removed = 0;       // ASPAs of the input that a filter removed
+    size_t added = 0;         // customers an assertion added or gave more providers
+  };
+  // draft-ietf-sidrops-aspa-slurm on `aspas` (one per customer, providers
+  // sorted, as rpki::Client::aspas() gives them; any order).
+  [[nodiscard]] AppliedAspas apply_aspas(std::span<const Aspa> aspas) const;
+
   // Whether a prefix filter matches `v` (section 3.3.1): the filter's
   // prefix, when it has one, covers or equals v's; its AS, when it has
   // one, is v's.
   [[nodiscard]] bool removes(const Vrp& v) const;
 
   [[nodiscard]] bool empty() const { return asns_.empty() && prefixes_.empty() && assertions_.empty(); }
+  [[nodiscard]] bool aspa_empty() const { return aspa_filters_.empty() && aspa_assertions_.empty(); }
 
  private:
   struct Keyed {
@@ -138,6 +178,8 @@ class SlurmFilter {
   std::vector<Keyed> prefixes_;  // filters with a prefix, sorted by it
   std::vector<uint8_t> lens_[2];  // their distinct prefix lengths (v4, v6)
   std::vector<Vrp> assertions_;  // sorted, distinct
+  std::vector<uint32_t> aspa_filters_;  // customers, sorted, distinct
+  std::vector<Aspa> aspa_assertions_;   // sorted by customer, one each (files' providers merged)
 };
 
 // Base64url without padding (RFC 4648 section 5, as RFC 8416 asks for

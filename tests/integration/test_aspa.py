@@ -24,6 +24,11 @@ holds 64500 (the customer whose ASPA changed): the second path becomes
 unknown (64501 attests nothing) and its route the best again; the other
 two keep their states.
 
+A third test (test_slurm_aspa_exceptions) keeps the first test's cache
+and BIRD and adds SLURM ASPA filters and assertions
+(draft-ietf-sidrops-aspa-slurm): the states change as the draft says,
+hand-checked beside the test, also after a SIGHUP with another file.
+
 A second test puts Petrel between three BIRDs, a provider, a lateral
 peer and a customer (each with its RFC 9234 role), which send a valid, an
 invalid and an unknown path each; the states, hand-checked against the
@@ -35,12 +40,16 @@ SKIPs while stayrtr, BIRD or the petrel binary is missing.
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 import lab as L
 import test_rpki as R
 from conftest import require
 from test_rtr_v2 import Cache, write_cache
+from test_slurm import SlurmPetrel, sighup
 
 PETREL_ASN, BIRD_ASN = 65001, 65002
 HTTP_PORT = R.HTTP_PORT
@@ -77,6 +86,24 @@ class AspaPetrel(R.RpkiPetrel):
         return super().config().replace("[rpki]\n", "[rpki]\nreject_aspa_invalid = true\n", 1)
 
 
+def customer_peer(node: L.Node, me: L.Node) -> L.PetrelPeer:
+    """BIRD on `node` as Petrel's customer (Petrel's local_role "provider":
+    the upstream procedure)."""
+    return L.PetrelPeer("customer", node.v4, BIRD_ASN, me.v4, families=("ipv4-unicast",),
+                        extra=('local_role = "provider"',))
+
+
+def started(petrel: L.Petrel, *caches: Cache) -> L.Petrel:
+    """Starts `petrel`; skips (stopping `caches`) when it is not built yet."""
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        for c in caches:
+            c.stop()
+        pytest.skip(str(e))
+    return petrel
+
+
 def aspa_marks(petrel: L.Petrel, prefixes=PATHS) -> dict[str, tuple[str | None, bool]]:
     """{prefix: (BIRD's route's ASPA state, whether it is the best)}."""
     out = {}
@@ -96,13 +123,8 @@ def test_aspa_states_reject_and_reverify(lab):
     write_cache(second, [], {64500: [BIRD_ASN, 64501]})
     cache1 = Cache(me, PORTS[0], first).start()
     cache2 = Cache(me, PORTS[1], second).start()
-    petrel = AspaPetrel(me, [L.PetrelPeer("customer", bn.v4, BIRD_ASN, me.v4, families=("ipv4-unicast",),
-                                          extra=('local_role = "provider"',))],
-                        PETREL_ASN, http_port=HTTP_PORT, caches=[(PORTS[0], 1), (PORTS[1], 2)])
-    try:
-        petrel.start()
-    except L.PetrelNotReady as e:
-        pytest.skip(str(e))
+    petrel = started(AspaPetrel(me, [customer_peer(bn, me)], PETREL_ASN, http_port=HTTP_PORT,
+                                caches=[(PORTS[0], 1), (PORTS[1], 2)]), cache1, cache2)
     L.wait_until(lambda: R.rpki(petrel).get("aspas") == 1 and
                  R.cache_of(petrel, PORTS[0]).get("active"), 20, "the first cache's ASPA in force")
     bird = PathBird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, passive=True, families=("ipv4-unicast",),
@@ -245,3 +267,81 @@ def test_aspa_states_by_relationship(lab):
     L.wait_until(lambda: R.rpki(petrel)["aspa_routes"] == counts, 15, f"counts by ASPA state {counts}")
     cache.stop()
     assert petrel.alive()
+
+
+# ---- SLURM ASPA exceptions (test_slurm_aspa_exceptions)
+#
+# The cache holds 64500 -> {65002} alone; BIRD sends PATHS as in the first
+# test (upstream procedure).
+#
+# File 1: an ASPA filter for 64500 and an assertion 64600 -> {65002}.
+#   65002 64500: 64500's ASPA is filtered out: hop(64500, 65002) is No
+#     Attestation: max_up = 2 = N, min_up = 1 < 2: unknown.
+#   65002 64501 64500: no one attests: unknown.
+#   65002 64600: hop(64600, 65002) is Provider+ (asserted): valid.
+# File 2 (SIGHUP): no filter, an assertion 64500 -> {64501}. An assertion
+# is not a filter (the draft), so 64500's providers are the cache's and
+# the assertion's: {64501, 65002}.
+#   65002 64500: hop(64500, 65002) is still Provider+: valid (were the
+#     cache's ASPA replaced by the assertion, it would be invalid).
+#   65002 64501 64500: hop(64500, 64501) Provider+, hop(64501, 65002) No
+#     Attestation: max_up = 3 = N, min_up = 2 < 3: unknown (it was invalid
+#     with the cache's ASPA alone).
+#   65002 64600: 64600 has no ASPA any more: unknown.
+
+
+def write_slurm_aspa(path: str, filters: list[dict], assertions: list[dict]) -> None:
+    doc = {"slurmVersion": 2,
+           "validationOutputFilters": {"prefixFilters": [], "bgpsecFilters": [], "aspaFilters": filters},
+           "locallyAddedAssertions": {"prefixAssertions": [], "bgpsecAssertions": [], "aspaAssertions": assertions}}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def test_slurm_aspa_exceptions(lab):
+    require("bird")
+    me, bn = lab.node("petrel"), lab.node("customer")
+    cache_file, slurm = me.path("aspa-slurm-cache.json"), me.path("slurm-aspa.json")
+    write_cache(cache_file, [], {64500: [BIRD_ASN]})
+    write_slurm_aspa(slurm, [{"customerAsn": 64500, "comment": "their ASPA is wrong"}],
+                     [{"customerAsn": 64600, "providerAsns": [BIRD_ASN], "comment": "they told us"}])
+    cache = Cache(me, PORTS[0], cache_file).start()
+    petrel = started(SlurmPetrel(me, [customer_peer(bn, me)], PETREL_ASN, http_port=HTTP_PORT,
+                                 caches=[(PORTS[0], 1)], slurm=[slurm]), cache)
+    try:
+        L.wait_until(lambda: R.cache_of(petrel, PORTS[0]).get("active"), 20, "the cache in force")
+        L.wait_until(lambda: R.rpki(petrel)["slurm"]["aspas_removed"] == 1, 10, "SLURM applied to the ASPAs")
+        st = R.rpki(petrel)
+        assert st["aspas"] == 1, st   # 64500's filtered, 64600's asserted
+        assert {k: st["slurm"][k] for k in ("aspa_filters", "aspa_assertions", "aspas_removed", "aspas_added")} == \
+            {"aspa_filters": 1, "aspa_assertions": 1, "aspas_removed": 1, "aspas_added": 1}, st
+        bird = PathBird(bn, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bn.v4, passive=True, families=("ipv4-unicast",),
+                                      announce=tuple(PATHS))).start()
+        bird.wait_established(30)
+        want = {VALID: ("unknown", True), LEAK: ("unknown", True), UNKNOWN: ("valid", True)}
+        L.wait_until(lambda: aspa_marks(petrel) == want, 20, f"ASPA states {want}: {aspa_marks(petrel)}")
+        metrics = R.http_text(me, "/metrics")
+        assert 'petrel_rpki_slurm_entries{kind="aspa_filter"} 1\n' in metrics, metrics
+        assert 'petrel_rpki_slurm_aspas{change="removed"} 1\n' in metrics, metrics
+
+        # ---- SIGHUP: an assertion that adds a provider to the cache's ASPA
+        write_slurm_aspa(slurm, [], [{"customerAsn": 64500, "providerAsns": [64501]}])
+        sighup(petrel, "reloaded")
+        want = {VALID: ("valid", True), LEAK: ("unknown", True), UNKNOWN: ("unknown", True)}
+        L.wait_until(lambda: aspa_marks(petrel) == want, 20, f"ASPA states after the reload {want}: "
+                     f"{aspa_marks(petrel)}")
+        st = R.rpki(petrel)
+        assert st["aspas"] == 1 and st["slurm"]["aspas_removed"] == 0 and st["slurm"]["aspas_added"] == 1, st
+
+        # ---- SIGHUP with a file the draft forbids: the reload fails, the exceptions stay
+        write_slurm_aspa(slurm, [], [{"customerAsn": 64500, "providerAsns": [64501, 64501]}])
+        sighup(petrel, "reload-failed")
+        err = petrel.events("reload-failed")[-1]["error"]
+        assert slurm in err and "/locallyAddedAssertions/aspaAssertions/0/providerAsns/1" in err, err
+        assert "ascending order" in err, err
+        assert aspa_marks(petrel) == want
+        assert petrel.alive()
+    finally:
+        cache.stop()

@@ -76,7 +76,8 @@ def test_slurm_filters_and_assertions_change_the_marks(lab):
         L.wait_until(lambda: vrp_count(petrel) == 2, 15, "VRPs from the cache through SLURM")
         s = rpki(petrel)["slurm"]
         assert s == {"files": [slurm], "prefix_filters": 2, "prefix_assertions": 1, "bgpsec_filters": 0,
-                     "bgpsec_assertions": 0, "vrps_removed": 2, "vrps_added": 1}, s
+                     "bgpsec_assertions": 0, "aspa_filters": 0, "aspa_assertions": 0, "vrps_removed": 2,
+                     "vrps_added": 1, "aspas_removed": 0, "aspas_added": 0}, s
         ev = petrel.wait_events("rpki-published", timeout=5)
         assert ev[-1]["slurm_removed"] in (2, "2") and ev[-1]["slurm_added"] in (1, "1"), ev
         bird = L.Bird(bird_node, L.Session(BIRD_ASN, PETREL_ASN, me.v4, bird_node.v4, passive=True,
@@ -140,3 +141,22 @@ def test_slurm_checked_by_petrel_check(tmp_path):
     r = subprocess.run([L.petrel_binary(), "check", "-c", str(conf)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "rpki.slurm: no [[rpki.cache]]: the SLURM files are checked but not used" in r.stderr, r.stderr
+    # ASPA exceptions (draft-ietf-sidrops-aspa-slurm) need "slurmVersion": 2;
+    # a syntax error in one is placed by line and column.
+    doc = json.loads(b.read_text())
+    doc["locallyAddedAssertions"]["aspaAssertions"] = [{"customerAsn": 64500, "providerAsns": [64501]}]
+    b.write_text(json.dumps(doc))
+    r = subprocess.run([L.petrel_binary(), "check", "-c", str(conf)], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert f'{b}: /locallyAddedAssertions/aspaAssertions: "aspaAssertions" needs "slurmVersion": 2' in r.stderr, \
+        r.stderr
+    doc["slurmVersion"] = 2
+    doc["validationOutputFilters"]["aspaFilters"] = []
+    b.write_text(json.dumps(doc, indent=1))
+    r = subprocess.run([L.petrel_binary(), "check", "-c", str(conf)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    b.write_text(json.dumps(doc, indent=1).replace('"providerAsns": [\n', '"providerAsns": [,\n', 1))
+    r = subprocess.run([L.petrel_binary(), "check", "-c", str(conf)], capture_output=True, text=True)
+    assert r.returncode != 0 and f"{b}:" in r.stderr and "syntax error" in r.stderr, r.stderr
+    line = next(i for i, t in enumerate(b.read_text().splitlines(), 1) if '"providerAsns": [,' in t)
+    assert f"{b}:{line}:" in r.stderr, r.stderr

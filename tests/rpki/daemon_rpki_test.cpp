@@ -87,7 +87,7 @@ TEST(VrpStore, PublishesVrpsThroughSlurm) {
   s.prefix_filters.push_back({*net::Prefix::parse("192.0.2.0/24"), std::nullopt, ""});
   s.prefix_assertions.push_back({*net::Prefix::parse("203.0.113.0/24"), 24, 3, ""});
   auto a = rpki::SlurmFilter(std::span<const rpki::Slurm>(&s, 1)).apply(cache);
-  VrpDelta d = store.publish(std::move(a.vrps), "c1", 7, 1000, {}, a.removed, a.added);
+  VrpDelta d = store.publish(std::move(a.vrps), "c1", 7, 1000, {}, {a.removed, a.added, 0, 0});
   auto snap = store.current();
   EXPECT_EQ(snap->vrps, (std::vector<rpki::Vrp>{V("198.51.100.0/24", 24, 2), V("203.0.113.0/24", 24, 3)}));
   EXPECT_EQ(snap->slurm_removed, 1u);
@@ -101,6 +101,33 @@ TEST(VrpStore, PublishesVrpsThroughSlurm) {
   EXPECT_EQ(d.announced, (std::vector<rpki::Vrp>{V("192.0.2.0/24", 24, 1)}));
   EXPECT_EQ(d.withdrawn, (std::vector<rpki::Vrp>{V("203.0.113.0/24", 24, 3)}));
   EXPECT_EQ(store.current()->slurm_removed, 0u);
+}
+
+// The same for ASPAs (draft-ietf-sidrops-aspa-slurm): the cache's ASPAs
+// through the SLURM ASPA filters and assertions; the customers whose ASPA
+// SLURM changed are in the delta, so their routes are verified again.
+TEST(VrpStore, PublishesAspasThroughSlurm) {
+  VrpStore store;
+  const std::vector<rpki::Aspa> cache{{64500, {65002}}, {64510, {64511}}};
+  (void)store.publish({}, "c1", 7, 1000, cache);
+  rpki::Slurm s;
+  s.version = 2;
+  s.aspa_filters.push_back({64510, ""});
+  s.aspa_assertions.push_back({64500, {64501}, ""});
+  s.aspa_assertions.push_back({64600, {65002}, ""});
+  auto a = rpki::SlurmFilter(std::span<const rpki::Slurm>(&s, 1)).apply_aspas(cache);
+  VrpDelta d = store.publish({}, "c1", 7, 2000, a.aspas, {0, 0, a.removed, a.added});
+  EXPECT_EQ(d.aspa_customers, (std::vector<uint32_t>{64500, 64510, 64600}));
+  auto snap = store.current();
+  EXPECT_EQ(snap->aspas, 2u);
+  EXPECT_EQ(snap->slurm_aspas_removed, 1u);
+  EXPECT_EQ(snap->slurm_aspas_added, 2u);
+  const uint32_t leak[] = {65002, 64501, 64500};  // neighbour first
+  EXPECT_EQ(snap->aspa.verify(leak, false, rpki::AspaDirection::kUpstream), rpki::AspaState::kUnknown);
+  const uint32_t asserted[] = {65002, 64600};
+  EXPECT_EQ(snap->aspa.verify(asserted, false, rpki::AspaDirection::kUpstream), rpki::AspaState::kValid);
+  const uint32_t filtered[] = {64511, 64510};
+  EXPECT_EQ(snap->aspa.verify(filtered, false, rpki::AspaDirection::kUpstream), rpki::AspaState::kUnknown);
 }
 
 TEST(VrpStore, KeepsABoundedListOfChanges) {

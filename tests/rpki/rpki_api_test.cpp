@@ -18,7 +18,7 @@ net::Prefix P(const char* s) { return *net::Prefix::parse(s); }
 RpkiView sample() {
   VrpStore store;
   (void)store.publish({{P("192.0.2.0/24"), 24, 64500}, {P("2001:db8::/32"), 48, 64501}, {P("10.0.0.0/8"), 8, 1}},
-                      "127.0.0.1:323", 7, 1764473000000, std::vector<rpki::Aspa>{{64500, {64501}}, {64502, {0}}}, 4, 1);
+                      "127.0.0.1:323", 7, 1764473000000, std::vector<rpki::Aspa>{{64500, {64501}}, {64502, {0}}}, {4, 1, 2, 3});
   RpkiView v;
   v.enabled = true;
   v.vrps = store.current();
@@ -49,6 +49,8 @@ RpkiView sample() {
   v.slurm.prefix_filters = 2;
   v.slurm.prefix_assertions = 1;
   v.slurm.bgpsec_assertions = 3;
+  v.slurm.aspa_filters = 1;
+  v.slurm.aspa_assertions = 2;
   return v;
 }
 
@@ -66,7 +68,8 @@ TEST(RpkiApi, Json) {
   EXPECT_NE(j.find(R"("session_id":null,"serial":null)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"("last_update_unix_ms":null)"), std::string::npos) << j;
   EXPECT_NE(j.find(R"(],"slurm":{"files":["/etc/petrel/slurm.json"],"prefix_filters":2,"prefix_assertions":1,)"
-                   R"("bgpsec_filters":0,"bgpsec_assertions":3,"vrps_removed":4,"vrps_added":1}})"),
+                   R"("bgpsec_filters":0,"bgpsec_assertions":3,"aspa_filters":1,"aspa_assertions":2,"vrps_removed":4,)"
+                   R"("vrps_added":1,"aspas_removed":2,"aspas_added":3}})"),
             std::string::npos)
       << j;
   EXPECT_EQ(j.back(), '\n');

@@ -96,7 +96,8 @@ TEST(Slurm, BoundsHostileInput) {
   EXPECT_NE(error_of(big).find("more than the 8388608 allowed"), std::string::npos);
   std::string many;
   for (size_t i = 0; i <= kMaxSlurmEntries; ++i) many += std::string(i ? "," : "") + R"({"asn":1})";
-  EXPECT_EQ(error_of(with(many, "")), "the file has 100001 filters and assertions, more than the 100000 allowed");
+  EXPECT_EQ(error_of(with(many, "")),
+            "the file has 100001 filters, assertions and providers, more than the 100000 allowed");
   EXPECT_EQ(error_of(R"({"slurmVersion": 1, "slurmVersion": 1})"),
             "member \"slurmVersion\" appears twice in one object");
 }
@@ -104,8 +105,9 @@ TEST(Slurm, BoundsHostileInput) {
 TEST(Slurm, TopLevelRules) {
   EXPECT_EQ(error_of(R"({"validationOutputFilters": {}, "locallyAddedAssertions": {}})"),
             "/slurmVersion: missing (RFC 8416 section 3.2)");
-  EXPECT_EQ(error_of(R"({"slurmVersion": 3})"), "/slurmVersion: expected 1 (RFC 8416 section 3.2), got the number 3");
-  EXPECT_NE(error_of(R"({"slurmVersion": 2})").find("draft-ietf-sidrops-aspa-slurm"), std::string::npos);
+  EXPECT_EQ(error_of(R"({"slurmVersion": 3})"),
+            "/slurmVersion: expected 1 (RFC 8416 section 3.2) or 2 (with ASPA, draft-ietf-sidrops-aspa-slurm section "
+            "2), got the number 3");
   EXPECT_EQ(error_of(R"({"slurmVersion": 1, "locallyAddedAssertions": {}})"),
             "/validationOutputFilters: missing (RFC 8416 section 3.2: every member is required)");
   EXPECT_EQ(error_of(R"({"slurmVersion": 1, "validationOutputFilters": {"prefixFilters": []},
@@ -117,8 +119,191 @@ TEST(Slurm, TopLevelRules) {
             "locallyAddedAssertions)");
   std::string aspa = with("", "");
   aspa.replace(aspa.find("\"bgpsecAssertions\""), 0, R"("aspaAssertions": [], )");
-  EXPECT_NE(error_of(aspa).find("/locallyAddedAssertions/aspaAssertions: ASPA exceptions"), std::string::npos)
-      << error_of(aspa);
+  EXPECT_EQ(error_of(aspa),
+            "/locallyAddedAssertions/aspaAssertions: \"aspaAssertions\" needs \"slurmVersion\": 2 "
+            "(draft-ietf-sidrops-aspa-slurm section 2; version 1 is RFC 8416's, without ASPA)");
+}
+
+// draft-ietf-sidrops-aspa-slurm section 4's example.
+constexpr const char* kAspaExample = R"({
+  "slurmVersion": 2,
+  "validationOutputFilters": {
+    "prefixFilters": [ { "prefix": "192.0.2.0/24", "comment": "All VRPs encompassed by prefix" } ],
+    "bgpsecFilters": [],
+    "aspaFilters": [ { "customerAsn": 64496, "comment": "ASPAs matching Customer ASN 64496" } ]
+  },
+  "locallyAddedAssertions": {
+    "prefixAssertions": [],
+    "bgpsecAssertions": [],
+    "aspaAssertions": [
+      { "customerAsn": 64496, "providerAsns": [64497, 64498],
+        "comment": "Locally assert 64497 and 64498 are providers for 64496" }
+    ]
+  }
+})";
+
+std::string with_aspa(std::string_view filters, std::string_view assertions) {
+  return std::string(R"({"slurmVersion": 2, "validationOutputFilters": {"prefixFilters": [], "bgpsecFilters": [],)"
+                     R"( "aspaFilters": [)") +
+         std::string(filters) +
+         R"(]}, "locallyAddedAssertions": {"prefixAssertions": [], "bgpsecAssertions": [], "aspaAssertions": [)" +
+         std::string(assertions) + "]}}";
+}
+
+TEST(Slurm, ReadsTheAspaDraftsExample) {
+  auto r = parse_slurm(kAspaExample);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(r->version, 2u);
+  EXPECT_EQ(r->prefix_filters.size(), 1u);
+  ASSERT_EQ(r->aspa_filters.size(), 1u);
+  EXPECT_EQ(r->aspa_filters[0].customer, 64496u);
+  EXPECT_EQ(r->aspa_filters[0].comment, "ASPAs matching Customer ASN 64496");
+  ASSERT_EQ(r->aspa_assertions.size(), 1u);
+  EXPECT_EQ(r->aspa_assertions[0].customer, 64496u);
+  EXPECT_EQ(r->aspa_assertions[0].providers, (std::vector<uint32_t>{64497, 64498}));
+  EXPECT_EQ(r->entries(), 3u);
+  auto empty = parse_slurm(with_aspa("", ""));
+  ASSERT_TRUE(empty.ok()) << empty.error().to_string();
+  EXPECT_EQ(empty->entries(), 0u);
+}
+
+TEST(Slurm, AspaRules) {
+  // Version 2 needs all three members of each object (the draft's section 2).
+  std::string no_filters = with_aspa("", "");
+  const std::string member = R"(, "aspaFilters": [])";
+  no_filters.erase(no_filters.find(member), member.size());
+  EXPECT_EQ(error_of(no_filters),
+            "/validationOutputFilters/aspaFilters: missing (RFC 8416 section 3.2: every member is required, [] for "
+            "none)");
+  EXPECT_EQ(error_of(with_aspa(R"({"comment": "x"})", "")),
+            "/validationOutputFilters/aspaFilters/0/customerAsn: missing (draft-ietf-sidrops-aspa-slurm section 3.1)");
+  EXPECT_EQ(error_of(with_aspa(R"({"customerAsn": "AS1"})", "")),
+            "/validationOutputFilters/aspaFilters/0/customerAsn: expected an AS number 0..4294967295, got a string");
+  EXPECT_EQ(error_of(with_aspa(R"({"customerAsn": 1, "providerAsns": [2]})", "")),
+            "/validationOutputFilters/aspaFilters/0/providerAsns: unknown member \"providerAsns\" (expected one of: "
+            "customerAsn, comment)");
+  const std::string a = "/locallyAddedAssertions/aspaAssertions/0";
+  EXPECT_EQ(error_of(with_aspa("", R"({"providerAsns": [2]})")),
+            a + "/customerAsn: missing (draft-ietf-sidrops-aspa-slurm section 3.2)");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1})")),
+            a + "/providerAsns: missing (draft-ietf-sidrops-aspa-slurm section 3.2)");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 0, "providerAsns": [2]})")),
+            a + "/customerAsn: AS 0 cannot be a customer (the ASPA profile's customerASID is 1..4294967295)");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": []})")),
+            a + "/providerAsns: expected at least one provider AS (the ASPA profile's SIZE(1..MAX))");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": 2})")),
+            a + "/providerAsns: expected an array of AS numbers, got the number 2");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": [2, 4294967296]})")),
+            a + "/providerAsns/1: expected an AS number 0..4294967295, got the number 4294967296");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": [2, 1]})")),
+            a + "/providerAsns/1: the customer AS 1 cannot be its own provider (draft-ietf-sidrops-aspa-slurm "
+                "section 3.2)");
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": [3, 2]})")),
+            a + "/providerAsns/1: AS 2 after AS 3: providers must be in ascending order, each once "
+                "(draft-ietf-sidrops-aspa-slurm section 3.2)");
+  EXPECT_NE(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": [2, 2]})")).find("AS 2 after AS 2"),
+            std::string::npos);
+  // Providers count towards the bound.
+  std::string many;
+  for (size_t i = 0; i < kMaxSlurmEntries; ++i) many += std::string(i ? "," : "") + std::to_string(i + 2);
+  EXPECT_EQ(error_of(with_aspa("", R"({"customerAsn": 1, "providerAsns": [)" + many + "]}")),
+            "the file has 100001 filters, assertions and providers, more than the 100000 allowed");
+}
+
+// What draft-ietf-sidrops-aspa-slurm says, done plainly: every ASPA whose
+// customer a filter names goes; then each assertion's customer gets the
+// assertion's providers added to what remains of its ASPA (an assertion
+// is not an implicit filter), or an ASPA of them when it had none.
+std::vector<Aspa> apply_aspas_by_definition(const std::vector<Slurm>& files, const std::vector<Aspa>& aspas) {
+  std::vector<Aspa> out;
+  for (const Aspa& a : aspas) {
+    bool filtered = false;
+    for (const Slurm& s : files)
+      for (const AspaFilter& f : s.aspa_filters) filtered = filtered || f.customer == a.customer;
+    if (!filtered) out.push_back(a);
+  }
+  for (const Slurm& s : files) {
+    for (const AspaAssertion& as : s.aspa_assertions) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const Aspa& a) { return a.customer == as.customer; });
+      if (it == out.end()) {
+        out.push_back(Aspa{as.customer, {}});
+        it = out.end() - 1;
+      }
+      for (uint32_t p : as.providers)
+        if (std::find(it->providers.begin(), it->providers.end(), p) == it->providers.end()) it->providers.push_back(p);
+      std::sort(it->providers.begin(), it->providers.end());
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; });
+  return out;
+}
+
+TEST(Slurm, AppliesAspaFiltersThenAssertions) {
+  auto r = parse_slurm(with_aspa(R"({"customerAsn": 64496}, {"customerAsn": 64999})",
+                                 R"({"customerAsn": 64496, "providerAsns": [64510]},
+                                    {"customerAsn": 64500, "providerAsns": [64502, 64503]},
+                                    {"customerAsn": 64600, "providerAsns": [64601]})"));
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  SlurmFilter f(std::span<const Slurm>(&*r, 1));
+  EXPECT_FALSE(f.aspa_empty());
+  const std::vector<Aspa> cache{{64496, {64497, 64498}}, {64500, {64501, 64502}}, {64700, {64701}}};
+  auto out = f.apply_aspas(cache);
+  // 64496: filtered, then asserted anew; 64500: the cache's providers and
+  // the assertion's; 64600: asserted; 64700: untouched.
+  EXPECT_EQ(out.aspas, (std::vector<Aspa>{{64496, {64510}}, {64500, {64501, 64502, 64503}}, {64600, {64601}},
+                                          {64700, {64701}}}));
+  EXPECT_EQ(out.removed, 1u);
+  EXPECT_EQ(out.added, 3u);
+  // An assertion that adds nothing to the cache's ASPA changes nothing.
+  auto same = parse_slurm(with_aspa("", R"({"customerAsn": 64700, "providerAsns": [64701]})"));
+  ASSERT_TRUE(same.ok());
+  auto kept = SlurmFilter(std::span<const Slurm>(&*same, 1)).apply_aspas(cache);
+  EXPECT_EQ(kept.aspas, cache);
+  EXPECT_EQ(kept.added, 0u);
+  EXPECT_EQ(kept.removed, 0u);
+  // No ASPA exceptions: the cache's ASPAs as they are.
+  SlurmFilter none;
+  EXPECT_TRUE(none.aspa_empty());
+  EXPECT_EQ(none.apply_aspas(cache).aspas, cache);
+}
+
+rc::Gen<std::vector<uint32_t>> gen_providers() {
+  return rc::gen::map(rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(0, 12)),
+                      [](std::vector<uint32_t> v) {
+                        std::sort(v.begin(), v.end());
+                        v.erase(std::unique(v.begin(), v.end()), v.end());
+                        if (v.empty()) v.push_back(0);
+                        return v;
+                      });
+}
+
+RC_GTEST_PROP(Slurm, ApplyAspasAgreesWithTheDraft, ()) {
+  // The cache's: one ASPA per customer, providers sorted.
+  std::vector<Aspa> aspas;
+  for (uint32_t c : *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 12))) {
+    if (std::any_of(aspas.begin(), aspas.end(), [&](const Aspa& a) { return a.customer == c; })) continue;
+    aspas.push_back(Aspa{c, *gen_providers()});
+  }
+  std::vector<Slurm> files(*rc::gen::inRange<size_t>(1, 4));
+  for (Slurm& s : files) {
+    s.version = 2;
+    for (uint32_t c : *rc::gen::resize(4, rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 12))))
+      s.aspa_filters.push_back(AspaFilter{c, ""});
+    for (uint32_t c : *rc::gen::resize(4, rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(1, 12))))
+      s.aspa_assertions.push_back(AspaAssertion{c, *gen_providers(), ""});
+  }
+  const auto want = apply_aspas_by_definition(files, aspas);
+  auto out = SlurmFilter(files).apply_aspas(aspas);
+  RC_ASSERT(out.aspas == want);
+  size_t removed = 0;
+  for (const Aspa& a : aspas)
+    for (const Slurm& s : files)
+      if (std::any_of(s.aspa_filters.begin(), s.aspa_filters.end(),
+                      [&](const AspaFilter& f) { return f.customer == a.customer; })) {
+        ++removed;
+        break;
+      }
+  RC_ASSERT(out.removed == removed);
 }
 
 TEST(Slurm, PrefixFilterRules) {

@@ -71,6 +71,10 @@ struct Options {
   uint16_t port = 179;
   uint32_t daemon_as = 65000;
   std::vector<std::string> feeders;    // one local address per neighbour
+  // --next-hop: neighbour i's next hop (i-th given), instead of its own
+  // address: one further away, that the daemon resolves through its
+  // kernel's routes (scripts/profile/nexthops.sh).
+  std::vector<std::string> next_hops;
   uint32_t feeder_as = 65001;          // neighbour i has feeder_as + i
   std::string observer;                // local address of the observer ("" = none)
   uint32_t observer_as = 65100;
@@ -85,7 +89,7 @@ struct Options {
 
 constexpr bench::Usage kUsage{"petrel-load",
                "usage: petrel-load --daemon ADDR [--port N] [--daemon-as N]\n"
-               "         --feeder ADDR [--feeder ADDR ...] [--feeder-as N]\n"
+               "         --feeder ADDR [--feeder ADDR ...] [--feeder-as N] [--next-hop ADDR ...]\n"
                "         [--observer ADDR] [--observer-as N] [--observer-late 0|1]\n"
                "         [--v4 N] [--v6 N] [--attr-sets N] [--seed N]\n"
                "         [--metrics HOST:PORT] [--kernel-netns NAME] [--kernel-table N]\n"
@@ -103,6 +107,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--port") o.port = static_cast<uint16_t>(kUsage.count(v, "bad --port"));
     else if (a == "--daemon-as") o.daemon_as = static_cast<uint32_t>(kUsage.count(v, "bad --daemon-as"));
     else if (a == "--feeder") o.feeders.emplace_back(v);
+    else if (a == "--next-hop") o.next_hops.emplace_back(v);
     else if (a == "--feeder-as") o.feeder_as = static_cast<uint32_t>(kUsage.count(v, "bad --feeder-as"));
     else if (a == "--observer") o.observer = v;
     else if (a == "--observer-as") o.observer_as = static_cast<uint32_t>(kUsage.count(v, "bad --observer-as"));
@@ -129,6 +134,8 @@ Options parse(int argc, char** argv) {
   if (o.daemon.empty()) kUsage.fail("--daemon is required");
   if (o.feeders.empty()) kUsage.fail("at least one --feeder is required");
   if (o.feeders.size() > 64) kUsage.fail("at most 64 feeders");
+  if (!o.next_hops.empty() && o.next_hops.size() != o.feeders.size())
+    kUsage.fail("--next-hop: one for each --feeder, or none");
   return o;
 }
 
@@ -619,8 +626,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < o.feeders.size(); ++i) {
     synth::Table t = synth::generate(o.table, static_cast<uint32_t>(i));
     if (i == 0) expected.emplace(t, o.table.v4_prefixes > 0, o.table.v6_prefixes > 0);
-    auto nh = net::IpAddress::parse(o.feeders[i]);
-    if (!nh) kUsage.fail("a --feeder is not an address");
+    auto nh = net::IpAddress::parse(o.next_hops.empty() ? o.feeders[i] : o.next_hops[i]);
+    if (!nh) kUsage.fail("a --feeder or --next-hop is not an address");
     bench::FeedOptions fo;
     fo.neighbour_as = o.feeder_as + static_cast<uint32_t>(i);
     if (nh->is_v4()) fo.next_hop_v4 = *nh;

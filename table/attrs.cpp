@@ -181,9 +181,17 @@ std::optional<net::IpAddress> Attrs::mp_next_hop() const {
 }
 
 std::optional<Attrs::ResolvedBy> Attrs::resolved_by() const {
+  // One UPDATE may carry IPv4 NLRI with NEXT_HOP beside MP_REACH_NLRI of
+  // another family (RFC 4760 section 3 allows both): its set then names two
+  // next hops, for routes of two families, and one code per set cannot
+  // judge both. Such a set is not tracked (its routes count as resolved,
+  // as before next-hop tracking) rather than some routes judged by the
+  // other family's next hop.
+  const auto mp = value_of(wire(), codec::attr_type::kMpReachNlri);
+  if (mp && value_of(wire(), codec::attr_type::kNextHop)) return std::nullopt;
   // MP_REACH_NLRI (type 14) as the canonical form keeps it: AFI, SAFI, the
   // next hop's length and bytes, a reserved octet, no NLRI.
-  if (auto v = value_of(wire(), codec::attr_type::kMpReachNlri); v && v->size() >= 4) {
+  if (auto v = mp; v && v->size() >= 4) {
     const auto len = std::to_integer<size_t>((*v)[3]);
     if (v->size() < 4 + len) return std::nullopt;
     uint8_t b[16];

@@ -294,6 +294,30 @@ TEST(Nexthop, Ipv4RouteOverIpv6NextHop) {
   EXPECT_EQ(t.resolver.asked(v6), 1);
 }
 
+// One UPDATE with IPv4 NLRI (NEXT_HOP) and IPv6 MP_REACH_NLRI: its set
+// names two next hops, for two families, and is not tracked (neither
+// family's routes judged by the other's next hop): both count as resolved.
+TEST(Nexthop, SetWithNextHopAndMpReachIsNotTracked) {
+  Fixture t;
+  const auto v4 = A("192.0.2.1"), v6 = A("2001:db8::2");
+  t.resolver.set(v4, {false, 0});
+  t.resolver.set(v6, {false, 0});
+  const uint16_t p1 = *t.table.add_peer(peer_info(1));
+  codec::PathAttributes a = mp_set(codec::kIpv6Unicast, v6).decode();
+  a.next_hop = v4;
+  const auto set = codec::AttributeSet::from(a);
+  t.table.apply(p1, kV4, &set, std::vector{N("10.0.0.0/8")}, {});
+  t.table.apply(p1, kV6, &set, std::vector{N("2001:db8:1::/48")}, {});
+  EXPECT_TRUE(t.route(kV4, "10.0.0.0/8", p1)->nexthop_resolved);
+  EXPECT_TRUE(t.route(kV6, "2001:db8:1::/48", p1)->nexthop_resolved);
+  EXPECT_EQ(t.resolver.asked(v4), 0);
+  EXPECT_EQ(t.resolver.asked(v6), 0);
+  // Either alone is tracked.
+  const auto only_v4 = v4_set(v4);
+  t.table.apply(p1, kV4, &only_v4, std::vector{N("10.1.0.0/16")}, {});
+  EXPECT_FALSE(t.route(kV4, "10.1.0.0/16", p1)->nexthop_resolved);
+}
+
 // The registry follows the sets: when the last route with a next hop
 // goes, so does its entry, and the resolver is asked again when it comes
 // back.

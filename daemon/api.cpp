@@ -1075,6 +1075,18 @@ std::string status_page_html(const Snapshot& s) {
                      s.table.routes, s.table.attr_sets,
                      static_cast<double>(s.table.map_bytes + s.table.journal_bytes + s.table.attr_bytes) / 1e6);
   out += table_charts(s.history);
+  out += "<h2>Refused by import policy</h2>\n";
+  if (s.refused.empty()) {
+    out += "<p>None kept (<code>peer.keep_refused</code>).</p>\n";
+  } else {
+    out += "<table id=\"refused\"><tr><th>peer</th><th>prefix</th><th>refused by</th></tr>\n";
+    for (const auto& r : s.refused)
+      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(r.peer),
+                         html_escape(r.prefix), html_escape(r.reason));
+    out += fmt::format("</table>\n<p>{} kept in all{}. All of them, with their attributes: "
+                       "<a href=\"/api/refused\">/api/refused</a>.</p>\n",
+                       s.refused_kept, s.refused.size() < s.refused_kept ? fmt::format(", the first {} shown", s.refused.size()) : "");
+  }
   for (const auto& sec : s.sections) {
     out += fmt::format("<h2>{}</h2>\n<table class=\"section\">\n", html_escape(sec.title));
     for (const auto& [name, value] : sec.rows)

@@ -153,7 +153,16 @@ struct Snapshot {
   // The last hour's samples (daemon/history.h), filled for the status
   // page's charts only.
   HistoryView history;
+  // Routes refused by import policy and kept (peer.keep_refused), for the
+  // status page only: the first kStatusRefused of them (GET /api/refused
+  // has all), and how many are kept in all.
+  struct RefusedLine {
+    std::string peer, prefix, reason;
+  };
+  std::vector<RefusedLine> refused;
+  uint64_t refused_kept = 0;
 };
+inline constexpr size_t kStatusRefused = 20;
 
 // What best-path selection read of one route (GET .../explain).
 struct BestPathInputs {

@@ -124,6 +124,18 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
 }
 
 // The status page's kernel, RPKI and BMP sections, when those parts are on.
+// The first refused routes kept, for the status page ("why don't I have
+// this prefix").
+void add_refused(const Server& server, api::Snapshot& s) {
+  for (const auto& peer : server.peers()) {
+    const table::RefusedRoutes& store = peer->refused();
+    s.refused_kept += store.kept();
+    if (s.refused.size() >= api::kStatusRefused || store.empty()) continue;
+    for (auto& e : store.find(std::nullopt, api::kStatusRefused - s.refused.size()))
+      s.refused.push_back({peer->config().name, e.prefix.to_string(), std::move(e.reason)});
+  }
+}
+
 void add_sections(const Server& server, api::Snapshot& s) {
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   if (std::optional<KernelStatus> k = server.kernel_status()) {
@@ -544,6 +556,7 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
       // Only the page shows them (RPKI's route counts may walk the table).
       if (std::string_view(url) == "/") {
         add_sections(*ctx->server, snap);
+        add_refused(*ctx->server, snap);
         snap.history = ctx->server->history().view();
       }
       r = api::respond(method, url, snap);

@@ -148,6 +148,18 @@ TEST(ApiStatusPage, SectionsOfConfiguredParts) {
   EXPECT_NE(h.find("<a href=\"/api/kernel\">/api/kernel</a>"), std::string::npos);
 }
 
+TEST(ApiStatusPage, RefusedRoutesKept) {
+  Snapshot s = sample();
+  EXPECT_NE(status_page_html(s).find("<p>None kept"), std::string::npos);
+  s.refused = {{"up", "192.0.2.0/24", "cone.<leak>"}, {"up", "198.51.100.0/24", "cone.leak"}};
+  s.refused_kept = 7;
+  std::string h = status_page_html(s);
+  EXPECT_NE(h.find("<tr><td>up</td><td>192.0.2.0/24</td><td>cone.&lt;leak&gt;</td></tr>"), std::string::npos) << h;
+  EXPECT_NE(h.find("7 kept in all, the first 2 shown"), std::string::npos) << h;
+  s.refused_kept = 2;
+  EXPECT_NE(status_page_html(s).find("2 kept in all. All of them"), std::string::npos);
+}
+
 TEST(ApiStatus, MemoryNotAvailableWithoutJemalloc) {
   Snapshot s = sample();
   s.memory = MemoryStats{};

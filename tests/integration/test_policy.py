@@ -181,6 +181,9 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     assert status == 200 and '<p id="lg-summary">0 prefixes, 0 routes.</p>' in page, page
     assert '<table id="lg-refused">' in page, page
     assert f"<tr><td>{LEAKED}</td><td>up</td><td class=\"n\">0</td><td>cone.leak</td><td>{UP_ASN} 64999</td>" in page, page
+    # and so does the status page
+    status, body = petrel.get("/")
+    assert status == 200 and f"<tr><td>up</td><td>{LEAKED}</td><td>cone.leak</td></tr>" in body.decode(), body
     peer = petrel.api_peer("up")
     assert peer and peer["refused_kept"] == 1 and peer["refused_not_kept"] == 0, peer
     assert petrel.api("/api/refused?peer=nobody") is None  # a 404

@@ -382,15 +382,6 @@ void KernelSyncer::run() {
   bool unpublished = false;  // the status has changed since the last publish()
   std::string reported;  // the last error logged, to log each once
   GatewayMemo memo;
-  // The next hops of the routes installed are tracked (GET /api/nexthops)
-  // even before the table asks about them: the last one asked is not
-  // asked again.
-  std::optional<net::IpAddress> tracked;
-  auto track = [&](const net::IpAddress& a) {
-    if (!nexthops_ || tracked == a) return;
-    tracked = a;
-    (void)nexthops_->resolve(a);
-  };
   // A read's wishes, applied to the plan after it: the table hands them
   // out under each shard's lock, and a plan update (a hash map of every
   // prefix) costs more than the hand-over, so the sessions' writes to the
@@ -442,7 +433,6 @@ void KernelSyncer::run() {
       if (memo_index == kUnwanted) {
         memo_index = static_cast<uint32_t>(gateways.size());
         gateways.push_back(*memo.gateway);
-        track(memo.gateway->address);
       }
       wishes.push_back(Wish{p, memo_index});
     }
@@ -485,7 +475,6 @@ void KernelSyncer::run() {
     }
     for (const auto& [f, p] : deferred) {
       fib::Want w = multipath_want(f, p, d.interfaces());
-      for (const fib::Gateway& g : w.gateways) track(g.address);
       if (w.gateways.empty()) d.plan().unwant(p);
       else d.plan().want(p, std::move(w));
     }

@@ -1,9 +1,7 @@
 // The kernel's routes and links on the main loop (daemon/kernel_watch.h).
 #include "daemon/kernel_watch.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <linux/filter.h>
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -15,6 +13,7 @@
 #include <variant>
 
 #include "daemon/kernel_origin.h"
+#include "fib/driver/driver.h"
 
 namespace petrel::daemon {
 namespace {
@@ -58,22 +57,8 @@ Result<void, std::string> KernelWatch::start() {
   if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) return fail(sys("making the socket non-blocking"));
   // Petrel's own route changes (protocol RTPROT_BGP: a full table being
   // installed is a million of them) are dropped in the kernel, before
-  // they fill the socket's buffer: a route message whose rtm_protocol
-  // (octet 5 of struct rtmsg, after the 16 octets of struct nlmsghdr) is
-  // 186. BPF loads 16 bits in network order, so nlmsg_type (host order)
-  // is compared with htons().
-  sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_NEWROUTE), 2, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELROUTE), 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 16 + 5),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kRtProtBgp, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, 0),
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
-  };
-  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
-  if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0)
+  // they fill the socket's buffer.
+  if (!fib::drop_routes_of_protocol(fd, kRtProtBgp))
     return fail(sys("filtering Petrel's own routes out of the notifications"));
   if (auto r = dump_interfaces(); !r) return r;
   ev_io_init(&io_, &KernelWatch::on_readable, fd, EV_READ);

@@ -566,22 +566,14 @@ NexthopReport Table::nexthop_report() const {
   uint32_t end = NexthopRegistry::kFirstSlot;
   for (const auto& x : entries) end = std::max(end, x.code + 1);
   std::vector<uint64_t> routes(end, 0);  // by code
-  for (const auto& sp : shards_) {
-    const Shard& s = *sp;
-    std::lock_guard lock(s.mu);
-    for (size_t fi = 0; fi < kFamilies; ++fi) {
-      s.on_map(static_cast<FamilyIndex>(fi), [&](const auto& m) {
-        m.for_each([&](const auto& e) {
-          for (const Route& r : e.routes()) {
-            if (r.flags & Route::kIneligible) ++out.ineligible_routes;
-            if (peers_[r.peer].info.local) continue;
-            const uint32_t code = r.attrs->nexthop_code();
-            if (code < end) ++routes[code];
-          }
-        });
-      });
+  for_each_entry([&](FamilyIndex, const auto& e) {
+    for (const Route& r : e.routes()) {
+      if (r.flags & Route::kIneligible) ++out.ineligible_routes;
+      if (peers_[r.peer].info.local) continue;
+      const uint32_t code = r.attrs->nexthop_code();
+      if (code < end) ++routes[code];
     }
-  }
+  });
   for (const auto& x : entries)
     out.nexthops.push_back({x.address, x.link_local, x.state, routes[x.code]});
   std::sort(out.nexthops.begin(), out.nexthops.end(), [](const NexthopInfo& a, const NexthopInfo& b) {

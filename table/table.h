@@ -621,6 +621,10 @@ class Table {
   // the prefix is journalled when its best changed, and true returned.
   template <typename E>
   bool choose_again(Shard& s, FamilyIndex f, E& e);
+  // fn(family, entry) for every entry of every map, each shard under its
+  // lock (walk()'s and nexthop_report()'s loop).
+  template <typename F>
+  void for_each_entry(F&& fn) const;
   // fn(shard, family, map) for every map, each shard under its lock; the
   // followers are woken after a shard whose journal grew (table.cpp only).
   template <typename F>
@@ -719,21 +723,24 @@ bool Table::lookup(FamilyIndex f, const net::Prefix& p, F&& fn) const {
 }
 
 template <typename F>
-void Table::walk(F&& fn) const {
+void Table::for_each_entry(F&& fn) const {
   for (const auto& sp : shards_) {
     const Shard& s = *sp;
     std::lock_guard lock(s.mu);
-    for (size_t f = 0; f < kFamilies; ++f) {
-      s.on_map(static_cast<FamilyIndex>(f), [&](const auto& m) {
-        m.for_each([&](const auto& e) {
-          const Route* b = e.best_route();
-          std::optional<RouteView> bv;
-          if (b) bv = view(*b);
-          fn(Change{e.key.prefix(), static_cast<FamilyIndex>(f), false}, bv, e.routes());
-        });
-      });
-    }
+    for (size_t f = 0; f < kFamilies; ++f)
+      s.on_map(static_cast<FamilyIndex>(f),
+               [&](const auto& m) { m.for_each([&](const auto& e) { fn(static_cast<FamilyIndex>(f), e); }); });
   }
+}
+
+template <typename F>
+void Table::walk(F&& fn) const {
+  for_each_entry([&](FamilyIndex f, const auto& e) {
+    const Route* b = e.best_route();
+    std::optional<RouteView> bv;
+    if (b) bv = view(*b);
+    fn(Change{e.key.prefix(), f, false}, bv, e.routes());
+  });
 }
 
 template <typename F>

@@ -2,6 +2,7 @@
 // out goes through fib/netlink.h.
 #include "fib/driver/driver.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <libmnl/libmnl.h>
@@ -34,6 +35,28 @@ void set_buffer(int fd, int opt_force, int opt, int bytes) {
   if (setsockopt(fd, SOL_SOCKET, opt_force, &bytes, sizeof bytes) != 0)
     (void)setsockopt(fd, SOL_SOCKET, opt, &bytes, sizeof bytes);
 }
+
+}  // namespace
+
+// The message type (host order, 16 bits at octet 4 of struct nlmsghdr;
+// BPF loads in network order, hence htons), then rtm_protocol (octet 5 of
+// struct rtmsg, after the 16 of nlmsghdr) of a route message.
+bool drop_routes_of_protocol(int fd, uint8_t protocol) {
+  sock_filter code[] = {
+      BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(nlmsghdr, nlmsg_type)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_NEWROUTE), 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(RTM_DELROUTE), 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),  // not a route: kept whole
+      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, sizeof(nlmsghdr) + offsetof(rtmsg, rtm_protocol)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, protocol, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, 0),            // of that protocol: dropped
+      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),  // another's: kept whole
+  };
+  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+  return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) == 0;
+}
+
+namespace {
 
 // Waits for fd to be readable; false on timeout.
 bool wait_readable(int fd, int timeout_ms) {
@@ -87,15 +110,7 @@ Result<std::unique_ptr<Driver>, DriverError> Driver::open(DriverOptions o) {
   if (!d->routes_) return fail(sys("opening a netlink socket"));
   if (mnl_socket_bind(d->routes_, 0, MNL_SOCKET_AUTOPID) < 0) return fail(sys("binding the netlink socket"));
   int rfd = mnl_socket_get_fd(d->routes_);
-  sock_filter code[] = {
-      BPF_STMT(BPF_LD | BPF_B | BPF_ABS, sizeof(nlmsghdr) + offsetof(rtmsg, rtm_protocol)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, o.resolve.own_protocol, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, 0),           // ours: dropped
-      BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),  // another's: kept whole
-  };
-  sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
-  if (setsockopt(rfd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0)
-    return fail(sys("filtering the route notifications"));
+  if (!drop_routes_of_protocol(rfd, o.resolve.own_protocol)) return fail(sys("filtering the route notifications"));
   for (int group : {RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE})
     if (mnl_socket_setsockopt(d->routes_, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) < 0)
       return fail(sys("joining the route notification groups"));

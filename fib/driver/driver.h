@@ -71,6 +71,13 @@ struct DriverStats {
   uint64_t plan_ns = 0, encode_ns = 0, send_ns = 0, answer_ns = 0;
 };
 
+// Attaches to a netlink socket a filter (classic BPF, run in the kernel)
+// that drops route messages (RTM_NEWROUTE, RTM_DELROUTE) of `protocol`
+// and keeps every other message whole: Petrel's own installation of a
+// full table would otherwise fill the socket's buffer. False with errno
+// set when the kernel refuses it.
+bool drop_routes_of_protocol(int fd, uint8_t protocol);
+
 class Driver {
  public:
   static Result<std::unique_ptr<Driver>, DriverError> open(DriverOptions o);

@@ -304,17 +304,22 @@ bool UpdateView::write_attribute_set(std::vector<std::byte>& out) const {
 }
 
 AttributeSet UpdateView::attribute_set() const {
-  std::vector<std::byte> tmp;
-  tmp.reserve(attrs_.size() + 64);
-  const bool built = write_attribute_set(tmp);
   AttributeSet s;
-  s.wire_ = std::move(tmp);
+  s.wire_.reserve(attrs_.size() + 64);
+  attribute_set(s);
+  return s;
+}
+
+void UpdateView::attribute_set(AttributeSet& into) const {
+  std::vector<std::byte> buf = std::move(into.wire_);
+  into = AttributeSet{};
+  const bool built = write_attribute_set(buf);
+  into.wire_ = std::move(buf);
   // decode() reports what cannot be built (and leaves it out): a set
   // that does not build, or does not read back, is a broken invariant.
-  const bool ok = built && s.extract();
+  const bool ok = built && into.extract();
   assert(ok);
-  if (!ok) return AttributeSet{};
-  return s;
+  if (!ok) into = AttributeSet{};
 }
 
 }  // namespace petrel::codec

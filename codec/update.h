@@ -89,6 +89,9 @@ class UpdateView {
   // for inspection only): every attribute that cannot be built is a
   // finding of decode(), so the set always builds (asserted).
   [[nodiscard]] AttributeSet attribute_set() const;
+  // The same into `into`, whose buffer is reused (no allocation once it
+  // is large enough: the import path builds one set per UPDATE).
+  void attribute_set(AttributeSet& into) const;
   // Its canonical bytes alone (attribute_set().wire()), written into `out`
   // (cleared first; its capacity is reused): for the table's import path,
   // which interns by these bytes and needs neither the allocation nor the

@@ -111,12 +111,17 @@ RouteFacts route_facts(const ImportRules& rules, const RouteFacts& once, const n
 // Batch::add of the whole view would take). `set`: the UPDATE's set, when
 // it announces. withdraw_all: every announced prefix is withdrawn instead
 // (counted as refused announcements when `refused`, else as withdrawals).
+// `verdicts`: the import policy's, already decided by decide_all() for
+// the announced prefixes of the families taken, in order.
 void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet* set,
-                   bool withdraw_all, bool refused, Batch& batch, ImportOutcome& out, bool prepared = false) {
+                   bool withdraw_all, bool refused, Batch& batch, ImportOutcome& out,
+                   const PolicyVerdict* verdicts = nullptr) {
   // The set decoded, for every family's announcements of the UPDATE, only
-  // when a verdict changes the route.
+  // when a verdict changes the route in a way apply_canonical() leaves
+  // to apply().
   PolicyChain::Prepared& scratch = policy_scratch();
   std::optional<codec::PathAttributes> decoded;
+  thread_local std::vector<std::byte> changed_bytes;
   const bool forget = rules.refused && !rules.refused->empty();
   for (const auto& range : u.withdrawals()) {
     const int fi = taken(range, rules);
@@ -155,16 +160,16 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
     why.clear();
     changed.clear();
     uint32_t n = 0;
-    if (rules.filter && !prepared) {
+    if (rules.filter && !verdicts) {
       policy_facts() = import_facts(rules, *set);
       rules.filter->prepare(*set, policy_facts(), scratch);
-      prepared = true;
     }
     for (const auto& p : range) {
       ++n;
       PolicyVerdict v;
       v.accept = true;
-      if (rules.filter) v = rules.filter->decide(route_facts(rules, policy_facts(), p.prefix, *set), scratch);
+      if (verdicts) v = *verdicts++;
+      else if (rules.filter) v = rules.filter->decide(route_facts(rules, policy_facts(), p.prefix, *set), scratch);
       if (!v.accept) {
         refuse.push_back(p);
         why.push_back(v);
@@ -187,12 +192,18 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
       for (const auto& [v, ps] : changed)
         for (const auto& p : ps) rules.refused->forget(p);
     }
-    if (!changed.empty() && !decoded) decoded = set->decode();
     for (const auto& [v, ps] : changed) {
-      codec::PathAttributes pa = *decoded;
       ApplyContext ctx;
       ctx.local_as = rules.local_as;
       ctx.family = codec::kKnownFamilyList[f];
+      // The changes written into the set's bytes as they are copied;
+      // what only apply() does (a next hop) the slow way.
+      if (rules.filter->apply_canonical(v, *set, ctx, changed_bytes)) {
+        batch.add(f, changed_bytes, ps, {});
+        continue;
+      }
+      if (!decoded) decoded = set->decode();
+      codec::PathAttributes pa = *decoded;
       rules.filter->apply(v, pa, ctx);
       const codec::AttributeSet m = codec::AttributeSet::from(pa);
       batch.add(f, &m, ps, {});
@@ -202,22 +213,30 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
   }
 }
 
-// Whether the import policy accepts every announced prefix of `u` as it
-// came (the common case of a policy that only checks): then the UPDATE
-// goes in whole, as without a policy, instead of prefix by prefix.
-bool policy_passes_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set) {
+// The import policy's verdict on every announced prefix of `u` of the
+// families taken, in order, into `verdicts`. True when it accepts every
+// one as it came (the common case of a policy that only checks): then the
+// UPDATE goes in whole, as without a policy, instead of prefix by prefix
+// (which takes the verdicts, not deciding again).
+bool decide_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set,
+                std::vector<PolicyVerdict>& verdicts) {
   PolicyChain::Prepared& scratch = policy_scratch();
   const RouteFacts facts = import_facts(rules, set);
   rules.filter->prepare(set, facts, scratch);
   policy_facts() = facts;
+  verdicts.clear();
+  bool plain = true;
   for (const auto& range : u.announced()) {
-    if (taken(range, rules) < 0) return false;
+    if (taken(range, rules) < 0) {
+      plain = false;
+      continue;
+    }
     for (const auto& p : range) {
-      const PolicyVerdict v = rules.filter->decide(route_facts(rules, facts, p.prefix, set), scratch);
-      if (!v.accept || v.changes()) return false;
+      verdicts.push_back(rules.filter->decide(route_facts(rules, facts, p.prefix, set), scratch));
+      plain &= verdicts.back().accept && !verdicts.back().changes();
     }
   }
-  return true;
+  return plain;
 }
 
 void take_counts(const Batch::Gathered& got, ImportOutcome& out) {
@@ -308,8 +327,13 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   // measures it). With a filter, on a 2-octet session (whose AS_PATH needs
   // the set for the AS4_PATH merge) or for the slow way, the set is built
   // once and answers the checks too.
-  std::optional<codec::AttributeSet> set;
-  if (rules.filter || !u.params().four_octet_as || !clean) set = u.attribute_set();
+  // (One set's storage reused from UPDATE to UPDATE.)
+  thread_local codec::AttributeSet set_storage;
+  codec::AttributeSet* set = nullptr;
+  if (rules.filter || !u.params().four_octet_as || !clean) {
+    u.attribute_set(set_storage);
+    set = &set_storage;
+  }
   if (set) {
     out.refusal = check_as_path(set->as_path_segments(), rules, &out.first_as);
   } else {
@@ -334,7 +358,8 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
       case OtcIngress::kAdd: {
         codec::PathAttributes pa = (set ? *set : u.attribute_set()).decode();
         pa.otc = rules.peer_as;
-        set = codec::AttributeSet::from(pa);
+        set_storage = codec::AttributeSet::from(pa);
+        set = &set_storage;
         break;
       }
       case OtcIngress::kKeep:
@@ -343,7 +368,7 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   }
 
   if (out.refusal != ImportRefusal::kNone) {
-    keep_all(u, rules, import_refusal_name(out.refusal), set ? &*set : nullptr);
+    keep_all(u, rules, import_refusal_name(out.refusal), set);
     if (!clean) {
       add_by_prefix(u, rules, nullptr, true, true, batch, out);
       return out;
@@ -358,12 +383,14 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
     }
     return out;
   }
-  if (clean && (!rules.filter || policy_passes_all(u, rules, *set))) {
+  thread_local std::vector<PolicyVerdict> verdicts;
+  const bool decided = rules.filter && clean;
+  if (clean && (!rules.filter || decide_all(u, rules, *set, verdicts))) {
     forget_all(u, rules);
-    take_counts(batch.add(u, false, set ? &*set : nullptr), out);
+    take_counts(batch.add(u, false, set), out);
     return out;
   }
-  add_by_prefix(u, rules, &*set, false, false, batch, out, rules.filter && clean);
+  add_by_prefix(u, rules, set, false, false, batch, out, decided ? verdicts.data() : nullptr);
   return out;
 }
 

@@ -42,7 +42,8 @@ bool in_prefixes(const std::vector<net::Prefix>& ps, const net::IpAddress& a) {
   return false;
 }
 
-bool carries(const codec::PathAttributes& a, const CommunityPattern& p) {
+template <typename A>  // codec::PathAttributes or ChangedValues
+bool carries(const A& a, const CommunityPattern& p) {
   switch (p.kind) {
     case CommunityPattern::Kind::kStandard:
       for (uint32_t c : a.communities)
@@ -628,35 +629,61 @@ PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepa
   return v;
 }
 
+namespace {
+
+// The changes of one term but the next hop, made to `a`: a PathAttributes,
+// or ChangedValues below (the same members), in the order docs/policy.md
+// gives.
+template <typename A>
+void change_values(const PolicyActions& s, A& a, uint32_t local_as) {
+  using Kind = CommunityPattern::Kind;
+  auto strips = [&](Kind kind) { return (s.strip >> static_cast<unsigned>(kind) & 1) != 0; };
+  if (strips(Kind::kStandard)) a.communities.clear();
+  if (strips(Kind::kLarge)) a.large_communities.clear();
+  if (strips(Kind::kExtended)) a.ext_communities.clear();
+  for (const auto& p : s.community_remove) {
+    std::erase_if(a.communities, [&](uint32_t c) { return p.matches(c); });
+    std::erase_if(a.large_communities, [&](const codec::LargeCommunity& c) { return p.matches(c); });
+    std::erase_if(a.ext_communities, [&](codec::ExtCommunity c) { return p.matches(c); });
+  }
+  for (const auto& p : s.community_add) {
+    if (carries(a, p)) continue;
+    switch (p.kind) {
+      case Kind::kStandard: a.communities.push_back(p.v[0] << 16 | p.v[1]); break;
+      case Kind::kLarge: a.large_communities.push_back({p.v[0], p.v[1], p.v[2]}); break;
+      case Kind::kExtended: a.ext_communities.push_back({ext_value(p)}); break;
+    }
+  }
+  if (s.local_pref) a.local_pref = s.local_pref;
+  switch (s.med_op) {
+    case MedOp::kNone: break;
+    case MedOp::kSet: a.med = s.med; break;
+    case MedOp::kAdd: a.med = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a.med.value_or(0)} + s.med, UINT32_MAX)); break;
+    case MedOp::kSubtract: a.med = a.med.value_or(0) > s.med ? a.med.value_or(0) - s.med : 0; break;
+  }
+  if (s.origin) a.origin = s.origin;
+  if (s.prepend) {
+    if (!a.as_path) a.as_path = codec::AsPath{};
+    for (unsigned n = 0; n < s.prepend; ++n) prepend_as(*a.as_path, s.prepend_as ? s.prepend_as : local_as);
+  }
+}
+
+// What apply_canonical() changes of a set, read out of its canonical
+// bytes into scratch space reused from set to set.
+struct ChangedValues {
+  std::optional<codec::Origin> origin;
+  std::optional<uint32_t> med, local_pref;
+  std::vector<uint32_t> communities;
+  std::vector<codec::LargeCommunity> large_communities;
+  std::vector<codec::ExtCommunity> ext_communities;
+  std::optional<codec::AsPath> as_path;  // read only when a term prepends
+};
+
+}  // namespace
+
 bool PolicyChain::apply(const PolicyVerdict& v, codec::PathAttributes& a, const ApplyContext& ctx) const {
   for (size_t k = 0; k < v.fired_count; ++k) {
     const PolicyActions& s = terms_[v.fired[k]].def->set;
-    using Kind = CommunityPattern::Kind;
-    auto strips = [&](Kind kind) { return (s.strip >> static_cast<unsigned>(kind) & 1) != 0; };
-    if (strips(Kind::kStandard)) a.communities.clear();
-    if (strips(Kind::kLarge)) a.large_communities.clear();
-    if (strips(Kind::kExtended)) a.ext_communities.clear();
-    for (const auto& p : s.community_remove) {
-      std::erase_if(a.communities, [&](uint32_t c) { return p.matches(c); });
-      std::erase_if(a.large_communities, [&](const codec::LargeCommunity& c) { return p.matches(c); });
-      std::erase_if(a.ext_communities, [&](codec::ExtCommunity c) { return p.matches(c); });
-    }
-    for (const auto& p : s.community_add) {
-      if (carries(a, p)) continue;
-      switch (p.kind) {
-        case Kind::kStandard: a.communities.push_back(p.v[0] << 16 | p.v[1]); break;
-        case Kind::kLarge: a.large_communities.push_back({p.v[0], p.v[1], p.v[2]}); break;
-        case Kind::kExtended: a.ext_communities.push_back({ext_value(p)}); break;
-      }
-    }
-    if (s.local_pref) a.local_pref = s.local_pref;
-    switch (s.med_op) {
-      case MedOp::kNone: break;
-      case MedOp::kSet: a.med = s.med; break;
-      case MedOp::kAdd: a.med = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a.med.value_or(0)} + s.med, UINT32_MAX)); break;
-      case MedOp::kSubtract: a.med = a.med.value_or(0) > s.med ? a.med.value_or(0) - s.med : 0; break;
-    }
-    if (s.origin) a.origin = s.origin;
     const bool v4 = ctx.family.afi == static_cast<uint16_t>(codec::Afi::kIpv4);
     switch (s.next_hop_op) {
       case NextHopOp::kNone: break;
@@ -693,11 +720,114 @@ bool PolicyChain::apply(const PolicyVerdict& v, codec::PathAttributes& a, const 
         if (!a.next_hop && !a.mp_next_hop) return false;
         break;
     }
-    if (s.prepend) {
-      if (!a.as_path) a.as_path = codec::AsPath{};
-      for (unsigned n = 0; n < s.prepend; ++n) prepend_as(*a.as_path, s.prepend_as ? s.prepend_as : ctx.local_as);
+    // The next hop first, then the rest: they touch different attributes.
+    change_values(s, a, ctx.local_as);
+  }
+  return true;
+}
+
+bool PolicyChain::apply_canonical(const PolicyVerdict& v, const codec::AttributeSet& src, const ApplyContext& ctx,
+                                  std::vector<std::byte>& out) const {
+  bool prepends = false;
+  for (size_t k = 0; k < v.fired_count; ++k) {
+    const PolicyActions& s = terms_[v.fired[k]].def->set;
+    if (s.next_hop_op != NextHopOp::kNone) return false;
+    prepends |= s.prepend != 0;
+  }
+  thread_local ChangedValues c;
+  c.origin = src.origin();
+  c.med = src.med();
+  c.local_pref = src.local_pref();
+  c.communities.clear();
+  c.large_communities.clear();
+  c.ext_communities.clear();
+  c.as_path.reset();
+  // Flags of the attributes rewritten (the Partial bit of an optional
+  // transitive one is kept, as decode() and from() keep it).
+  uint8_t flags_communities = 0, flags_large = 0, flags_ext = 0;
+  for (const auto& a : src.attributes()) {
+    const std::byte* b = a.value.data();
+    switch (a.type) {
+      case codec::attr_type::kAsPath:
+        if (prepends) {
+          auto path = codec::decode_as_path(a.value, {codec::AsWidth::k4, true});
+          if (!path) return false;
+          c.as_path = std::move(*path);
+        }
+        break;
+      case codec::attr_type::kCommunities:
+        flags_communities = a.flags;
+        for (size_t i = 0; i + 4 <= a.value.size(); i += 4) c.communities.push_back(be32(b + i));
+        break;
+      case codec::attr_type::kExtendedCommunities:
+        flags_ext = a.flags;
+        for (size_t i = 0; i + 8 <= a.value.size(); i += 8)
+          c.ext_communities.push_back({uint64_t{be32(b + i)} << 32 | be32(b + i + 4)});
+        break;
+      case codec::attr_type::kLargeCommunity:
+        flags_large = a.flags;
+        for (size_t i = 0; i + 12 <= a.value.size(); i += 12)
+          c.large_communities.push_back({be32(b + i), be32(b + i + 4), be32(b + i + 8)});
+        break;
+      default: break;
     }
   }
+  for (size_t k = 0; k < v.fired_count; ++k) change_values(terms_[v.fired[k]].def->set, c, ctx.local_as);
+
+  // The set again in type order: the attributes changed written from the
+  // values, the others copied as they are.
+  out.clear();
+  bytes::Writer w(out);
+  auto partial = [&](size_t at, uint8_t flags) {
+    if (flags & codec::attr_flag::kPartial) out[at] |= std::byte{codec::attr_flag::kPartial};
+  };
+  auto write = [&](uint8_t type) {
+    const size_t at = out.size();
+    switch (type) {
+      case codec::attr_type::kOrigin:
+        if (c.origin) codec::encode_origin(w, *c.origin);
+        break;
+      case codec::attr_type::kAsPath:
+        if (c.as_path) codec::encode_as_path(w, *c.as_path, codec::AsWidth::k4);
+        break;
+      case codec::attr_type::kMultiExitDisc:
+        if (c.med) codec::encode_med(w, *c.med);
+        break;
+      case codec::attr_type::kLocalPref:
+        if (c.local_pref) codec::encode_local_pref(w, *c.local_pref);
+        break;
+      case codec::attr_type::kCommunities:
+        codec::encode_communities(w, c.communities);
+        if (out.size() > at) partial(at, flags_communities);
+        break;
+      case codec::attr_type::kExtendedCommunities:
+        codec::encode_ext_communities(w, c.ext_communities);
+        if (out.size() > at) partial(at, flags_ext);
+        break;
+      case codec::attr_type::kLargeCommunity:
+        codec::encode_large_communities(w, c.large_communities);
+        if (out.size() > at) partial(at, flags_large);
+        break;
+      default: break;
+    }
+  };
+  static constexpr std::array<uint8_t, 7> kWritten = {
+      codec::attr_type::kOrigin,         codec::attr_type::kAsPath,
+      codec::attr_type::kMultiExitDisc,  codec::attr_type::kLocalPref,
+      codec::attr_type::kCommunities,    codec::attr_type::kExtendedCommunities,
+      codec::attr_type::kLargeCommunity};
+  auto written = [&](uint8_t type) {
+    if (type == codec::attr_type::kAsPath && !prepends) return false;  // copied as it is
+    return std::find(kWritten.begin(), kWritten.end(), type) != kWritten.end();
+  };
+  size_t next = 0;  // the first of kWritten not written yet
+  for (const auto& a : src.attributes()) {
+    for (; next < kWritten.size() && kWritten[next] <= a.type; ++next)
+      if (written(kWritten[next])) write(kWritten[next]);
+    if (!written(a.type)) w.bytes(a.whole);
+  }
+  for (; next < kWritten.size(); ++next)
+    if (written(kWritten[next])) write(kWritten[next]);
   return true;
 }
 

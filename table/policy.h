@@ -247,6 +247,13 @@ class PolicyChain {
   // The verdict's changes made to `attrs`. False: a next hop could not be
   // set (no address of ours of the family): the route does not go.
   bool apply(const PolicyVerdict& v, codec::PathAttributes& attrs, const ApplyContext& ctx) const;
+  // The same changes written straight into canonical bytes (`out`, cleared
+  // first): `src`'s attributes, those the terms change rewritten, the rest
+  // copied, nothing decoded that the terms do not touch; the bytes are
+  // those AttributeSet::from gives for apply()'s result. False (and `out`
+  // undefined) for what only apply() does: a next hop.
+  bool apply_canonical(const PolicyVerdict& v, const codec::AttributeSet& src, const ApplyContext& ctx,
+                       std::vector<std::byte>& out) const;
 
   // The same behaviour: the same terms in the same order (the names of
   // policies and terms aside, as for update groups).

@@ -729,17 +729,21 @@ void Batch::push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs) {
 
 void Batch::add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
                 std::span<const codec::NlriPrefix> withdraw) {
+  assert(attrs || announce.empty());
+  add(f, attrs ? attrs->wire() : bytes::Span(), attrs ? announce : std::span<const codec::NlriPrefix>(), withdraw);
+}
+
+void Batch::add(FamilyIndex f, bytes::Span canonical, std::span<const codec::NlriPrefix> announce,
+                std::span<const codec::NlriPrefix> withdraw) {
   for (const auto& p : withdraw) push(p, f, nullptr);
   if (announce.empty()) return;
-  assert(attrs);
-  if (!attrs) return;
   // The set's bytes are canonical: interned from them as add(UpdateView)
   // does (the same header fields: tests/table/fast_import_test.cpp).
-  const uint32_t hash = table_->interner_.hash_of(attrs->wire());
+  const uint32_t hash = table_->interner_.hash_of(canonical);
   table_->interner_.prefetch(hash);
   const size_t first = ops_.size();
   for (const auto& p : announce) push(p, f, nullptr);
-  defer(attrs->wire(), hash, first);
+  defer(canonical, hash, first);
 }
 
 Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {

@@ -183,6 +183,11 @@ class Batch {
   // `attrs` is needed when `announce` is not empty.
   void add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
            std::span<const codec::NlriPrefix> withdraw);
+  // The same with the announcements' set given by its canonical bytes
+  // (valid ones: AttributeSet::from_canonical would take them), which are
+  // copied.
+  void add(FamilyIndex f, bytes::Span canonical, std::span<const codec::NlriPrefix> announce,
+           std::span<const codec::NlriPrefix> withdraw);
   [[nodiscard]] size_t size() const { return ops_.size(); }
   [[nodiscard]] bool empty() const { return ops_.empty(); }
   // Drops what was gathered (and the sets' references) without applying.

@@ -19,7 +19,10 @@ EXPECTED (PREFIXES: Petrel's router.expected_ipv4_prefixes, as a full-table
 router would be configured; 0 lets its maps grow as the routes come),
 OBSERVER_LATE (0; 1: the observer dials once the table is full),
 HOLD_SECS (30: how long the sessions stay up after the load, for the
-second memory sample), TIMEOUT (600), PERF_FREQ (sample the daemon with
+second memory sample), OBSERVE (1; 0: no observer session, the run ends
+when Petrel's table is complete: import throughput alone),
+IMPORT_POLICY (petrel only: "ten-terms" puts policy-bench's ten-term
+import policy, TEN_TERMS below, on every feeder), TIMEOUT (600), PERF_FREQ (sample the daemon with
 `perf record -g` at this frequency from its start until the load is
 complete; the data goes to OUT/perf.data), OUT (a directory for logs).
 Needs root. Every wait is bounded.
@@ -55,6 +58,66 @@ PREFIXES = env_int("PREFIXES", 1_000_000)
 KERNEL = env_int("KERNEL", 0) == 1
 EXPECTED = env_int("EXPECTED", PREFIXES)
 OBSERVER_LATE = env_int("OBSERVER_LATE", 0) == 1
+OBSERVE = env_int("OBSERVE", 1) == 1
+IMPORT_POLICY = os.environ.get("IMPORT_POLICY", "")
+
+# tools/bench/policy_bench.cpp's ten terms (issue 22's "typical" import
+# policy: bogon prefixes, too specific, an AS-path expression, bogon ASes,
+# AS_SET, path length, GRACEFUL_SHUTDOWN, ORIGIN, a MED range, and a
+# community tag on every route accepted).
+TEN_TERMS = """
+[[prefix_set]]
+name = "bogons"
+prefixes = ["0.0.0.0/8 le 32", "10.0.0.0/8 le 32", "100.64.0.0/10 le 32", "127.0.0.0/8 le 32",
+            "169.254.0.0/16 le 32", "172.16.0.0/12 le 32", "192.0.0.0/24 le 32", "192.0.2.0/24 le 32",
+            "192.168.0.0/16 le 32", "198.18.0.0/15 le 32", "198.51.100.0/24 le 32",
+            "203.0.113.0/24 le 32", "224.0.0.0/4 le 32", "240.0.0.0/4 le 32", "0.0.0.0/0"]
+
+[[policy]]
+name = "ten-terms"
+default = "reject"
+[[policy.term]]
+name = "bogon-prefixes"
+match = { prefix = ["@bogons"] }
+then = "reject"
+[[policy.term]]
+name = "too-specific"
+match = { prefix_length = "25-32" }
+then = "reject"
+[[policy.term]]
+name = "documentation-ases"
+match = { as_path = "_(6449[6-9]|645[0-0][0-9]|6451[01])_" }
+then = "reject"
+[[policy.term]]
+name = "bogon-ases"
+match = { as_path_contains = [0, 23456, "65535-131071", "4200000000-4294967295"] }
+then = "reject"
+[[policy.term]]
+name = "as-set"
+match = { as_set = true }
+then = "reject"
+[[policy.term]]
+name = "too-long"
+match = { as_path_length = "51-65535" }
+then = "reject"
+[[policy.term]]
+name = "graceful-shutdown"
+match = { community = ["graceful-shutdown"] }
+set = { local_pref = 0 }
+then = "accept"
+[[policy.term]]
+name = "incomplete"
+match = { origin = ["incomplete"] }
+set = { med = "+10" }
+[[policy.term]]
+name = "med-range"
+match = { med = "1000000-4294967295" }
+then = "reject"
+[[policy.term]]
+name = "tag"
+set = { community_add = ["64512:100"] }
+then = "accept"
+"""
 HOLD = env_int("HOLD_SECS", 30)
 TIMEOUT = env_int("TIMEOUT", 600)
 
@@ -132,7 +195,8 @@ class Petrel(Daemon):
                  f"listen = {q([self.node.v4])}", "port = 179",
                  f"expected_ipv4_prefixes = {EXPECTED}", 'user = "root"',
                  "[http]", f"listen = {q(self.node.v4 + ':8179')}"]
-        peers = [(f"feed{i + 1}", a, FEEDER_AS + i, "all", "none") for i, a in enumerate(feeders())]
+        imp = IMPORT_POLICY or "all"
+        peers = [(f"feed{i + 1}", a, FEEDER_AS + i, imp, "none") for i, a in enumerate(feeders())]
         peers.append(("observer", OBSERVER, OBSERVER_AS, "none", "all"))
         for name, addr, asn, imp, exp in peers:
             lines += ["", "[[peer]]", f"name = {q(name)}", f"address = {q(addr)}", f"asn = {asn}",
@@ -140,6 +204,10 @@ class Petrel(Daemon):
                       f"local_address = {q(self.node.v4)}", f"import = {q(imp)}", f"export = {q(exp)}"]
         if KERNEL:
             lines += ["", "[kernel]", "enabled = true", "table = 254", "metric = 32"]
+        if IMPORT_POLICY == "ten-terms":
+            lines.append(TEN_TERMS)
+        elif IMPORT_POLICY:
+            raise SystemExit(f"fulltable: IMPORT_POLICY {IMPORT_POLICY!r}: only ten-terms is known")
         return "\n".join(lines) + "\n"
 
     def start(self) -> None:
@@ -286,8 +354,9 @@ def run_one(name: str) -> dict:
         t_start = time.monotonic()
         d.start()
         args = [load, "--daemon", dut.v4, "--daemon-as", str(DUT_AS), "--feeder-as", str(FEEDER_AS),
-                "--observer", OBSERVER, "--observer-as", str(OBSERVER_AS), "--v4", str(PREFIXES),
-                "--timeout", str(TIMEOUT), "--hold", str(HOLD)]
+                "--v4", str(PREFIXES), "--timeout", str(TIMEOUT), "--hold", str(HOLD)]
+        if OBSERVE:
+            args += ["--observer", OBSERVER, "--observer-as", str(OBSERVER_AS)]
         for a in feeders():
             args += ["--feeder", a]
         if d.metrics():
@@ -345,7 +414,8 @@ def run_one(name: str) -> dict:
         shutil.copytree(os.path.join(lab.tmp, "dut"), os.path.join(out_dir, f"{name}-dut"),
                         dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.vty", "*.api", "*.ctl"))
         lab.close()
-    return {"daemon": name, "peers": PEERS, "prefixes": PREFIXES, "kernel": KERNEL,
+    return {"daemon": name, "peers": PEERS, "prefixes": PREFIXES, "kernel": KERNEL, "observe": OBSERVE,
+            "import_policy": IMPORT_POLICY or None,
             "expected_prefixes": EXPECTED if name == "petrel" else None,
             "daemon_alive": alive, "since_start_s": round(time.monotonic() - t_start, 1),
             "load": res, "after_load": after, "after_hold": later, "logs": out_dir}

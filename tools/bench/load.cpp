@@ -493,7 +493,10 @@ int64_t table_routes(const std::string& hostport, Shared& sh) {
     size_t end = body.find('\n', at);
     if (end == std::string::npos) end = body.size();
     std::string_view line(body.data() + at, end - at);
-    if (line.starts_with("petrel_table_routes{")) {
+    // Routes in the table, and those import policy refused (which never
+    // enter it): every route the feeders sent is one or the other.
+    if (line.starts_with("petrel_table_routes{") ||
+        (line.starts_with("petrel_peer_update_prefixes_total{") && line.find("kind=\"refused\"") != line.npos)) {
       auto sp = line.rfind(' ');
       if (sp != std::string_view::npos) {
         sum += std::atoll(std::string(line.substr(sp + 1)).c_str());

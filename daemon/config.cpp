@@ -1891,10 +1891,21 @@ void parse_policies(Checker& ck, const toml::table& root, std::vector<table::Pol
           ck.error(tn, tp, fmt::format("expected a table ([[policy.term]]), got {}", type_name(tn)));
           continue;
         }
-        ck.only_keys(*tt, tp, {"name", "match", "set", "then"});
+        ck.only_keys(*tt, tp, {"name", "match", "unless", "set", "then"});
         table::PolicyTerm term;
         if (auto s = ck.string(*tt, tp, "name", "a name for logs and the API")) term.name = std::string(*s);
         if (const toml::table* m = ck.table(*tt, tp, "match")) parse_match(ck, *m, join(tp, "match"), sets, term.match);
+        if (const toml::table* u = ck.table(*tt, tp, "unless")) {
+          const size_t errors_before = ck.count();
+          parse_match(ck, *u, join(tp, "unless"), sets, term.unless);
+          // An `unless` without conditions would hold for every route and
+          // make the term apply to none.
+          if (ck.count() == errors_before && term.unless == table::PolicyMatch{})
+            ck.error(*u, join(tp, "unless"),
+                     fmt::format("expected at least one condition (the keys of match){}: an unless without one "
+                                 "would except every route, and the term would never apply",
+                                 u->empty() ? "" : ", got only empty lists or empty sets"));
+        }
         if (const toml::table* s = ck.table(*tt, tp, "set")) parse_actions(ck, *s, join(tp, "set"), sets, term.set);
         if (auto v = parse_then(ck, *tt, tp, "then")) term.then = *v;
         if (term.then == table::PolicyThen::kReject && term.set.any())
@@ -2161,11 +2172,11 @@ void check_peer_filters(Checker& ck, const toml::table& root, const Config& cfg)
             if (import && (term.set.next_hop_op == table::NextHopOp::kSelf ||
                            term.set.next_hop_op == table::NextHopOp::kUnchanged))
               ck.error(*items[k], k_path, fmt::format("{} sets next_hop \"self\" or \"unchanged\", which apply on export", where));
-            if (!import && term.match.about_peer())
+            if (!import && (term.match.about_peer() || term.unless.about_peer()))
               ck.error(*items[k], k_path,
-                       fmt::format("{} matches peer, peer_as or peer_role, which apply in import policies (tag routes "
+                       fmt::format("{} {} peer, peer_as or peer_role, which apply in import policies (tag routes "
                                    "with a community on import and match it on export)",
-                                   where));
+                                   where, term.match.about_peer() ? "matches" : "has an unless on"));
           }
           chain.push_back(std::move(*d));
           continue;

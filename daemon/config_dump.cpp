@@ -347,7 +347,6 @@ std::string dump(const Config& c) {
     for (const table::PolicyTerm& t : d.terms) {
       o += "\n[[policy.term]]\n";
       line("name", toml_string(t.name));
-      const table::PolicyMatch& m = t.match;
       auto ranges = [](const std::vector<table::NumberRange>& v) {
         return string_list(v, [](const table::NumberRange& r) { return r.to_string(); });
       };
@@ -360,26 +359,6 @@ std::string dump(const Config& c) {
           if (mask >> v & 1) w.emplace_back(name_of(v));
         return string_list(w, [](const std::string& x) { return x; });
       };
-      std::vector<std::string> match;
-      auto add = [&](std::string_view key, std::string value) { match.push_back(fmt::format("{} = {}", key, value)); };
-      if (!m.prefix.empty()) add("prefix", string_list(m.prefix, [](const table::PrefixRange& r) { return r.to_string(); }));
-      if (m.prefix_length) add("prefix_length", toml_string(m.prefix_length->to_string()));
-      if (m.family) add("family", toml_string(*m.family == net::IpFamily::V4 ? "ipv4" : "ipv6"));
-      if (!m.as_path.empty()) add("as_path", toml_string(m.as_path));
-      if (!m.origin_as.empty()) add("origin_as", ranges(m.origin_as));
-      if (!m.first_as.empty()) add("first_as", ranges(m.first_as));
-      if (!m.as_path_contains.empty()) add("as_path_contains", ranges(m.as_path_contains));
-      if (m.as_path_length) add("as_path_length", toml_string(m.as_path_length->to_string()));
-      if (m.as_set) add("as_set", std::string(bool_text(*m.as_set)));
-      if (!m.community.empty()) add("community", patterns(m.community));
-      if (!m.community_all.empty()) add("community_all", patterns(m.community_all));
-      if (!m.next_hop.empty()) add("next_hop", string_list(m.next_hop, [](const net::Prefix& x) { return x.to_string(); }));
-      if (!m.peer.empty()) add("peer", string_list(m.peer, [](const std::string& x) { return x; }));
-      if (!m.peer_as.empty()) add("peer_as", ranges(m.peer_as));
-      if (!m.peer_role.empty())
-        add("peer_role", string_list(m.peer_role, [](codec::Role r) { return std::string(table::role_name(r)); }));
-      if (!m.peer_type.empty())
-        add("peer_type", string_list(m.peer_type, [](table::PeerType x) { return std::string(table::peer_type_name(x)); }));
       auto rpki_name = [](uint8_t v) -> std::string_view {
         return v == 0 ? "unchecked" : v == 1 ? "not-found" : v == 2 ? "valid" : "invalid";
       };
@@ -387,14 +366,39 @@ std::string dump(const Config& c) {
         return v == 0 ? "unchecked" : v == 1 ? "unknown" : v == 2 ? "valid" : "invalid";
       };
       auto origin_name = [](uint8_t v) -> std::string_view { return v == 0 ? "igp" : v == 1 ? "egp" : "incomplete"; };
-      if (m.rpki) add("rpki", words(m.rpki, rpki_name, {0, 1, 2, 3}));
-      if (m.aspa) add("aspa", words(m.aspa, aspa_name, {0, 1, 2, 3}));
-      if (m.origin) add("origin", words(m.origin, origin_name, {0, 1, 2}));
-      if (m.med) add("med", toml_string(m.med->to_string()));
-      if (m.local_pref) add("local_pref", toml_string(m.local_pref->to_string()));
-      if (m.otc) add("otc", std::string(bool_text(*m.otc)));
-      if (match.empty()) unset("match", "every route");
-      else line("match", fmt::format("{{ {} }}", fmt::join(match, ", ")));
+      // `match` and `unless` as inline tables; an empty one is unset.
+      auto conditions = [&](std::string_view key, const table::PolicyMatch& m, std::string_view meaning_unset) {
+        std::vector<std::string> items;
+        auto add = [&](std::string_view k, std::string value) { items.push_back(fmt::format("{} = {}", k, value)); };
+        if (!m.prefix.empty()) add("prefix", string_list(m.prefix, [](const table::PrefixRange& r) { return r.to_string(); }));
+        if (m.prefix_length) add("prefix_length", toml_string(m.prefix_length->to_string()));
+        if (m.family) add("family", toml_string(*m.family == net::IpFamily::V4 ? "ipv4" : "ipv6"));
+        if (!m.as_path.empty()) add("as_path", toml_string(m.as_path));
+        if (!m.origin_as.empty()) add("origin_as", ranges(m.origin_as));
+        if (!m.first_as.empty()) add("first_as", ranges(m.first_as));
+        if (!m.as_path_contains.empty()) add("as_path_contains", ranges(m.as_path_contains));
+        if (m.as_path_length) add("as_path_length", toml_string(m.as_path_length->to_string()));
+        if (m.as_set) add("as_set", std::string(bool_text(*m.as_set)));
+        if (!m.community.empty()) add("community", patterns(m.community));
+        if (!m.community_all.empty()) add("community_all", patterns(m.community_all));
+        if (!m.next_hop.empty()) add("next_hop", string_list(m.next_hop, [](const net::Prefix& x) { return x.to_string(); }));
+        if (!m.peer.empty()) add("peer", string_list(m.peer, [](const std::string& x) { return x; }));
+        if (!m.peer_as.empty()) add("peer_as", ranges(m.peer_as));
+        if (!m.peer_role.empty())
+          add("peer_role", string_list(m.peer_role, [](codec::Role r) { return std::string(table::role_name(r)); }));
+        if (!m.peer_type.empty())
+          add("peer_type", string_list(m.peer_type, [](table::PeerType x) { return std::string(table::peer_type_name(x)); }));
+        if (m.rpki) add("rpki", words(m.rpki, rpki_name, {0, 1, 2, 3}));
+        if (m.aspa) add("aspa", words(m.aspa, aspa_name, {0, 1, 2, 3}));
+        if (m.origin) add("origin", words(m.origin, origin_name, {0, 1, 2}));
+        if (m.med) add("med", toml_string(m.med->to_string()));
+        if (m.local_pref) add("local_pref", toml_string(m.local_pref->to_string()));
+        if (m.otc) add("otc", std::string(bool_text(*m.otc)));
+        if (items.empty()) unset(key, meaning_unset);
+        else line(key, fmt::format("{{ {} }}", fmt::join(items, ", ")));
+      };
+      conditions("match", t.match, "every route");
+      conditions("unless", t.unless, "no exception");
       const table::PolicyActions& a = t.set;
       std::vector<std::string> set;
       auto put = [&](std::string_view key, std::string value) { set.push_back(fmt::format("{} = {}", key, value)); };

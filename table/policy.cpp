@@ -316,7 +316,7 @@ constexpr std::string_view kBogons[] = {
     "::/0 ge 49",
 };
 
-PolicyTerm rejecting(std::string name, PolicyMatch m) { return PolicyTerm{std::move(name), std::move(m), {}, PolicyThen::kReject}; }
+PolicyTerm rejecting(std::string name, PolicyMatch m) { return PolicyTerm{std::move(name), std::move(m), {}, PolicyThen::kReject, {}}; }
 
 }  // namespace
 
@@ -431,6 +431,34 @@ bool PolicyChain::PrefixLookup::contains(const net::Prefix& p) const {
 
 PolicyChain::~PolicyChain() = default;
 
+bool PolicyChain::compile_conditions(const PolicyMatch& m, std::string_view key, std::unique_ptr<re2::RE2>& as_path,
+                                     std::unique_ptr<PrefixLookup>& prefixes, std::string* why) {
+  if (!m.as_path.empty()) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    o.set_max_mem(1 << 20);
+    as_path = std::make_unique<RE2>(as_path_regex(m.as_path), o);
+    if (!as_path->ok()) {
+      if (why) *why = std::string(key) + " " + m.as_path + ": " + as_path->error();
+      return false;
+    }
+  }
+  if (!m.prefix.empty()) {
+    prefixes = std::make_unique<PrefixLookup>();
+    const bool small = m.prefix.size() <= PrefixLookup::kScanAtMost;
+    for (const PrefixRange& r : m.prefix) {
+      if (small) {
+        const auto [hi, lo] = words_of(r.prefix.addr());
+        prefixes->scan.push_back({hi, lo, r.prefix.len(), r.ge, r.le, r.prefix.family() == net::IpFamily::V6});
+        continue;
+      }
+      prefixes->by_base[r.prefix].emplace_back(r.ge, r.le);
+      (r.prefix.family() == net::IpFamily::V4 ? prefixes->lengths_v4 : prefixes->lengths_v6).set(r.prefix.len());
+    }
+  }
+  return true;
+}
+
 std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> defs, std::string* why) {
   std::shared_ptr<PolicyChain> c(new PolicyChain());
   c->defs_ = std::move(defs);
@@ -446,32 +474,10 @@ std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> d
       Compiled k;
       k.def = &t;
       k.policy = pi;
-      if (!t.match.as_path.empty()) {
-        RE2::Options o;
-        o.set_log_errors(false);
-        o.set_max_mem(1 << 20);
-        k.as_path = std::make_unique<RE2>(as_path_regex(t.match.as_path), o);
-        if (!k.as_path->ok()) {
-          if (why) *why = "as_path " + t.match.as_path + ": " + k.as_path->error();
-          return nullptr;
-        }
-      }
-      if (!t.match.prefix.empty()) {
-        k.prefixes = std::make_unique<PrefixLookup>();
-        const bool small = t.match.prefix.size() <= PrefixLookup::kScanAtMost;
-        for (const PrefixRange& r : t.match.prefix) {
-          if (small) {
-            const auto [hi, lo] = words_of(r.prefix.addr());
-            k.prefixes->scan.push_back(
-                {hi, lo, r.prefix.len(), r.ge, r.le, r.prefix.family() == net::IpFamily::V6});
-            continue;
-          }
-          k.prefixes->by_base[r.prefix].emplace_back(r.ge, r.le);
-          (r.prefix.family() == net::IpFamily::V4 ? k.prefixes->lengths_v4 : k.prefixes->lengths_v6)
-              .set(r.prefix.len());
-        }
-      }
-      if (t.match.rpki || t.match.aspa) c->uses_validation_ = true;
+      if (!compile_conditions(t.match, "as_path", k.as_path, k.prefixes, why)) return nullptr;
+      k.has_unless = t.unless != PolicyMatch{};
+      if (!compile_conditions(t.unless, "unless.as_path", k.unless_as_path, k.unless_prefixes, why)) return nullptr;
+      if (t.match.rpki || t.match.aspa || t.unless.rpki || t.unless.aspa) c->uses_validation_ = true;
       c->terms_.push_back(std::move(k));
     }
     c->ends_.push_back(PolicyEnd{c->terms_.size(), c->defs_[pi].default_then});
@@ -486,7 +492,7 @@ bool operator==(const PolicyChain& a, const PolicyChain& b) {
   for (size_t i = 0; i < a.terms_.size(); ++i) {
     const PolicyTerm& x = *a.terms_[i].def;
     const PolicyTerm& y = *b.terms_[i].def;
-    if (x.match != y.match || x.set != y.set || x.then != y.then) return false;
+    if (x.match != y.match || x.unless != y.unless || x.set != y.set || x.then != y.then) return false;
   }
   return true;
 }
@@ -511,8 +517,8 @@ std::string PolicyChain::decided_label(const PolicyVerdict& v) const {
 }
 
 bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
-                                  std::string& path_text_out, bool& path_rendered) const {
-  const PolicyMatch& m = c.def->match;
+                                  std::string& path_text_out, bool& path_rendered, Part part) const {
+  const PolicyMatch& m = part == Part::kMatch ? c.def->match : c.def->unless;
   if (!m.peer.empty() && std::find(m.peer.begin(), m.peer.end(), f.peer_name) == m.peer.end()) return false;
   if (!m.peer_as.empty() && !any_range(m.peer_as, f.peer_as)) return false;
   if (!m.peer_role.empty()) {
@@ -560,21 +566,22 @@ bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& 
     if (m.as_set && has_set != *m.as_set) return false;
     if (!m.as_path_contains.empty() && !found) return false;
   }
-  if (c.as_path) {
+  if (const re2::RE2* re = part == Part::kMatch ? c.as_path.get() : c.unless_as_path.get()) {
     if (!path_rendered) {
       path_text(a.as_path_segments(), path_text_out);
       path_rendered = true;
     }
-    if (!RE2::PartialMatch(path_text_out, *c.as_path)) return false;
+    if (!RE2::PartialMatch(path_text_out, *re)) return false;
   }
   return true;
 }
 
-bool PolicyChain::route_holds(const Compiled& c, const RouteFacts& f) {
-  const PolicyMatch& m = c.def->match;
+bool PolicyChain::route_holds(const Compiled& c, const RouteFacts& f, Part part) {
+  const PolicyMatch& m = part == Part::kMatch ? c.def->match : c.def->unless;
+  const PrefixLookup* prefixes = part == Part::kMatch ? c.prefixes.get() : c.unless_prefixes.get();
   if (m.family && (!f.prefix || f.prefix->family() != *m.family)) return false;
   if (m.prefix_length && (!f.prefix || !m.prefix_length->contains(f.prefix->len()))) return false;
-  if (c.prefixes && (!f.prefix || !c.prefixes->contains(*f.prefix))) return false;
+  if (prefixes && (!f.prefix || !prefixes->contains(*f.prefix))) return false;
   if (m.rpki && !(m.rpki >> static_cast<unsigned>(f.rpki) & 1)) return false;
   if (m.aspa && !(m.aspa >> static_cast<unsigned>(f.aspa) & 1)) return false;
   return true;
@@ -582,9 +589,16 @@ bool PolicyChain::route_holds(const Compiled& c, const RouteFacts& f) {
 
 void PolicyChain::prepare(const codec::AttributeSet& attrs, const RouteFacts& facts, Prepared& out) const {
   out.pass.resize(terms_.size());
+  out.unless_pass.resize(terms_.size());
   bool rendered = false;
-  for (size_t i = 0; i < terms_.size(); ++i)
+  for (size_t i = 0; i < terms_.size(); ++i) {
     out.pass[i] = attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
+    // `unless` is asked only of terms whose own attribute conditions hold.
+    out.unless_pass[i] = out.pass[i] && terms_[i].has_unless &&
+                                 attributes_hold(terms_[i], attrs, facts, out.path_text, rendered, Part::kUnless)
+                             ? 1
+                             : 0;
+  }
 }
 
 PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepared) const {
@@ -594,6 +608,7 @@ PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepa
     for (; i < end.end; ++i) {
       const Compiled& c = terms_[i];
       if (!prepared.pass[i] || !route_holds(c, facts)) continue;
+      if (prepared.unless_pass[i] && route_holds(c, facts, Part::kUnless)) continue;  // the exception holds
       if (c.def->then == PolicyThen::kReject) {
         v.accept = false;
         v.fired_count = 0;

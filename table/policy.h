@@ -1,9 +1,10 @@
 // Routing policy (docs/policy.md): named policies of ordered terms, each a
 // set of conditions on a route (its prefix, attributes, the peer it came
-// from, its RPKI and ASPA states), attribute changes, and what happens
-// next: accept, reject, or go on to the next term. A peer's import or
-// export is a chain of policies evaluated in order; the first accept or
-// reject decides; a chain that runs out rejects (a policy ends with its
+// from, its RPKI and ASPA states) with an optional exception (`unless`, a
+// second set of conditions), attribute changes, and what happens next:
+// accept, reject, or go on to the next term. A peer's import or export is
+// a chain of policies evaluated in order; the first accept or reject
+// decides; a chain that runs out rejects (a policy ends with its
 // `default`, which is "next" unless it says otherwise).
 //
 // The definitions (PolicyDef) are plain values, compared to decide whether
@@ -15,11 +16,12 @@
 //
 // Evaluation has two phases so that an UPDATE's prefixes, which share
 // their attributes, pay for attribute conditions once: prepare() decides
-// every term's conditions on the attributes and the peer; decide() then
-// adds the per-route conditions (prefix, family, RPKI and ASPA states) and
-// walks the terms. The Verdict names the terms whose changes apply, in
-// order: the same attributes with the same Verdict always give the same
-// result, which is what the exporter's cache relies on.
+// every term's conditions on the attributes and the peer (of `match` and of
+// `unless`); decide() then adds the per-route conditions (prefix, family,
+// RPKI and ASPA states) and walks the terms. The Verdict names the terms
+// whose changes apply, in order: the same attributes with the same Verdict
+// always give the same result, which is what the exporter's cache relies
+// on.
 #pragma once
 
 #include <array>
@@ -133,11 +135,15 @@ struct PolicyActions {
 enum class PolicyThen : uint8_t { kNext, kAccept, kReject };
 std::string_view policy_then_name(PolicyThen t);
 
+// A term applies when every condition of `match` holds, unless every
+// condition of `unless` holds (an empty `unless`: no exception). `unless`
+// is last so that terms written {name, match, set, then} stay valid.
 struct PolicyTerm {
   std::string name;
   PolicyMatch match;
   PolicyActions set;
   PolicyThen then = PolicyThen::kNext;
+  PolicyMatch unless;
   friend bool operator==(const PolicyTerm&, const PolicyTerm&) = default;
 };
 
@@ -213,7 +219,8 @@ class PolicyChain {
  public:
   // Scratch space of prepare() and decide(), reused from route to route.
   struct Prepared {
-    std::vector<uint8_t> pass;  // per term: its attribute and peer conditions hold
+    std::vector<uint8_t> pass;         // per term: its attribute and peer conditions hold
+    std::vector<uint8_t> unless_pass;  // per term: it has an `unless` whose attribute and peer conditions hold
     std::string path_text;
   };
 
@@ -285,14 +292,23 @@ class PolicyChain {
     size_t policy = 0;  // index in defs_
     std::unique_ptr<re2::RE2> as_path;
     std::unique_ptr<PrefixLookup> prefixes;
+    bool has_unless = false;  // def->unless has a condition
+    std::unique_ptr<re2::RE2> unless_as_path;
+    std::unique_ptr<PrefixLookup> unless_prefixes;
   };
+  // Which of a term's tables of conditions is asked.
+  enum class Part : uint8_t { kMatch, kUnless };
   struct PolicyEnd {
     size_t end = 0;  // one past its last term in terms_
     PolicyThen default_then = PolicyThen::kNext;
   };
   [[nodiscard]] bool attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
-                                     std::string& path_text, bool& path_rendered) const;
-  [[nodiscard]] static bool route_holds(const Compiled& c, const RouteFacts& f);
+                                     std::string& path_text, bool& path_rendered, Part part = Part::kMatch) const;
+  [[nodiscard]] static bool route_holds(const Compiled& c, const RouteFacts& f, Part part = Part::kMatch);
+  // The AS-path expression and the prefix set of `m`, compiled; false (and
+  // why, naming `key`) when the expression does not compile.
+  static bool compile_conditions(const PolicyMatch& m, std::string_view key, std::unique_ptr<re2::RE2>& as_path,
+                                 std::unique_ptr<PrefixLookup>& prefixes, std::string* why);
 
   std::vector<PolicyDef> defs_;
   std::vector<Compiled> terms_;

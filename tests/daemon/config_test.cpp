@@ -349,6 +349,7 @@ TEST(ConfigExamples, EdgePolicyDoesWhatItsCommentsSay) {
   struct Outcome {
     bool accept = false;
     codec::PathAttributes attrs;
+    std::string decided_by;  // the term (or default) that decided
   };
   // What a policy chain does to a route from `from` (import) or to `to`
   // (export, the source's type given).
@@ -366,7 +367,7 @@ TEST(ConfigExamples, EdgePolicyDoesWhatItsCommentsSay) {
     }
     EXPECT_TRUE(pol.filter);
     const table::PolicyVerdict v = pol.filter->evaluate(codec::AttributeSet::from(a), f, scratch);
-    Outcome o{v.accept, a};
+    Outcome o{v.accept, a, pol.filter->decided_label(v)};
     if (v.accept) {
       table::ApplyContext ctx;
       ctx.local_as = cfg->router.asn;
@@ -421,7 +422,9 @@ TEST(ConfigExamples, EdgePolicyDoesWhatItsCommentsSay) {
   EXPECT_EQ(cust.attrs.communities, std::vector<uint32_t>{64512u << 16 | 300});
   EXPECT_FALSE(run(from_c, "192.0.2.0/25", path({64496}), &c).accept);       // too specific for its set
   EXPECT_FALSE(run(from_c, "8.8.8.0/24", path({64496}), &c).accept);         // not its prefix
-  EXPECT_FALSE(run(from_c, "192.0.2.0/24", path({64496, 15169}), &c).accept);  // not its AS: a leak
+  auto leak = run(from_c, "192.0.2.0/24", path({64496, 15169}), &c);         // not its AS: a leak
+  EXPECT_FALSE(leak.accept);
+  EXPECT_EQ(leak.decided_by, "from-customer-1.outside-cone");  // the refusing term names itself
 
   // To the transits: our routes and our customers', not the other transit's;
   // one prepend towards B.

@@ -18,6 +18,10 @@ Checked at the downstream BIRD (the AS paths and communities it holds)
 and in Petrel's API (what the import policy did). Then a reload takes the
 prepend off, and only PLAIN changes at the downstream.
 
+A second test imports through a term with an exception (`unless`): the
+upstream's routes are refused unless in a prefix set, checked at the
+downstream BIRD, then the set grows by a reload.
+
 SKIPs while BIRD or the petrel binary is missing.
 """
 
@@ -122,26 +126,38 @@ def at_bird(bird: L.Bird, prefix: str) -> tuple[str, str] | None:
     return m.group(1).strip(), c.group(1).strip() if c else ""
 
 
-def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
+def up_petrel_down(lab, up_kind: type, announce: tuple[str, ...], import_policy: str, export_policy: str,
+                   extra_toml: str) -> tuple[L.Bird, L.Bird, L.Petrel]:
+    """The lab of this file: the upstream BIRD (of class `up_kind`)
+    announcing `announce`, Petrel importing from it through
+    `import_policy` (a name, or a TOML array of names) and exporting to
+    the downstream BIRD through `export_policy`; all sessions up."""
     require("bird")
     if not os.path.exists(L.petrel_binary()):
         pytest.skip(f"petrel binary not found at {L.petrel_binary()} (build it, or set PETREL)")
     me, un, dn = lab.node("petrel"), lab.node("up"), lab.node("down")
-    up = ShapingBird(un, L.Session(UP_ASN, PETREL_ASN, me.v4, un.v4, passive=True, families=V4,
-                                   announce=(PLAIN, LEAKED, TAGGED, LONG))).start()
+    up = up_kind(un, L.Session(UP_ASN, PETREL_ASN, me.v4, un.v4, passive=True, families=V4,
+                               announce=announce)).start()
     down = L.Bird(dn, L.Session(DOWN_ASN, PETREL_ASN, me.v4, dn.v4, passive=True, families=V4)).start()
     petrel = L.Petrel(me, [
         L.PetrelPeer("up", un.v4, UP_ASN, me.v4, families=V4, import_policy="IMPORT-CHAIN"),
-        L.PetrelPeer("down", dn.v4, DOWN_ASN, me.v4, families=V4, export_policy="to-down"),
-    ], PETREL_ASN, extra_toml=SETS_AND_IMPORT + EXPORT_PREPEND + CANDIDATE)
-    # A chain is an array of names.
-    petrel.config = (lambda original: lambda: original().replace('"IMPORT-CHAIN"', '["cone", "tag"]'))(petrel.config)
+        L.PetrelPeer("down", dn.v4, DOWN_ASN, me.v4, families=V4, export_policy=export_policy),
+    ], PETREL_ASN, extra_toml=extra_toml)
+    # PetrelPeer quotes its policy; a chain is an array of names.
+    petrel.config = (lambda original: lambda: original().replace('"IMPORT-CHAIN"', import_policy))(petrel.config)
     try:
         petrel.start()
     except L.PetrelNotReady as e:
         pytest.skip(str(e))
     up.wait_established(30)
     down.wait_established(30)
+    return up, down, petrel
+
+
+def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
+    _, down, petrel = up_petrel_down(lab, ShapingBird, (PLAIN, LEAKED, TAGGED, LONG), '["cone", "tag"]', "to-down",
+                                     SETS_AND_IMPORT + EXPORT_PREPEND + CANDIDATE)
+    me = lab.node("petrel")
 
     # The downstream: PLAIN prepended twice and tagged; LONG as the rules
     # make it; LEAKED refused on import; TAGGED kept home by the export
@@ -244,3 +260,51 @@ def test_policy_chains_regex_tagging_and_prepend_with_bird(lab):
     assert ev["export"].startswith("policy to-down -> policy to-down"), ev
     want[PLAIN] = (f"{PETREL_ASN} {UP_ASN}", "")
     L.wait_until(lambda: downstream() == want, 30, f"after the reload the downstream holds {want}: {downstream()}")
+
+
+# A customer-cone filter with an exception (`unless`, docs/policy.md):
+# everything from external peers is refused unless it is in the customer's
+# prefix set and originated by the upstream's AS. The upstream sends PLAIN
+# and LONG with the same attributes (BIRD packs such prefixes in one
+# UPDATE); only PLAIN is in the set.
+CONE_SET = """
+[[prefix_set]]
+name = "customer-prefixes"
+prefixes = [{prefixes}]
+"""
+
+CONE_POLICY = f"""
+[[policy]]
+name = "customer-cone"
+default = "accept"
+
+[[policy.term]]
+name = "outside"
+match = {{ peer_type = ["external"] }}
+unless = {{ prefix = ["@customer-prefixes"], origin_as = [{UP_ASN}] }}
+then = "reject"
+"""
+
+
+def test_policy_unless_keeps_routes_outside_a_prefix_set_away_with_bird(lab):
+    _, down, petrel = up_petrel_down(lab, L.Bird, (PLAIN, LONG), '"customer-cone"', "all",
+                                     CONE_SET.format(prefixes=f'"{PLAIN}"') + CONE_POLICY)
+
+    # At the downstream: PLAIN (excepted), not LONG (outside the set).
+    want = {PLAIN: (f"{PETREL_ASN} {UP_ASN}", ""), LONG: None}
+
+    def downstream():
+        return {p: at_bird(down, p) for p in want}
+    L.wait_until(lambda: downstream() == want, 30, f"the downstream BIRD holds {want}: {downstream()}")
+    refused = petrel.api(f"/api/refused?prefix={LONG}")
+    assert refused and [r["reason"] for r in refused["refused"]] == ["customer-cone.outside"], refused
+    assert petrel.api(f"/api/refused?prefix={PLAIN}")["refused"] == []
+
+    # The set grows by a reload: the changed exception is a changed policy,
+    # the upstream is asked for its routes again, and LONG comes through.
+    petrel.extra_toml = CONE_SET.format(prefixes=f'"{PLAIN}", "{LONG}"') + CONE_POLICY
+    reload(petrel, petrel.config())
+    assert not petrel.events("reload-failed"), petrel.events("reload-failed")
+    want[LONG] = (f"{PETREL_ASN} {UP_ASN}", "")
+    L.wait_until(lambda: downstream() == want, 30, f"after the reload the downstream holds {want}: {downstream()}")
+    assert petrel.api(f"/api/refused?prefix={LONG}")["refused"] == []

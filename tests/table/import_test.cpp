@@ -1,8 +1,8 @@
 // Import of one UPDATE (table/import.h) against a real table, without
 // sockets: NLRI of families the session did not negotiate, the external
 // peer's AS_PATH checks (empty, first AS, on 2-octet sessions the merged
-// path), loops, policy, counting; and the max_prefixes watch against a
-// naive model.
+// path), loops, policy (a term's unless on a multi-prefix UPDATE),
+// counting; and the max_prefixes watch against a naive model.
 #include "table/import.h"
 #include "tests/table/chain_of.h"
 
@@ -57,6 +57,7 @@ struct Parts {
   bool v6_unreach = false;
   std::optional<uint32_t> local_pref;  // a LOCAL_PREF the peer sends
   std::optional<uint32_t> otc;         // an OTC the peer sends (RFC 9234)
+  std::vector<net::Prefix> more_v4;    // IPv4 prefixes after 198.51.100.0/24 (with v4)
 };
 std::vector<std::byte> raw_update(const Parts& p) {
   std::vector<std::byte> attrs;
@@ -91,6 +92,10 @@ std::vector<std::byte> raw_update(const Parts& p) {
   if (p.v4) {
     auto n = bytes_of({24, 198, 51, 100});
     body.insert(body.end(), n.begin(), n.end());
+    for (const net::Prefix& x : p.more_v4) {
+      body.push_back(std::byte(x.len()));
+      for (unsigned i = 0; i < (x.len() + 7u) / 8; ++i) body.push_back(std::byte(x.addr().bytes()[i]));
+    }
   }
   return body;
 }
@@ -325,7 +330,7 @@ TEST(Import, RefusedRoutesAreKeptWithWhyUntilWithdrawnOrAccepted) {
   EXPECT_TRUE(kept.empty());
   EXPECT_EQ(s.routes(kV4), 1u);
   // Refused by a policy term: its label; then withdrawn: forgotten.
-  PolicyTerm no_65020{"no-65020", {}, {}, PolicyThen::kReject};
+  PolicyTerm no_65020{"no-65020", {}, {}, PolicyThen::kReject, {}};
   no_65020.match.origin_as = {{65020, 65020}};
   auto chain = PolicyChain::compile({PolicyDef{"edge", {no_65020}, PolicyThen::kAccept}});
   s.rules.filter = chain.get();
@@ -344,6 +349,56 @@ TEST(Import, RefusedRoutesAreKeptWithWhyUntilWithdrawnOrAccepted) {
   EXPECT_TRUE(kept.empty());
   s.import(raw_update(Parts{}));
   EXPECT_TRUE(kept.empty());
+}
+
+// A term's `unless` on import: one UPDATE's prefixes share the attribute
+// conditions (decided once), and the per-prefix part of the exception
+// holds for some of them only.
+TEST(Import, UnlessExceptsSomePrefixesOfOneUpdate) {
+  Session s;
+  RefusedRoutes kept(10);
+  s.rules.refused = &kept;
+  // From AS 65010 (first AS): refused, unless in the customer's prefixes
+  // and originated by 65020.
+  PolicyTerm cone{"outside-cone", {}, {}, PolicyThen::kReject, {}};
+  cone.match.first_as = {{kPeerAs, kPeerAs}};
+  cone.unless.prefix = {*PrefixRange::parse("198.51.100.0/23 le 24"), *PrefixRange::parse("203.0.113.0/24 le 25")};
+  cone.unless.origin_as = {{65020, 65020}};
+  auto chain = PolicyChain::compile({PolicyDef{"cust", {cone}, PolicyThen::kAccept}});
+  ASSERT_TRUE(chain);
+  s.rules.filter = chain.get();
+  Parts p;  // 198.51.100.0/24, then the others
+  p.more_v4 = {*net::Prefix::parse("198.51.101.0/24"), *net::Prefix::parse("203.0.113.0/25"),
+               *net::Prefix::parse("203.0.113.0/26"), *net::Prefix::parse("192.0.2.0/24")};
+  const auto in_table = [&](std::string_view prefix) {
+    size_t n = 0;
+    (void)s.table.lookup_all(static_cast<FamilyIndex>(kV4), *net::Prefix::parse(prefix),
+                             [&](std::span<const RouteView> routes, int) { n = routes.size(); });
+    return n == 1;
+  };
+  ImportOutcome out = s.import(raw_update(p));
+  EXPECT_EQ(out.announced[kV4], 5u);  // refused ones too
+  EXPECT_EQ(out.refused[kV4], 2u);
+  EXPECT_TRUE(in_table("198.51.100.0/24"));
+  EXPECT_TRUE(in_table("198.51.101.0/24"));
+  EXPECT_TRUE(in_table("203.0.113.0/25"));
+  EXPECT_FALSE(in_table("203.0.113.0/26"));  // too long for the set
+  EXPECT_FALSE(in_table("192.0.2.0/24"));    // outside it
+  auto got = kept.find(*net::Prefix::parse("192.0.2.0/24"), 10);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].reason, "cust.outside-cone");
+  // Another origin: the attribute part of the exception fails, and every
+  // prefix of the UPDATE is refused.
+  p.path = {kPeerAs, 65030};
+  out = s.import(raw_update(p));
+  EXPECT_EQ(out.refused[kV4], 5u);
+  EXPECT_EQ(s.routes(kV4), 0u);
+  // Another first AS: the match fails, the term does not apply, all in.
+  s.rules.enforce_first_as = false;
+  p.path = {65040, 65030};
+  out = s.import(raw_update(p));
+  EXPECT_EQ(out.refused[kV4], 0u);
+  EXPECT_EQ(s.routes(kV4), 5u);
 }
 
 TEST(RefusedRoutes, BoundedAndCounted) {

@@ -1,7 +1,8 @@
 // The policy language's compiled evaluator (table/policy.h): each
-// condition and change on hand-built routes, and a property that the
-// compiled chain (two phases, hashed prefix sets, RE2) agrees with a plain
-// interpreter of the same terms on random routes and policies.
+// condition and change on hand-built routes, a term's exception (unless),
+// and a property that the compiled chain (two phases, hashed prefix sets,
+// RE2) agrees with a plain interpreter of the same terms, with and without
+// unless, on random routes and policies.
 #include "table/policy.h"
 
 #include <gtest/gtest.h>
@@ -229,6 +230,111 @@ TEST(Policy, BuiltInPolicies) {
   EXPECT_EQ(shut.local_pref, 0u);
 }
 
+// ---- unless: a term's exception
+
+// A term that rejects what `match` holds for, unless `unless` holds too;
+// the policy accepts the rest.
+std::shared_ptr<const PolicyChain> rejecting_unless(PolicyMatch match, PolicyMatch unless) {
+  PolicyTerm t{"t", std::move(match), {}, PolicyThen::kReject};
+  t.unless = std::move(unless);
+  return one({t}, PolicyThen::kAccept);
+}
+
+TEST(PolicyUnless, OnAttributesAndThePeer) {
+  // Routes tagged 1:1 are refused, unless they came from AS 2 (first AS)
+  // through the peer named "c".
+  auto chain = rejecting_unless({.community = {*CommunityPattern::parse("1:1")}},
+                                {.first_as = {{2, 2}}, .peer = {"c"}});
+  const auto p = pfx("192.0.2.0/24");
+  RouteFacts from_c;
+  from_c.peer_name = "c";
+  EXPECT_FALSE(run(*chain, route({3}, {1u << 16 | 1}), p, from_c).accept);  // match holds, unless's first_as does not
+  EXPECT_TRUE(run(*chain, route({2}, {1u << 16 | 1}), p, from_c).accept);   // match and unless hold: excepted
+  EXPECT_FALSE(run(*chain, route({2}, {1u << 16 | 1}), p).accept);          // unless needs every condition: not "c"
+  EXPECT_TRUE(run(*chain, route({3}), p, from_c).accept);                   // match does not hold
+  const auto v = run(*chain, route({3}, {1u << 16 | 1}), p, from_c);
+  EXPECT_EQ(v.decided_by, 0);
+  EXPECT_EQ(chain->decided_label(v), "p.t");
+}
+
+TEST(PolicyUnless, OnTheRouteAlone) {
+  // Everything in 10/8 is refused, unless it is a /24 inside 10.1/16 that
+  // is RPKI-valid.
+  auto chain = rejecting_unless({.prefix = {*PrefixRange::parse("10.0.0.0/8 le 32")}},
+                                {.prefix = {*PrefixRange::parse("10.1.0.0/16 le 32")},
+                                 .prefix_length = NumberRange{24, 24},
+                                 .rpki = 1 << static_cast<int>(Validation::kValid)});
+  EXPECT_TRUE(chain->uses_validation());  // rpki in unless alone
+  const auto a = route({1});
+  RouteFacts valid;
+  valid.rpki = Validation::kValid;
+  EXPECT_TRUE(run(*chain, a, pfx("10.1.2.0/24"), valid).accept);
+  EXPECT_FALSE(run(*chain, a, pfx("10.1.2.0/24")).accept);           // unchecked
+  EXPECT_FALSE(run(*chain, a, pfx("10.1.2.0/25"), valid).accept);    // length
+  EXPECT_FALSE(run(*chain, a, pfx("10.2.2.0/24"), valid).accept);    // outside the unless set
+  EXPECT_TRUE(run(*chain, a, pfx("11.1.2.0/24")).accept);            // outside the match
+  // One prepare() for an UPDATE's attributes, then decide() per prefix.
+  PolicyChain::Prepared scratch;
+  RouteFacts f;
+  f.rpki = Validation::kValid;
+  chain->prepare(codec::AttributeSet::from(a), f, scratch);
+  const net::Prefix in = pfx("10.1.9.0/24"), out = pfx("10.9.9.0/24");
+  f.prefix = &in;
+  EXPECT_TRUE(chain->decide(f, scratch).accept);
+  f.prefix = &out;
+  EXPECT_FALSE(chain->decide(f, scratch).accept);
+}
+
+TEST(PolicyUnless, MixedAndWithoutMatch) {
+  // No match: every route, unless its prefix is in the set and its origin
+  // AS 5 (a customer cone).
+  PolicyTerm cone{"outside-cone", {}, {}, PolicyThen::kReject};
+  cone.unless = {.prefix = {*PrefixRange::parse("198.51.100.0/24 le 24")}, .origin_as = {{5, 5}}};
+  PolicyTerm tag{"tag", {}, {.local_pref = 300}, PolicyThen::kAccept};
+  auto chain = one({cone, tag});
+  EXPECT_FALSE(chain->uses_validation());
+  const auto in = pfx("198.51.100.0/24"), out = pfx("203.0.113.0/24");
+  auto v = run(*chain, route({1, 5}), in);
+  ASSERT_TRUE(v.accept);
+  EXPECT_EQ(chain->decided_label(v), "p.tag");
+  EXPECT_FALSE(run(*chain, route({1, 6}), in).accept);   // origin AS
+  EXPECT_FALSE(run(*chain, route({1, 5}), out).accept);  // prefix
+  EXPECT_FALSE(run(*chain, route({1, 6}), out).accept);
+  // An AS-path expression in unless, beside match's own.
+  PolicyTerm re{"re", {.as_path = "^1_"}, {}, PolicyThen::kReject};
+  re.unless = {.as_path = "_7$"};
+  auto by_regex = one({re}, PolicyThen::kAccept);
+  EXPECT_FALSE(run(*by_regex, route({1, 6}), in).accept);
+  EXPECT_TRUE(run(*by_regex, route({1, 7}), in).accept);
+  EXPECT_TRUE(run(*by_regex, route({2, 6}), in).accept);
+}
+
+TEST(PolicyUnless, EmptyIsNoExceptionAndItIsPartOfTheTermsBehaviour) {
+  // A term's unless left empty: no exception (the checker refuses an
+  // empty `unless` table in a file; in code it means none).
+  auto plain = one({PolicyTerm{"t", {.first_as = {{1, 1}}}, {}, PolicyThen::kReject}}, PolicyThen::kAccept);
+  EXPECT_FALSE(run(*plain, route({1}), pfx("192.0.2.0/24")).accept);
+  auto excepted = rejecting_unless({.first_as = {{1, 1}}}, {.as_path_length = NumberRange{1, 1}});
+  EXPECT_TRUE(run(*excepted, route({1}), pfx("192.0.2.0/24")).accept);
+  // Reloads and update groups compare behaviour: a changed unless is a change.
+  EXPECT_FALSE(*plain == *excepted);
+  auto again = rejecting_unless({.first_as = {{1, 1}}}, {.as_path_length = NumberRange{1, 1}});
+  EXPECT_TRUE(*again == *excepted);
+  auto other = rejecting_unless({.first_as = {{1, 1}}}, {.as_path_length = NumberRange{2, 2}});
+  EXPECT_FALSE(*other == *excepted);
+  // aspa in unless asks for validation too.
+  EXPECT_TRUE(rejecting_unless({}, {.aspa = 1 << static_cast<int>(AspaState::kInvalid)})->uses_validation());
+  EXPECT_FALSE(excepted->uses_validation());
+}
+
+TEST(PolicyUnless, ABadExpressionInUnlessIsNamed) {
+  PolicyTerm t{"t", {}, {}, PolicyThen::kReject};
+  t.unless.as_path = "^(1";
+  std::string why;
+  EXPECT_FALSE(PolicyChain::compile({PolicyDef{"p", {t}, PolicyThen::kAccept}}, &why));
+  EXPECT_TRUE(why.starts_with("unless.as_path ^(1: ")) << why;
+}
+
 // ---- the property: compiled chain against a plain interpreter
 
 // The plain interpreter: every condition checked directly on the route
@@ -238,30 +344,38 @@ struct Plain {
   codec::PathAttributes attrs;
 };
 
+// The conditions of `m` on the route as it came, checked one by one.
+bool holds(const PolicyMatch& m, const codec::PathAttributes& in, const net::Prefix& p, Validation rpki) {
+  bool ok = true;
+  if (!m.prefix.empty())
+    ok = ok && std::any_of(m.prefix.begin(), m.prefix.end(), [&](const PrefixRange& r) { return r.contains(p); });
+  if (m.prefix_length) ok = ok && m.prefix_length->contains(p.len());
+  if (!m.as_path.empty()) {
+    std::string text;
+    as_path_text(*in.as_path, text);
+    ok = ok && std::regex_search(text, std::regex(as_path_regex(m.as_path)));
+  }
+  if (!m.community.empty())
+    ok = ok && std::any_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& c) {
+           return std::any_of(in.communities.begin(), in.communities.end(), [&](uint32_t x) { return c.matches(x); });
+         });
+  const auto& path = in.as_path->segments[0].asns;
+  if (!m.first_as.empty()) ok = ok && m.first_as[0].contains(path.front());
+  if (m.as_path_length) ok = ok && m.as_path_length->contains(static_cast<uint32_t>(path.size()));
+  if (m.rpki) ok = ok && (m.rpki >> static_cast<unsigned>(rpki) & 1);
+  return ok;
+}
+
 // Conditions see the route as it came (policy.h): `in`, while the
-// changes go to `a`.
+// changes go to `a`. A term applies when its match holds and its unless,
+// if it has one, does not.
 Plain interpret(const std::vector<PolicyDef>& defs, const codec::PathAttributes& in, const net::Prefix& p,
-                uint32_t local_as) {
+                uint32_t local_as, Validation rpki) {
   codec::PathAttributes a = in;
   for (const PolicyDef& d : defs) {
     for (const PolicyTerm& t : d.terms) {
-      const PolicyMatch& m = t.match;
-      bool ok = true;
-      if (!m.prefix.empty())
-        ok = ok && std::any_of(m.prefix.begin(), m.prefix.end(), [&](const PrefixRange& r) { return r.contains(p); });
-      if (!m.as_path.empty()) {
-        std::string text;
-        as_path_text(*in.as_path, text);
-        ok = ok && std::regex_search(text, std::regex(as_path_regex(m.as_path)));
-      }
-      if (!m.community.empty())
-        ok = ok && std::any_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& c) {
-               return std::any_of(in.communities.begin(), in.communities.end(), [&](uint32_t x) { return c.matches(x); });
-             });
-      const auto& path = in.as_path->segments[0].asns;
-      if (!m.first_as.empty()) ok = ok && m.first_as[0].contains(path.front());
-      if (m.as_path_length) ok = ok && m.as_path_length->contains(static_cast<uint32_t>(path.size()));
-      if (!ok) continue;
+      if (!holds(t.match, in, p, rpki)) continue;
+      if (t.unless != PolicyMatch{} && holds(t.unless, in, p, rpki)) continue;
       if (t.then == PolicyThen::kReject) return {false, {}};
       if (t.set.local_pref) a.local_pref = t.set.local_pref;
       for (const auto& c : t.set.community_add) {
@@ -281,6 +395,32 @@ Plain interpret(const std::vector<PolicyDef>& defs, const codec::PathAttributes&
 RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
   const std::vector<std::string> regexes = {"_2_", "^1_", "_3$", "^1_2_", "^[12]+$", "_(2|3)_", "(_1)+$"};
   auto gen_then = [] { return static_cast<PolicyThen>(*rc::gen::inRange(0, 3)); };
+  // Random conditions, each present or not: on the prefix, the path, the
+  // communities and the RPKI state.
+  auto gen_match = [&](PolicyMatch& m) {
+    if (*rc::gen::inRange(0, 3) == 0) {
+      const auto len = static_cast<uint8_t>(*rc::gen::inRange(8, 25));
+      auto base = *net::Prefix::make(net::IpAddress::v4(0x0A000000u | *rc::gen::inRange(0u, 4u) << 16), len);
+      const auto le = static_cast<uint8_t>(*rc::gen::inRange<int>(len, 33));
+      m.prefix.push_back(PrefixRange{base, len, le});
+    }
+    if (*rc::gen::inRange(0, 5) == 0) {
+      const auto lo = static_cast<uint32_t>(*rc::gen::inRange(8, 33));
+      m.prefix_length = NumberRange{lo, std::min<uint32_t>(32, lo + *rc::gen::inRange(0u, 8u))};
+    }
+    if (*rc::gen::inRange(0, 3) == 0) m.as_path = *rc::gen::elementOf(regexes);
+    if (*rc::gen::inRange(0, 3) == 0)
+      m.community.push_back(*CommunityPattern::parse(*rc::gen::element<std::string>("1:*", "1:1", "*:2")));
+    if (*rc::gen::inRange(0, 4) == 0) {
+      const uint32_t asn = *rc::gen::inRange(1u, 4u);
+      m.first_as.push_back({asn, asn});
+    }
+    if (*rc::gen::inRange(0, 4) == 0) {
+      const uint32_t lo = *rc::gen::inRange(1u, 4u);
+      m.as_path_length = NumberRange{lo, lo + *rc::gen::inRange(0u, 3u)};
+    }
+    if (*rc::gen::inRange(0, 5) == 0) m.rpki = static_cast<uint8_t>(*rc::gen::inRange(1, 16));
+  };
   std::vector<PolicyDef> defs(static_cast<size_t>(*rc::gen::inRange(1, 4)));
   for (size_t i = 0; i < defs.size(); ++i) {
     defs[i].name = "p" + std::to_string(i);
@@ -288,23 +428,8 @@ RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
     const int n = *rc::gen::inRange(0, 6);
     for (int k = 0; k < n; ++k) {
       PolicyTerm t;
-      if (*rc::gen::inRange(0, 3) == 0) {
-        const auto len = static_cast<uint8_t>(*rc::gen::inRange(8, 25));
-        auto base = *net::Prefix::make(net::IpAddress::v4(0x0A000000u | *rc::gen::inRange(0u, 4u) << 16), len);
-        const auto le = static_cast<uint8_t>(*rc::gen::inRange<int>(len, 33));
-        t.match.prefix.push_back(PrefixRange{base, len, le});
-      }
-      if (*rc::gen::inRange(0, 3) == 0) t.match.as_path = *rc::gen::elementOf(regexes);
-      if (*rc::gen::inRange(0, 3) == 0)
-        t.match.community.push_back(*CommunityPattern::parse(*rc::gen::element<std::string>("1:*", "1:1", "*:2")));
-      if (*rc::gen::inRange(0, 4) == 0) {
-        const uint32_t asn = *rc::gen::inRange(1u, 4u);
-        t.match.first_as.push_back({asn, asn});
-      }
-      if (*rc::gen::inRange(0, 4) == 0) {
-        const uint32_t lo = *rc::gen::inRange(1u, 4u);
-        t.match.as_path_length = NumberRange{lo, lo + *rc::gen::inRange(0u, 3u)};
-      }
+      gen_match(t.match);
+      if (*rc::gen::inRange(0, 2) == 0) gen_match(t.unless);  // may stay empty: no exception
       t.then = gen_then();
       if (t.then != PolicyThen::kReject) {
         if (*rc::gen::arbitrary<bool>()) t.set.local_pref = *rc::gen::inRange(0u, 300u);
@@ -325,9 +450,11 @@ RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
     auto a = route(path, comms);
     const auto len = static_cast<uint8_t>(*rc::gen::inRange(8, 33));
     const auto p = *net::Prefix::make(net::IpAddress::v4(0x0A000000u | *rc::gen::inRange(0u, 6u) << 16 | *rc::gen::inRange(0u, 1u << 16)), len);
-    const Plain want = interpret(defs, a, p, 65000);
+    const auto rpki = static_cast<Validation>(*rc::gen::inRange(0, 4));
+    const Plain want = interpret(defs, a, p, 65000, rpki);
     RouteFacts f;
     f.prefix = &p;
+    f.rpki = rpki;
     chain->prepare(codec::AttributeSet::from(a), f, scratch);
     const PolicyVerdict got = chain->decide(f, scratch);
     RC_ASSERT(got.accept == want.accept);

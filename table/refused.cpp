@@ -1,7 +1,23 @@
 // Refused routes kept for people (refused.h).
 #include "table/refused.h"
 
+#include <cstring>
+
 namespace petrel::table {
+
+RefusedRoutes::~RefusedRoutes() { delete[] filter_.load(std::memory_order_relaxed); }
+
+uint64_t RefusedRoutes::filter_hash(const codec::NlriPrefix& p) {
+  const auto& b = p.prefix.addr().bytes();
+  uint64_t x = 0, y = 0;
+  std::memcpy(&x, b.data(), 8);
+  std::memcpy(&y, b.data() + 8, 8);
+  uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + p.prefix.len()) ^
+               (uint64_t{p.path_id} << 17);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
 
 void RefusedRoutes::refuse(const codec::NlriPrefix& p, std::string_view reason,
                            const std::shared_ptr<const codec::AttributeSet>& attrs) {
@@ -15,11 +31,24 @@ void RefusedRoutes::refuse(const codec::NlriPrefix& p, std::string_view reason,
     not_kept_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  std::atomic<uint64_t>* f = filter_.load(std::memory_order_relaxed);
+  if (!f) {
+    f = new std::atomic<uint64_t>[kFilterWords]();
+    filter_.store(f, std::memory_order_release);
+  }
+  const uint64_t h = filter_hash(p) % (kFilterWords * 64);
+  f[h / 64].fetch_or(uint64_t{1} << (h % 64), std::memory_order_relaxed);
   routes_.emplace(key, Value{std::string(reason), attrs});
   kept_.store(routes_.size(), std::memory_order_relaxed);
 }
 
 void RefusedRoutes::forget(const codec::NlriPrefix& p) {
+  // Never kept since the last clear(): nothing to look up. (The session's
+  // worker both refuses and forgets, so a bit it set is seen here.)
+  const std::atomic<uint64_t>* f = filter_.load(std::memory_order_acquire);
+  if (!f) return;
+  const uint64_t h = filter_hash(p) % (kFilterWords * 64);
+  if (!(f[h / 64].load(std::memory_order_relaxed) >> (h % 64) & 1)) return;
   std::lock_guard lock(mu_);
   if (routes_.erase(Key{p.prefix, p.path_id})) kept_.store(routes_.size(), std::memory_order_relaxed);
 }
@@ -27,6 +56,8 @@ void RefusedRoutes::forget(const codec::NlriPrefix& p) {
 void RefusedRoutes::clear() {
   std::lock_guard lock(mu_);
   routes_.clear();
+  if (auto* f = filter_.load(std::memory_order_relaxed))
+    for (size_t i = 0; i < kFilterWords; ++i) f[i].store(0, std::memory_order_relaxed);
   kept_.store(0, std::memory_order_relaxed);
   not_kept_.store(0, std::memory_order_relaxed);
 }

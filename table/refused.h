@@ -8,7 +8,11 @@
 //
 // The session's worker writes, the HTTP server reads: one mutex. The
 // import path asks empty() (lock-free) before it walks an UPDATE's
-// prefixes to forget them, so a peer with nothing kept pays nothing.
+// prefixes to forget them, so a peer with nothing kept pays nothing; and
+// forget() asks a filter of the routes ever kept (a bit per hash of
+// prefix and path identifier, lock-free, set by refuse(), cleared by
+// clear()) before it takes the mutex, so a peer with a few routes kept
+// does not pay a lock and a map lookup for each prefix it announces.
 #pragma once
 
 #include <atomic>
@@ -28,6 +32,9 @@ namespace petrel::table {
 class RefusedRoutes {
  public:
   explicit RefusedRoutes(size_t max = 0) : max_(max) {}
+  ~RefusedRoutes();
+  RefusedRoutes(const RefusedRoutes&) = delete;
+  RefusedRoutes& operator=(const RefusedRoutes&) = delete;
 
   struct Entry {
     net::Prefix prefix;
@@ -57,6 +64,11 @@ class RefusedRoutes {
     std::string reason;
     std::shared_ptr<const codec::AttributeSet> attrs;
   };
+  // The filter: 2^17 bits (16 KiB), made at the first refusal kept.
+  static constexpr size_t kFilterWords = size_t{1} << 11;
+  [[nodiscard]] static uint64_t filter_hash(const codec::NlriPrefix& p);
+  std::atomic<std::atomic<uint64_t>*> filter_{nullptr};
+
   mutable std::mutex mu_;
   std::map<Key, Value> routes_;
   size_t max_;

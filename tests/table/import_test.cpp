@@ -413,6 +413,28 @@ TEST(RefusedRoutes, BoundedAndCounted) {
   EXPECT_EQ(kept.not_kept(), 0u);
 }
 
+// forget() passes its filter for every route kept, whatever else the
+// filter lets through: each of 5,000 routes kept among 50,000 announced
+// again is forgotten, the others leave nothing behind, and after clear()
+// a new refusal is kept and forgotten the same way.
+TEST(RefusedRoutes, ForgetFindsEveryRouteKept) {
+  RefusedRoutes kept(100000);
+  auto nlri = [](uint32_t i) {
+    return codec::NlriPrefix{*net::Prefix::make(net::IpAddress::v4(0x0A000000u + (i << 8)), 24), i % 3};
+  };
+  for (uint32_t i = 0; i < 50000; i += 10) kept.refuse(nlri(i), "r", nullptr);
+  EXPECT_EQ(kept.kept(), 5000u);
+  for (uint32_t i = 1; i < 50000; i += 10) kept.forget(nlri(i));  // never kept
+  EXPECT_EQ(kept.kept(), 5000u);
+  for (uint32_t i = 0; i < 50000; ++i) kept.forget(nlri(i));
+  EXPECT_EQ(kept.kept(), 0u);
+  kept.clear();
+  kept.refuse(nlri(7), "r", nullptr);
+  EXPECT_EQ(kept.kept(), 1u);
+  kept.forget(nlri(7));
+  EXPECT_EQ(kept.kept(), 0u);
+}
+
 // ---- RFC 9234 section 5: OTC on import, by our role on the session
 
 // The OTC of the peer's route to 198.51.100.0/24 in the table (nothing when

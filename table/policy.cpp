@@ -408,13 +408,8 @@ bool PolicyChain::PrefixLookup::contains(const net::Prefix& p) const {
     const bool v6 = p.family() == net::IpFamily::V6;
     const auto [hi, lo] = words_of(p.addr());
     const unsigned plen = p.len();
-    for (const Scan& r : scan) {
-      if (r.v6 != v6 || plen < r.ge || plen > r.le) continue;
-      const unsigned l = r.len;
-      const uint64_t mhi = l >= 64 ? ~0ull : l == 0 ? 0 : ~0ull << (64 - l);
-      const uint64_t mlo = l <= 64 ? 0 : l >= 128 ? ~0ull : ~0ull << (128 - l);
-      if ((hi & mhi) == r.hi && (lo & mlo) == r.lo) return true;
-    }
+    for (const Scan& r : scan)
+      if (r.v6 == v6 && plen >= r.ge && plen <= r.le && (hi & r.mhi) == r.hi && (lo & r.mlo) == r.lo) return true;
     return false;
   }
   const auto& lengths = p.family() == net::IpFamily::V4 ? lengths_v4 : lengths_v6;
@@ -449,7 +444,10 @@ bool PolicyChain::compile_conditions(const PolicyMatch& m, std::string_view key,
     for (const PrefixRange& r : m.prefix) {
       if (small) {
         const auto [hi, lo] = words_of(r.prefix.addr());
-        prefixes->scan.push_back({hi, lo, r.prefix.len(), r.ge, r.le, r.prefix.family() == net::IpFamily::V6});
+        const unsigned l = r.prefix.len();
+        const uint64_t mhi = l >= 64 ? ~0ull : l == 0 ? 0 : ~0ull << (64 - l);
+        const uint64_t mlo = l <= 64 ? 0 : l >= 128 ? ~0ull : ~0ull << (128 - l);
+        prefixes->scan.push_back({hi, lo, r.prefix.len(), r.ge, r.le, r.prefix.family() == net::IpFamily::V6, mhi, mlo});
         continue;
       }
       prefixes->by_base[r.prefix].emplace_back(r.ge, r.le);
@@ -477,6 +475,10 @@ std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> d
       if (!compile_conditions(t.match, "as_path", k.as_path, k.prefixes, why)) return nullptr;
       k.has_unless = t.unless != PolicyMatch{};
       if (!compile_conditions(t.unless, "unless.as_path", k.unless_as_path, k.unless_prefixes, why)) return nullptr;
+      k.attr_ops = attr_ops_of(t.match, k.as_path != nullptr);
+      k.unless_attr_ops = attr_ops_of(t.unless, k.unless_as_path != nullptr);
+      k.asks_attributes = !k.attr_ops.empty();
+      k.asks_route = !t.match.prefix.empty() || t.match.prefix_length || t.match.family || t.match.rpki || t.match.aspa;
       if (t.match.rpki || t.match.aspa || t.unless.rpki || t.unless.aspa) c->uses_validation_ = true;
       c->terms_.push_back(std::move(k));
     }
@@ -516,62 +518,114 @@ std::string PolicyChain::decided_label(const PolicyVerdict& v) const {
   return "end of chain";
 }
 
+std::vector<PolicyChain::AttrOp> PolicyChain::attr_ops_of(const PolicyMatch& m, bool regex) {
+  std::vector<AttrOp> ops;
+  if (!m.peer.empty()) ops.push_back(AttrOp::kPeer);
+  if (!m.peer_as.empty()) ops.push_back(AttrOp::kPeerAs);
+  if (!m.peer_role.empty()) ops.push_back(AttrOp::kPeerRole);
+  if (!m.peer_type.empty()) ops.push_back(AttrOp::kPeerType);
+  if (m.origin) ops.push_back(AttrOp::kOrigin);
+  if (m.med) ops.push_back(AttrOp::kMed);
+  if (m.local_pref) ops.push_back(AttrOp::kLocalPref);
+  if (m.otc) ops.push_back(AttrOp::kOtc);
+  if (!m.next_hop.empty()) ops.push_back(AttrOp::kNextHop);
+  if (!m.community.empty() || !m.community_all.empty()) ops.push_back(AttrOp::kCommunities);
+  if (m.as_path_length) ops.push_back(AttrOp::kPathLength);
+  if (!m.first_as.empty()) ops.push_back(AttrOp::kFirstAs);
+  if (!m.origin_as.empty()) ops.push_back(AttrOp::kOriginAs);
+  if (m.as_set || !m.as_path_contains.empty()) ops.push_back(AttrOp::kPathScan);
+  if (regex) ops.push_back(AttrOp::kRegex);
+  return ops;
+}
+
 bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& a, const RouteFacts& f,
                                   std::string& path_text_out, bool& path_rendered, Part part) const {
   const PolicyMatch& m = part == Part::kMatch ? c.def->match : c.def->unless;
-  if (!m.peer.empty() && std::find(m.peer.begin(), m.peer.end(), f.peer_name) == m.peer.end()) return false;
-  if (!m.peer_as.empty() && !any_range(m.peer_as, f.peer_as)) return false;
-  if (!m.peer_role.empty()) {
-    if (!f.local_role) return false;
-    // The peer's role is the counterpart of ours (RFC 9234 section 4.2).
-    codec::Role theirs = *f.local_role;
-    switch (*f.local_role) {
-      case codec::Role::kProvider: theirs = codec::Role::kCustomer; break;
-      case codec::Role::kCustomer: theirs = codec::Role::kProvider; break;
-      case codec::Role::kRouteServer: theirs = codec::Role::kRsClient; break;
-      case codec::Role::kRsClient: theirs = codec::Role::kRouteServer; break;
-      case codec::Role::kPeer: break;
+  // Only the conditions the term has, in the order attr_ops_of gives
+  // (cheap ones first): the loop's one branch a condition is predicted
+  // better than a test of every kind for every term.
+  for (const AttrOp op : part == Part::kMatch ? c.attr_ops : c.unless_attr_ops) {
+    switch (op) {
+      case AttrOp::kPeer:
+        if (std::find(m.peer.begin(), m.peer.end(), f.peer_name) == m.peer.end()) return false;
+        break;
+      case AttrOp::kPeerAs:
+        if (!any_range(m.peer_as, f.peer_as)) return false;
+        break;
+      case AttrOp::kPeerRole: {
+        if (!f.local_role) return false;
+        // The peer's role is the counterpart of ours (RFC 9234 section 4.2).
+        codec::Role theirs = *f.local_role;
+        switch (*f.local_role) {
+          case codec::Role::kProvider: theirs = codec::Role::kCustomer; break;
+          case codec::Role::kCustomer: theirs = codec::Role::kProvider; break;
+          case codec::Role::kRouteServer: theirs = codec::Role::kRsClient; break;
+          case codec::Role::kRsClient: theirs = codec::Role::kRouteServer; break;
+          case codec::Role::kPeer: break;
+        }
+        if (std::find(m.peer_role.begin(), m.peer_role.end(), theirs) == m.peer_role.end()) return false;
+        break;
+      }
+      case AttrOp::kPeerType:
+        if (std::find(m.peer_type.begin(), m.peer_type.end(), f.peer_type) == m.peer_type.end()) return false;
+        break;
+      case AttrOp::kOrigin:
+        if (!a.origin() || !(m.origin >> static_cast<unsigned>(*a.origin()) & 1)) return false;
+        break;
+      case AttrOp::kMed:
+        if (!a.med() || !m.med->contains(*a.med())) return false;
+        break;
+      case AttrOp::kLocalPref:
+        if (!a.local_pref() || !m.local_pref->contains(*a.local_pref())) return false;
+        break;
+      case AttrOp::kOtc:
+        if (*m.otc != a.otc().has_value()) return false;
+        break;
+      case AttrOp::kNextHop: {
+        std::optional<net::IpAddress> nh = a.next_hop();
+        if (!nh && a.mp_next_hop()) nh = a.mp_next_hop()->global;
+        if (!nh || !in_prefixes(m.next_hop, *nh)) return false;
+        break;
+      }
+      case AttrOp::kCommunities: {
+        const CommunityViews v = communities_of(a);
+        for (const auto& p : m.community_all)
+          if (!carries(v, p)) return false;
+        if (!m.community.empty() && std::none_of(m.community.begin(), m.community.end(),
+                                                 [&](const CommunityPattern& p) { return carries(v, p); }))
+          return false;
+        break;
+      }
+      case AttrOp::kPathLength:
+        if (!m.as_path_length->contains(a.as_path_length())) return false;
+        break;
+      case AttrOp::kFirstAs:
+        if (!any_range(m.first_as, a.first_as())) return false;
+        break;
+      case AttrOp::kOriginAs:
+        if (!any_range(m.origin_as, a.origin_as())) return false;
+        break;
+      case AttrOp::kPathScan: {
+        bool has_set = false, found = false;
+        for_each_segment(a.as_path_segments(), [&](bool set, size_t count, auto at) {
+          has_set |= set;
+          for (size_t i = 0; i < count && !found && !m.as_path_contains.empty(); ++i)
+            found = any_range(m.as_path_contains, at(i));
+        });
+        if (m.as_set && has_set != *m.as_set) return false;
+        if (!m.as_path_contains.empty() && !found) return false;
+        break;
+      }
+      case AttrOp::kRegex: {
+        if (!path_rendered) {
+          path_text(a.as_path_segments(), path_text_out);
+          path_rendered = true;
+        }
+        const re2::RE2* re = part == Part::kMatch ? c.as_path.get() : c.unless_as_path.get();
+        if (!RE2::PartialMatch(path_text_out, *re)) return false;
+        break;
+      }
     }
-    if (std::find(m.peer_role.begin(), m.peer_role.end(), theirs) == m.peer_role.end()) return false;
-  }
-  if (!m.peer_type.empty() && std::find(m.peer_type.begin(), m.peer_type.end(), f.peer_type) == m.peer_type.end())
-    return false;
-  if (m.origin && (!a.origin() || !(m.origin >> static_cast<unsigned>(*a.origin()) & 1))) return false;
-  if (m.med && (!a.med() || !m.med->contains(*a.med()))) return false;
-  if (m.local_pref && (!a.local_pref() || !m.local_pref->contains(*a.local_pref()))) return false;
-  if (m.otc && *m.otc != a.otc().has_value()) return false;
-  if (!m.next_hop.empty()) {
-    std::optional<net::IpAddress> nh = a.next_hop();
-    if (!nh && a.mp_next_hop()) nh = a.mp_next_hop()->global;
-    if (!nh || !in_prefixes(m.next_hop, *nh)) return false;
-  }
-  if (!m.community.empty() || !m.community_all.empty()) {
-    const CommunityViews v = communities_of(a);
-    for (const auto& p : m.community_all)
-      if (!carries(v, p)) return false;
-    if (!m.community.empty() &&
-        std::none_of(m.community.begin(), m.community.end(), [&](const CommunityPattern& p) { return carries(v, p); }))
-      return false;
-  }
-  if (m.as_path_length && !m.as_path_length->contains(a.as_path_length())) return false;
-  if (!m.first_as.empty() && !any_range(m.first_as, a.first_as())) return false;
-  if (!m.origin_as.empty() && !any_range(m.origin_as, a.origin_as())) return false;
-  if (m.as_set || !m.as_path_contains.empty()) {
-    bool has_set = false, found = false;
-    for_each_segment(a.as_path_segments(), [&](bool set, size_t count, auto at) {
-      has_set |= set;
-      for (size_t i = 0; i < count && !found && !m.as_path_contains.empty(); ++i)
-        found = any_range(m.as_path_contains, at(i));
-    });
-    if (m.as_set && has_set != *m.as_set) return false;
-    if (!m.as_path_contains.empty() && !found) return false;
-  }
-  if (const re2::RE2* re = part == Part::kMatch ? c.as_path.get() : c.unless_as_path.get()) {
-    if (!path_rendered) {
-      path_text(a.as_path_segments(), path_text_out);
-      path_rendered = true;
-    }
-    if (!RE2::PartialMatch(path_text_out, *re)) return false;
   }
   return true;
 }
@@ -592,7 +646,7 @@ void PolicyChain::prepare(const codec::AttributeSet& attrs, const RouteFacts& fa
   out.unless_pass.resize(terms_.size());
   bool rendered = false;
   for (size_t i = 0; i < terms_.size(); ++i) {
-    out.pass[i] = attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
+    out.pass[i] = !terms_[i].asks_attributes || attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
     // `unless` is asked only of terms whose own attribute conditions hold.
     out.unless_pass[i] = out.pass[i] && terms_[i].has_unless &&
                                  attributes_hold(terms_[i], attrs, facts, out.path_text, rendered, Part::kUnless)
@@ -607,7 +661,7 @@ PolicyVerdict PolicyChain::decide(const RouteFacts& facts, const Prepared& prepa
   for (const PolicyEnd& end : ends_) {
     for (; i < end.end; ++i) {
       const Compiled& c = terms_[i];
-      if (!prepared.pass[i] || !route_holds(c, facts)) continue;
+      if (!prepared.pass[i] || (c.asks_route && !route_holds(c, facts))) continue;
       if (prepared.unless_pass[i] && route_holds(c, facts, Part::kUnless)) continue;  // the exception holds
       if (c.def->then == PolicyThen::kReject) {
         v.accept = false;

@@ -281,18 +281,31 @@ class PolicyChain {
       uint64_t hi = 0, lo = 0;  // the base address, as two big-endian words
       uint8_t len = 0, ge = 0, le = 0;
       bool v6 = false;
+      uint64_t mhi = 0, mlo = 0;  // the masks of its length
     };
     std::vector<Scan> scan;  // used when by_base is empty
     std::unordered_map<net::Prefix, std::vector<std::pair<uint8_t, uint8_t>>, PrefixKeyHash> by_base;
     std::bitset<129> lengths_v4, lengths_v6;
     [[nodiscard]] bool contains(const net::Prefix& p) const;
   };
+  // The attribute and peer conditions a term's table has, each a case of
+  // attributes_hold().
+  enum class AttrOp : uint8_t {
+    kPeer, kPeerAs, kPeerRole, kPeerType, kOrigin, kMed, kLocalPref, kOtc, kNextHop, kCommunities,
+    kPathLength, kFirstAs, kOriginAs, kPathScan, kRegex,
+  };
+  static std::vector<AttrOp> attr_ops_of(const PolicyMatch& m, bool regex);
   struct Compiled {
     const PolicyTerm* def = nullptr;
+    std::vector<AttrOp> attr_ops, unless_attr_ops;
     size_t policy = 0;  // index in defs_
     std::unique_ptr<re2::RE2> as_path;
     std::unique_ptr<PrefixLookup> prefixes;
     bool has_unless = false;  // def->unless has a condition
+    // def->match asks something of the attributes or the peer (prepare),
+    // something of the route alone (decide): a term that does not is
+    // not asked it.
+    bool asks_attributes = true, asks_route = true;
     std::unique_ptr<re2::RE2> unless_as_path;
     std::unique_ptr<PrefixLookup> unless_prefixes;
   };

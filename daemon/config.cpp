@@ -1787,6 +1787,16 @@ void parse_match(Checker& ck, const toml::table& m, std::string_view p, const Se
   out.med = parse_number_range(ck, m, p, "med", static_cast<uint32_t>(kMaxU32));
   out.local_pref = parse_number_range(ck, m, p, "local_pref", static_cast<uint32_t>(kMaxU32));
   out.otc = ck.boolean(m, p, "otc");
+  // A list given with nothing in it holds for no route (policy.h).
+  const bool empty[] = {out.prefix.empty(),    out.origin_as.empty(), out.first_as.empty(),
+                        out.as_path_contains.empty(), out.community.empty(), out.next_hop.empty(),
+                        out.peer.empty(),      out.peer_as.empty(),   out.peer_role.empty(),
+                        out.peer_type.empty(), out.rpki == 0,         out.aspa == 0,
+                        out.origin == 0};
+  static_assert(std::size(empty) == table::PolicyMatch::kListKeys.size());
+  for (size_t i = 0; i < std::size(empty); ++i)
+    if (empty[i] && m.get(table::PolicyMatch::kListKeys[i]))
+      out.empty_lists = static_cast<uint16_t>(out.empty_lists | 1u << i);
 }
 
 void parse_actions(Checker& ck, const toml::table& s, std::string_view p, const SetEntries& sets,

@@ -394,6 +394,8 @@ std::string dump(const Config& c) {
         if (m.med) add("med", toml_string(m.med->to_string()));
         if (m.local_pref) add("local_pref", toml_string(m.local_pref->to_string()));
         if (m.otc) add("otc", std::string(bool_text(*m.otc)));
+        for (size_t i = 0; i < table::PolicyMatch::kListKeys.size(); ++i)
+          if (m.empty_lists >> i & 1) add(table::PolicyMatch::kListKeys[i], "[]");  // holds for no route
         if (items.empty()) unset(key, meaning_unset);
         else line(key, fmt::format("{{ {} }}", fmt::join(items, ", ")));
       };

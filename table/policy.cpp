@@ -520,6 +520,7 @@ std::string PolicyChain::decided_label(const PolicyVerdict& v) const {
 
 std::vector<PolicyChain::AttrOp> PolicyChain::attr_ops_of(const PolicyMatch& m, bool regex) {
   std::vector<AttrOp> ops;
+  if (m.empty_lists) return {AttrOp::kNever};
   if (!m.peer.empty()) ops.push_back(AttrOp::kPeer);
   if (!m.peer_as.empty()) ops.push_back(AttrOp::kPeerAs);
   if (!m.peer_role.empty()) ops.push_back(AttrOp::kPeerRole);
@@ -616,6 +617,8 @@ bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& 
         if (!m.as_path_contains.empty() && !found) return false;
         break;
       }
+      case AttrOp::kNever:
+        return false;
       case AttrOp::kRegex: {
         if (!path_rendered) {
           path_text(a.as_path_segments(), path_text_out);

@@ -104,6 +104,17 @@ struct PolicyMatch {
   uint8_t origin = 0;  // bit per codec::Origin value
   std::optional<NumberRange> med, local_pref;  // absent attribute: no match
   std::optional<bool> otc;                     // carries ONLY_TO_CUSTOMER
+  // Conditions given with nothing in them (`prefix = []`, or only sets
+  // with no entries, as a generated file can be on some day): a list that
+  // holds nothing holds for no route, so a term whose match has one
+  // applies to no route, and an `unless` with one excepts none (rather
+  // than the condition silently dropped, which would widen the term to
+  // every route). Bit i: kListKeys[i]. (community_all of nothing is
+  // carried by every route: not one of them.)
+  static constexpr std::array<std::string_view, 13> kListKeys = {
+      "prefix", "origin_as", "first_as",  "as_path_contains", "community", "next_hop", "peer",
+      "peer_as", "peer_role", "peer_type", "rpki",             "aspa",      "origin"};
+  uint16_t empty_lists = 0;
   friend bool operator==(const PolicyMatch&, const PolicyMatch&) = default;
   [[nodiscard]] bool about_peer() const { return !peer.empty() || !peer_as.empty() || !peer_role.empty(); }
 };
@@ -293,6 +304,7 @@ class PolicyChain {
   enum class AttrOp : uint8_t {
     kPeer, kPeerAs, kPeerRole, kPeerType, kOrigin, kMed, kLocalPref, kOtc, kNextHop, kCommunities,
     kPathLength, kFirstAs, kOriginAs, kPathScan, kRegex,
+    kNever,  // a condition given empty (PolicyMatch::empty_lists)
   };
   static std::vector<AttrOp> attr_ops_of(const PolicyMatch& m, bool regex);
   struct Compiled {

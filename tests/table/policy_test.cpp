@@ -468,6 +468,27 @@ RC_GTEST_PROP(Policy, CompiledAgreesWithAPlainInterpreter, ()) {
 }
 
 
+// A condition given with nothing in it (an empty list, or a set whose file
+// is empty today) holds for no route: the term applies to none, and an
+// `unless` with one excepts none; it is never dropped as if not given.
+TEST(Policy, AnEmptyListHoldsForNoRoute) {
+  const auto p = pfx("192.0.2.0/24");
+  PolicyTerm reject_listed{.name = "listed", .then = PolicyThen::kReject};
+  reject_listed.match.empty_lists = 1;  // prefix = [] (kListKeys[0])
+  auto chain = one({reject_listed}, PolicyThen::kAccept);
+  EXPECT_TRUE(run(*chain, route({65001}), p).accept);
+
+  PolicyTerm reject_unless{.name = "outside", .then = PolicyThen::kReject};
+  reject_unless.unless.empty_lists = 1 << 4;  // community = []
+  auto chain2 = one({reject_unless}, PolicyThen::kAccept);
+  EXPECT_FALSE(run(*chain2, route({65001}, {1u << 16 | 1}), p).accept);
+
+  // Without the bit the same empty list is no condition at all.
+  PolicyTerm reject_all{.name = "all", .then = PolicyThen::kReject};
+  EXPECT_FALSE(run(*one({reject_all}, PolicyThen::kAccept), route({65001}), p).accept);
+  EXPECT_NE(reject_listed, reject_all);  // a reload sees the difference
+}
+
 // apply_canonical writes the bytes that decoding the set, apply() and
 // AttributeSet::from give, for every change but the next hop (which it
 // declines), on random sets: communities of every kind present or not, with

@@ -213,30 +213,38 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
   }
 }
 
+// What the import policy decided for an UPDATE's announced prefixes.
+enum class Decided : uint8_t {
+  kMixed,    // prefix by prefix (add_by_prefix, with the verdicts)
+  kPlain,    // every one accepted as it came
+  kUniform,  // every one accepted with the same changes
+};
+
 // The import policy's verdict on every announced prefix of `u` of the
-// families taken, in order, into `verdicts`. True when it accepts every
-// one as it came (the common case of a policy that only checks): then the
-// UPDATE goes in whole, as without a policy, instead of prefix by prefix
-// (which takes the verdicts, not deciding again).
-bool decide_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set,
-                std::vector<PolicyVerdict>& verdicts) {
+// families taken, in order, into `verdicts`. In the common cases (a
+// policy that only checks, or one that changes every route alike, such as
+// a tag) the UPDATE then goes in whole, as without a policy, instead of
+// prefix by prefix (which takes the verdicts, not deciding again).
+Decided decide_all(const codec::UpdateView& u, const ImportRules& rules, const codec::AttributeSet& set,
+                   std::vector<PolicyVerdict>& verdicts) {
   PolicyChain::Prepared& scratch = policy_scratch();
   const RouteFacts facts = import_facts(rules, set);
   rules.filter->prepare(set, facts, scratch);
   policy_facts() = facts;
   verdicts.clear();
-  bool plain = true;
+  bool whole = true;  // every range taken, every prefix accepted alike
   for (const auto& range : u.announced()) {
     if (taken(range, rules) < 0) {
-      plain = false;
+      whole = false;
       continue;
     }
     for (const auto& p : range) {
       verdicts.push_back(rules.filter->decide(route_facts(rules, facts, p.prefix, set), scratch));
-      plain &= verdicts.back().accept && !verdicts.back().changes();
+      whole &= verdicts.back().accept && verdicts.back() == verdicts.front();
     }
   }
-  return plain;
+  if (!whole || verdicts.empty()) return Decided::kMixed;
+  return verdicts.front().changes() ? Decided::kUniform : Decided::kPlain;
 }
 
 void take_counts(const Batch::Gathered& got, ImportOutcome& out) {
@@ -385,10 +393,24 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
   }
   thread_local std::vector<PolicyVerdict> verdicts;
   const bool decided = rules.filter && clean;
-  if (clean && (!rules.filter || decide_all(u, rules, *set, verdicts))) {
+  const Decided d = decided ? decide_all(u, rules, *set, verdicts) : Decided::kMixed;
+  if (clean && (!rules.filter || d == Decided::kPlain)) {
     forget_all(u, rules);
     take_counts(batch.add(u, false, set), out);
     return out;
+  }
+  if (d == Decided::kUniform) {
+    // One set for every prefix: the changes written into its bytes, the
+    // UPDATE in whole (what apply_canonical leaves to apply(), prefix by
+    // prefix below).
+    thread_local std::vector<std::byte> changed;
+    ApplyContext ctx;
+    ctx.local_as = rules.local_as;
+    if (rules.filter->apply_canonical(verdicts.front(), *set, ctx, changed)) {
+      forget_all(u, rules);
+      take_counts(batch.add(u, changed), out);
+      return out;
+    }
   }
   add_by_prefix(u, rules, set, false, false, batch, out, decided ? verdicts.data() : nullptr);
   return out;

@@ -747,6 +747,11 @@ void Batch::add(FamilyIndex f, bytes::Span canonical, std::span<const codec::Nlr
 }
 
 Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, const codec::AttributeSet* set) {
+  const bytes::Span wire = set ? set->wire() : bytes::Span();
+  return add_view(u, treat_as_withdraw, set ? &wire : nullptr);
+}
+
+Batch::Gathered Batch::add_view(const codec::UpdateView& u, bool treat_as_withdraw, const bytes::Span* given) {
   Gathered got;
   bool announces = false;
   // The decode's verdict is the floor: whatever the caller says, an
@@ -767,8 +772,8 @@ Batch::Gathered Batch::add(const codec::UpdateView& u, bool treat_as_withdraw, c
   uint32_t hash = 0;
   Interner& in = table_->interner_;
   if (announces) {
-    if (set) {
-      wire = set->wire();
+    if (given) {
+      wire = *given;
     } else if (u.write_attribute_set(canonical)) {
       wire = canonical;
     } else {

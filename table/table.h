@@ -179,6 +179,9 @@ class Batch {
   // are skipped.
   // `set`, when given, is u.attribute_set() already made by the caller.
   Gathered add(const codec::UpdateView& u, bool treat_as_withdraw = false, const codec::AttributeSet* set = nullptr);
+  // The same with the announcements' set given by its canonical bytes
+  // (valid ones, copied): an import policy's changes written into them.
+  Gathered add(const codec::UpdateView& u, bytes::Span canonical) { return add_view(u, false, &canonical); }
   // The same with the parts given separately (tests, benchmarks, tools):
   // `attrs` is needed when `announce` is not empty.
   void add(FamilyIndex f, const codec::AttributeSet* attrs, std::span<const codec::NlriPrefix> announce,
@@ -205,6 +208,8 @@ class Batch {
     AspaState aspa = AspaState::kUnchecked;           // set by Table::validate_ops
   };
   void push(const codec::NlriPrefix& p, FamilyIndex f, Attrs* attrs);
+  // add(UpdateView): `canonical`, when given, the announcements' set.
+  Gathered add_view(const codec::UpdateView& u, bool treat_as_withdraw, const bytes::Span* canonical);
 
   // An UPDATE's interned set and the references the batch holds to it:
   // one for each of its announced prefixes (handed to the routes they

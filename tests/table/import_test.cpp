@@ -401,6 +401,60 @@ TEST(Import, UnlessExceptsSomePrefixesOfOneUpdate) {
   EXPECT_EQ(s.routes(kV4), 5u);
 }
 
+// A policy that changes every route alike (a tag, a MED) puts the UPDATE
+// in whole with the changed set (Decided::kUniform): every prefix of both
+// families gets the one set, with the bytes decode/apply/from would give;
+// one that sets a next hop goes prefix by prefix (apply()) to the same end.
+TEST(Import, AChangeForEveryRouteGoesInWhole) {
+  for (bool next_hop : {false, true}) {
+    Session s;
+    PolicyTerm tag{"tag", {}, {}, PolicyThen::kAccept, {}};
+    tag.set.community_add = {*CommunityPattern::parse("65000:100")};
+    tag.set.med_op = MedOp::kSet;
+    tag.set.med = 5;
+    if (next_hop) {
+      tag.set.next_hop_op = NextHopOp::kAddress;
+      tag.set.next_hop = net::IpAddress::parse("192.0.2.77");
+    }
+    auto chain = PolicyChain::compile({PolicyDef{"tag", {tag}, PolicyThen::kReject}});
+    ASSERT_TRUE(chain);
+    s.rules.filter = chain.get();
+    Parts p;
+    p.v6_reach = true;
+    p.more_v4 = {*net::Prefix::parse("198.51.101.0/24"), *net::Prefix::parse("203.0.113.0/24")};
+    const auto body = raw_update(p);
+    const ImportOutcome out = s.import(body);
+    EXPECT_EQ(out.announced[kV4], 3u);
+    EXPECT_EQ(out.refused[kV4], 0u);
+    EXPECT_EQ(s.routes(kV4), 3u);
+    EXPECT_EQ(s.routes(kV6), 1u);
+    // The model: the UPDATE's set decoded, changed by apply(), encoded.
+    const auto u = codec::UpdateView::decode(body, s.params, codec::PeerType::kExternal);
+    codec::PathAttributes pa = u.attribute_set().decode();
+    ApplyContext ctx;
+    ctx.local_as = kLocalAs;
+    ctx.family = codec::kIpv4Unicast;
+    ASSERT_TRUE(chain->apply(chain->decide({}, [&] {
+      PolicyChain::Prepared pr;
+      chain->prepare(u.attribute_set(), {}, pr);
+      return pr;
+    }()), pa, ctx));
+    const codec::AttributeSet want = codec::AttributeSet::from(pa);
+    for (const char* prefix : {"198.51.100.0/24", "198.51.101.0/24", "203.0.113.0/24"}) {
+      bool found = false;
+      (void)s.table.lookup_all(static_cast<FamilyIndex>(kV4), *net::Prefix::parse(prefix),
+                               [&](std::span<const RouteView> routes, int) {
+                                 ASSERT_EQ(routes.size(), 1u);
+                                 found = true;
+                                 const auto w = routes[0].attrs->wire();
+                                 EXPECT_TRUE(std::equal(w.begin(), w.end(), want.wire().begin(), want.wire().end()))
+                                     << prefix << (next_hop ? " (next hop)" : "");
+                               });
+      EXPECT_TRUE(found) << prefix;
+    }
+  }
+}
+
 TEST(RefusedRoutes, BoundedAndCounted) {
   RefusedRoutes kept(2);
   for (uint32_t i = 0; i < 5; ++i)

@@ -412,7 +412,7 @@ Attrs* Exporter::outgoing(const Seen& s) {
     if (*hit) Interner::acquire(*hit);
     return *hit;
   }
-  if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
+  if (cache_.size() > 2 * table_.interner().size() + 4096 || cache_.size() >= kMaxCache) clear_cache();
   const PeerInfo from = s.source.info();
   const codec::Family family = family_at(s.family);
   Exported e = export_with_changes(setup_.target, ExportSource{&from, s.slot}, family,

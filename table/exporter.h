@@ -424,6 +424,9 @@ class Exporter {
   // The export policy's verdicts with changes seen, numbered for the cache
   // key (bounded: past kMaxVerdicts, such routes bypass the cache).
   static constexpr size_t kMaxVerdicts = 4096;
+  // The memo is emptied at this many entries, before its slot array
+  // doubles past 2^18 slots (8 MiB; FlatMap grows at seven eighths full).
+  static constexpr size_t kMaxCache = (size_t{1} << 18) * 7 / 8 - 1;
   std::vector<PolicyVerdict> verdicts_;
   PolicyChain::Prepared policy_scratch_;
   std::vector<StreamMark>* marks_ = nullptr;

@@ -399,6 +399,33 @@ TEST(Exporter, ABulkWrittenInPartsStillPacksEachSetIntoOneUpdate) {
   }
   EXPECT_EQ(rib.routes.size(), held);
   EXPECT_EQ(ex.counters().advertised[kV4Index].load(), held);
+
+  // A new filter while a bulk is half written: the table is read whole
+  // again, and routes of parts already put in the queue are marked anew
+  // (new sets for a third of the prefixes): every part is scanned again
+  // for them.
+  for (uint32_t k = 0; k < kSets; ++k) {
+    std::vector<net::Prefix> ps;
+    for (uint32_t i = k; i < kSets * kPerSet; i += kSets) ps.push_back(nth(i));
+    fx.announce(fx.a, set_of(k, 3), ps);
+  }
+  for (int i = 0; i < 11; ++i) {
+    bytes.clear();
+    ex.pump(bytes, 200);
+    rib.replay(bytes);
+  }
+  ASSERT_GT(ex.pending(), 0u) << "the bulk is half written";
+  for (uint32_t i = 0; i < kSets * kPerSet; i += 3) fx.announce(fx.a, set_of(i, 4), {nth(i)});
+  ex.set_filter(nullptr, false);
+  drain(ex, rib, 200);
+  EXPECT_EQ(ex.pending(), 0u);
+  ASSERT_EQ(rib.routes.size(), size_t{kSets * kPerSet});  // the withdrawn ones came back in round 3
+  for (uint32_t i = 0; i < kSets * kPerSet; ++i) {
+    auto it = rib.routes.find(nth(i));
+    ASSERT_TRUE(it != rib.routes.end()) << i;
+    const uint32_t round = i % 3 == 0 ? 4 : 3;
+    EXPECT_EQ(it->second.decode().communities, std::vector<uint32_t>{round * 1000 + i % kSets + 1}) << i;
+  }
 }
 
 TEST(Exporter, AfterABurstItsScratchIsReleasedAndChangesStillGoOut) {

@@ -41,8 +41,13 @@ constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer befor
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
 constexpr size_t kKeepOut = 64u << 10;        // a drained send buffer keeps at most this
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
-constexpr size_t kExportSlice = 256u << 10;   // octets one turn of the exporter may write: the
+constexpr size_t kExportSlice = 64u << 10;    // octets one turn of the exporter may write: the
                                               // worker's other sessions (keepalives) go between
+// kExportSlice was 256 KiB until 2026-12-07: an update group's members each
+// copy a turn's worth of the group's stream into their own buffer, and
+// 700 route-server members peaked at 272 MiB with it, 123-138 with 64 KiB
+// (200 members: 48-93 -> 52-54 MiB; one neighbour's 1M table as fast;
+// docs/performance.md, "One neighbour, IPv6 too, and four neighbours").
 // The exporter runs when the table wakes it (Table::subscribe, after a
 // write appended to the journals), at most once per kExportGap for wakes
 // (a busy table wakes after every batch; the changes of the gap go out

@@ -2,6 +2,7 @@
 #include "table/exporter.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "codec/route_refresh.h"
@@ -97,7 +98,7 @@ void Exporter::clear_cache() {
 
 bool Exporter::queue_empty() const {
   for (const auto& pf : fam_)
-    if (!pf.withdrawals.empty() || !pf.groups.empty() || !pf.only.empty()) return false;
+    if (!pf.withdrawals.empty() || !pf.groups.empty() || !pf.only.empty() || pf.bulk > 0) return false;
   return true;
 }
 
@@ -116,7 +117,7 @@ size_t Exporter::pending() const {
   size_t n = 0;
   for (size_t f = 0; f < kFamilies; ++f) {
     const PerFamily& pf = fam_[f];
-    n += pf.withdrawals.size() + pf.only.size();
+    n += pf.withdrawals.size() + pf.only.size() + pf.bulk;
     for (const Group& g : pf.groups)
       n += g.prefixes.size() / words_per_prefix(is_v6_family(static_cast<FamilyIndex>(f)));
   }
@@ -245,12 +246,22 @@ void Exporter::settle(std::vector<Seen>& seen) {
   // new prefixes in the table's map order, i.e. in hash order: room for
   // them first (growing while they come costs a probe run as long as the
   // map; a 1M table took 45 % of the daemon's time in set()).
+  // A peer that holds an eighth of the table the router expects
+  // (router.expected_*_prefixes) gets room for all of it at once: a map
+  // that doubles holds its old and new slot arrays together at each step
+  // (a 1M-route table arriving while the peer was up: 25 + 50 MB at the
+  // last step, and 50 MB for good, half empty, where 32 MB at three
+  // quarters full does). A peer its filter gives less keeps growing.
   std::array<size_t, kFamilies> fresh{}, before{};
   for (const Seen& s : seen)
     if (s.attrs && resyncing_[s.shard] && !ever_held_[s.shard]) ++fresh[s.family];
   for (size_t f = 0; f < kFamilies; ++f) {
     before[f] = adj_out_size(static_cast<FamilyIndex>(f));
-    if (fresh[f] > 0) reserve(static_cast<FamilyIndex>(f), before[f] + fresh[f]);
+    size_t want = before[f] + fresh[f];
+    if (const size_t expected = table_.expected_prefixes(static_cast<FamilyIndex>(f));
+        expected > 0 && before[f] * 8 >= expected)
+      want = std::max(want, expected);
+    if (want > before[f]) reserve(static_cast<FamilyIndex>(f), want);
   }
   size_t first_reads = 0;
   for (size_t i = 0; i < resyncing_.size(); ++i)
@@ -261,6 +272,8 @@ void Exporter::settle(std::vector<Seen>& seen) {
   // A shard the peer was never sent anything of has nothing to forget
   // (the initial table: no walk of the Adj-RIB-Out per shard read).
   bool any_resync = false;
+  // Shards read whole: what changes is marked, not queued (PerFamily::bulk).
+  bulk_ = std::find(resyncing_.begin(), resyncing_.end(), 1) != resyncing_.end();
   for (size_t i = 0; i < resyncing_.size(); ++i) {
     if (resyncing_[i] && ever_held_[i]) {
       forget_shard(i);
@@ -329,6 +342,7 @@ void Exporter::settle(std::vector<Seen>& seen) {
     }
   seen.clear();
   if (seen.capacity() > 65536) std::vector<Seen>().swap(seen);  // a resync's worth is not kept
+  bulk_ = false;
   if (!any_resync) return;
   for (size_t f = 0; f < kFamilies; ++f) {
     std::vector<net::Prefix> gone;
@@ -398,7 +412,7 @@ Attrs* Exporter::outgoing(const Seen& s) {
     if (*hit) Interner::acquire(*hit);
     return *hit;
   }
-  if (cache_.size() > 2 * table_.interner().size() + 4096) clear_cache();
+  if (cache_.size() > 2 * table_.interner().size() + 4096 || cache_.size() >= kMaxCache) clear_cache();
   const PeerInfo from = s.source.info();
   const codec::Family family = family_at(s.family);
   Exported e = export_with_changes(setup_.target, ExportSource{&from, s.slot}, family,
@@ -529,6 +543,7 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
       if (r.attrs) out_sets_.release(r.attrs);
       r.attrs = nullptr;
       if (!(r.flags & kAdvertised)) {  // never written: nothing to take back
+        unbulk(pf, r);
         e->remove(i);
         continue;
       }
@@ -550,9 +565,60 @@ void Exporter::set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants
 void Exporter::queue(PerFamily& pf, const net::Prefix& p, Route& r) {
   r.flags |= kQueued;
   if (!r.attrs) {
+    unbulk(pf, r);
     pf.withdrawals.push_back({p, r.path_id});
     return;
   }
+  if (bulk_) {
+    if (!(r.flags & kBulk)) {
+      r.flags |= kBulk;
+      ++pf.bulk;
+    }
+    pf.bulk_part = 0;  // parts already turned into groups are scanned again for it
+    return;
+  }
+  unbulk(pf, r);
+  enqueue(pf, p, r);
+}
+
+void Exporter::unbulk(PerFamily& pf, Route& r) {
+  if (!(r.flags & kBulk)) return;
+  r.flags = static_cast<uint16_t>(r.flags & ~kBulk);
+  assert(pf.bulk > 0);
+  --pf.bulk;
+}
+
+void Exporter::bulk_to_groups(FamilyIndex f) {
+  PerFamily& pf = fam_[f];
+  if (pf.bulk_part == 0) {
+    pf.bulk_parts = static_cast<uint32_t>(std::min<size_t>(64, pf.bulk / std::max<size_t>(1, setup_.bulk_part) + 1));
+    // The memo served the settling; the write needs none (release_scratch
+    // would drop it once the queue is written).
+    if (cache_.size() > 4096) clear_cache();
+  }
+  const uint32_t part = pf.bulk_part++;
+  const uint64_t parts = pf.bulk_parts;
+  auto take = [&](auto& m) {
+    m.for_each([&](auto& e) {
+      for (Route& r : e.routes()) {
+        if (!(r.flags & kBulk)) continue;
+        const QueueKey k{r.attrs, r.peer, r.path_id == kOtherPathId};
+        if (((QueueKeyTraits::hash(k) * 0x9E3779B97F4A7C15ull) >> 32) * parts >> 32 != part) continue;
+        unbulk(pf, r);
+        enqueue(pf, e.key.prefix(), r);
+      }
+    });
+  };
+  if (is_v6_family(f)) take(*pf.v6);
+  else take(*pf.v4);
+  if (pf.bulk_part >= pf.bulk_parts) {
+    // Every marked route has a set, so it was in one of the parts.
+    assert(pf.bulk == 0);
+    pf.bulk_part = 0;
+  }
+}
+
+void Exporter::enqueue(PerFamily& pf, const net::Prefix& p, const Route& r) {
   const bool other = r.path_id == kOtherPathId;
   auto [index, fresh] =
       pf.group_of.try_emplace(QueueKey{r.attrs, r.peer, other}, static_cast<uint32_t>(pf.groups.size()));
@@ -609,7 +675,7 @@ void Exporter::feed_refreshes(std::vector<std::byte>& out, bool first_round) {
       // A slice at a time: the next once the queue has gone out, and one a
       // pump() call whatever the queue holds, so that steady changes do
       // not hold a refresh back for ever.
-      size_t queued = pf.withdrawals.size();
+      size_t queued = pf.withdrawals.size() + pf.bulk;
       for (const Group& g : pf.groups) queued += g.prefixes.size() / words_per_prefix(v6);
       if (queued >= setup_.refresh_slice && !first_round) continue;
       // A rehash moved every entry: from the start again (what went out
@@ -640,7 +706,8 @@ void Exporter::feed_refreshes(std::vector<std::byte>& out, bool first_round) {
 }
 
 void Exporter::end_refresh_if_done(PerFamily& pf, codec::Family fam, std::vector<std::byte>& out) {
-  if (pf.refresh != PerFamily::Refresh::kWalking || !pf.walk_done || !pf.groups.empty() || !pf.withdrawals.empty())
+  if (pf.refresh != PerFamily::Refresh::kWalking || !pf.walk_done || !pf.groups.empty() || !pf.withdrawals.empty() ||
+      pf.bulk > 0)
     return;
   if (setup_.enhanced_route_refresh)
     codec::encode_route_refresh(codec::RouteRefresh{fam, codec::RefreshSubtype::kEndOfRefresh, {}}, out);
@@ -730,7 +797,12 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       counters_.withdrawn.fetch_add(nlri.size(), std::memory_order_relaxed);
       mark(StreamMark::Kind::kWithdraw, kNoSource, static_cast<FamilyIndex>(fi), nlri.size(), n ? *n : 0, out);
     }
-    while (!pf.groups.empty() && out.size() - start < budget) {
+    // A bulk goes into groups a part at a time, the next part once the
+    // groups of the last are written.
+    while (out.size() - start < budget) {
+      for (uint32_t parts = 0; pf.groups.empty() && pf.bulk > 0 && parts <= pf.bulk_parts; ++parts)
+        bulk_to_groups(static_cast<FamilyIndex>(fi));
+      if (pf.groups.empty()) break;
       Group g = std::move(pf.groups.back());
       pf.groups.pop_back();
       pf.group_of.erase(QueueKey{g.attrs, g.source, g.other});
@@ -739,6 +811,7 @@ size_t Exporter::write(std::vector<std::byte>& out, size_t budget) {
       unpack_each(g.prefixes, v6, [&](const codec::NlriPrefix& p) {
         Route* r = route_of(p);
         if (!r || r->attrs != g.attrs || r->peer != g.source || !(r->flags & kQueued)) return;
+        unbulk(pf, *r);  // marked again with the set it had: this is its write
         nlri.push_back(p);
         written_.push_back(r);
       });

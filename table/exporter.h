@@ -79,6 +79,9 @@ struct ExporterSetup {
   uint32_t add_path_max = 0;
   // Route refresh: routes a walk of the Adj-RIB-Out queues at a time.
   size_t refresh_slice = 4096;
+  // Routes of shards read whole (the initial table, a resynchronisation)
+  // put in the write queue at a time, about (exporter.cpp, "bulk").
+  size_t bulk_part = 131072;
   // An update group's exporter (export_group.h): it works for every member
   // at once, so the export rules run without a member's split horizon
   // (target.slot is not used), each UPDATE carries the routes of one
@@ -232,6 +235,9 @@ class Exporter {
   // (nullptr: nothing), flags below.
   static constexpr uint16_t kQueued = 1;      // a change not written yet
   static constexpr uint16_t kAdvertised = 2;  // the peer holds some version
+  // Queued in bulk (kQueued too): marked in its entry, not in a Group yet
+  // (PerFamily::bulk).
+  static constexpr uint16_t kBulk = 8;
   struct Group {
     Attrs* attrs = nullptr;  // one reference held
     uint16_t source = 0;     // shared: the slot the routes come from
@@ -277,6 +283,17 @@ class Exporter {
       uint16_t source;
     };
     std::vector<Only> only;
+    // Bulk: the routes of shards read whole (the initial table, a
+    // resynchronisation) are only marked kBulk in the Adj-RIB-Out when
+    // settled, not put in groups: a queue of the whole table was about 25
+    // MB beside the Adj-RIB-Out that holds the same prefixes and sets.
+    // write() turns them into groups a part at a time (parts by the hash
+    // of the group's key, so every prefix of one outgoing set is in one
+    // part and still packs into as few UPDATEs as from one queue): a scan
+    // of the map per part, a part's worth of groups held at once.
+    size_t bulk = 0;        // routes marked kBulk
+    uint32_t bulk_part = 0;   // the next part to turn into groups
+    uint32_t bulk_parts = 1;  // parts of this round (set when part 0 starts)
     // Route refresh: kPending until pump() starts the walk, kWalking from
     // the BoRR to the EoRR. The cursor is a slot of the family's map: while
     // it walks, emptied entries stay (erase would move entries behind it)
@@ -332,6 +349,12 @@ class Exporter {
   // references), queueing what changed.
   void set(FamilyIndex f, const net::Prefix& p, std::vector<Want>& wants);
   void queue(PerFamily& pf, const net::Prefix& p, Route& r);
+  // Puts route r (queued, with a set) in its group.
+  void enqueue(PerFamily& pf, const net::Prefix& p, const Route& r);
+  // A route leaves the bulk (written into a group, changed or removed).
+  static void unbulk(PerFamily& pf, Route& r);
+  // Turns the next part of family f's bulk into groups (write()).
+  void bulk_to_groups(FamilyIndex f);
   template <typename K>
   Route* find(PerFamily& pf, const net::Prefix& p, uint32_t id);
   size_t write(std::vector<std::byte>& out, size_t budget);
@@ -401,12 +424,16 @@ class Exporter {
   // The export policy's verdicts with changes seen, numbered for the cache
   // key (bounded: past kMaxVerdicts, such routes bypass the cache).
   static constexpr size_t kMaxVerdicts = 4096;
+  // The memo is emptied at this many entries, before its slot array
+  // doubles past 2^18 slots (8 MiB; FlatMap grows at seven eighths full).
+  static constexpr size_t kMaxCache = (size_t{1} << 18) * 7 / 8 - 1;
   std::vector<PolicyVerdict> verdicts_;
   PolicyChain::Prepared policy_scratch_;
   std::vector<StreamMark>* marks_ = nullptr;
   std::vector<std::array<uint64_t, kFamilies>> by_source_;  // shared: settled routes per source slot
   std::vector<std::array<uint64_t, kFamilies>> other_for_;  // shared: settled kOtherPathId routes per member
   uint32_t walkers_ = 0;       // members' walks open
+  bool bulk_ = false;          // settle() is settling shards read whole: queue() marks (PerFamily::bulk)
   bool primed_ = false;        // the first read (the whole table) is done
   bool initial_sent_ = false;  // End-of-RIB written
   ExporterCounters counters_;

@@ -444,6 +444,13 @@ class Table {
   // ---- reads
   [[nodiscard]] size_t shard_count() const { return shards_.size(); }
   [[nodiscard]] size_t shard_of(const net::Prefix& p) const;
+  // TableOptions::expected_ipv4_prefixes / expected_ipv6_prefixes for
+  // family f's unicast (0 for any other family).
+  [[nodiscard]] size_t expected_prefixes(FamilyIndex f) const {
+    if (f == codec::known_index(codec::kIpv4Unicast)) return options_.expected_ipv4_prefixes;
+    if (f == codec::known_index(codec::kIpv6Unicast)) return options_.expected_ipv6_prefixes;
+    return 0;
+  }
   // Every route to a prefix, and the best. f(route, is_best) under the
   // shard's lock. False when the table has no route to the prefix.
   template <typename F>

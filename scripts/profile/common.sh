@@ -26,6 +26,6 @@ machine_line() {
 # Runs scripts/profile/fulltable.py with the binaries of $BUILD.
 fulltable() {
   PETREL=$BUILD/daemon/petrel LOAD=$BUILD/tools/bench/petrel-load FIBSYNC=$BUILD/tools/fib/fib-sync \
-    PEERS=$PEERS PREFIXES=$PREFIXES KERNEL=$KERNEL HOLD_SECS=$HOLD_SECS OUT=$OUT \
+    PEERS=$PEERS PREFIXES=$PREFIXES V6=${V6:-0} KERNEL=$KERNEL HOLD_SECS=$HOLD_SECS OUT=$OUT \
     python3 scripts/profile/fulltable.py "$@"
 }

@@ -9,7 +9,8 @@
 # FRR's zebra, Petrel's installer; GoBGP has no installer of its own), and
 # the floor: a minimal batched netlink installer of the same routes.
 #
-# Knobs: PEERS (1), PREFIXES (1000000), KERNEL (0), DAEMONS (default
+# Knobs: PEERS (1), PREFIXES (1000000), V6 (0: IPv6 prefixes too, Petrel
+# and BIRD only), KERNEL (0), DAEMONS (default
 # "petrel bird frr gobgp", or "floor petrel bird frr" with KERNEL=1),
 # HOLD_SECS (2), TIMEOUT (600), OUT, BUILD (build-profile). Needs root.
 set -euo pipefail
@@ -25,6 +26,6 @@ if [[ $KERNEL == 1 ]]; then DAEMONS=${DAEMONS:-floor petrel bird frr}; else DAEM
 
 source scripts/profile/common.sh
 profile_build
-machine_line "compare: $PEERS peer(s), $PREFIXES prefixes, kernel $KERNEL"
+machine_line "compare: $PEERS peer(s), $PREFIXES prefixes, ${V6:-0} IPv6, kernel $KERNEL"
 # shellcheck disable=SC2086
 fulltable compare $DAEMONS | tee "$OUT/compare.txt"

@@ -14,7 +14,9 @@ into the main table of the daemon's namespace.
   fulltable.py compare        every daemon one after the other, then a table
 
 Environment: PETREL (the petrel binary), LOAD (petrel-load), FIBSYNC
-(fib-sync, for the floor), PEERS (1), PREFIXES (1000000), KERNEL (0),
+(fib-sync, for the floor), PEERS (1), PREFIXES (1000000), V6 (0: IPv6
+prefixes in the same table, fed over the same IPv4 sessions with next hops
+fd00:bb::101, ... and passed on to the observer; Petrel and BIRD only), KERNEL (0),
 EXPECTED (PREFIXES: Petrel's router.expected_ipv4_prefixes, as a full-table
 router would be configured; 0 lets its maps grow as the routes come),
 OBSERVER_LATE (0; 1: the observer dials once the table is full),
@@ -55,6 +57,7 @@ def env_int(name: str, default: int) -> int:
 
 PEERS = env_int("PEERS", 1)
 PREFIXES = env_int("PREFIXES", 1_000_000)
+V6 = env_int("V6", 0)
 KERNEL = env_int("KERNEL", 0) == 1
 EXPECTED = env_int("EXPECTED", PREFIXES)
 OBSERVER_LATE = env_int("OBSERVER_LATE", 0) == 1
@@ -126,6 +129,15 @@ def feeders() -> list[str]:
     return [f"198.18.0.{101 + i}" for i in range(PEERS)]
 
 
+def feeders_v6() -> list[str]:
+    """The feeders' IPv6 next hops (on the lab's link, so directly connected)."""
+    return [f"fd00:bb::{101 + i}" for i in range(PEERS)]
+
+
+def families() -> list[str]:
+    return ["ipv4-unicast", "ipv6-unicast"] if V6 else ["ipv4-unicast"]
+
+
 def log(*a) -> None:
     print("fulltable:", *a, file=sys.stderr, flush=True)
 
@@ -194,13 +206,14 @@ class Petrel(Daemon):
         lines = ["[router]", f"asn = {DUT_AS}", f"router_id = {q(self.node.v4)}",
                  f"listen = {q([self.node.v4])}", "port = 179",
                  f"expected_ipv4_prefixes = {EXPECTED}", 'user = "root"',
+                 *([f"expected_ipv6_prefixes = {V6}"] if V6 and EXPECTED else []),
                  "[http]", f"listen = {q(self.node.v4 + ':8179')}"]
         imp = IMPORT_POLICY or "all"
         peers = [(f"feed{i + 1}", a, FEEDER_AS + i, imp, "none") for i, a in enumerate(feeders())]
         peers.append(("observer", OBSERVER, OBSERVER_AS, "none", "all"))
         for name, addr, asn, imp, exp in peers:
             lines += ["", "[[peer]]", f"name = {q(name)}", f"address = {q(addr)}", f"asn = {asn}",
-                      "passive = true", "hold_time = 180", 'families = ["ipv4-unicast"]',
+                      "passive = true", "hold_time = 180", f"families = {q(families())}",
                       f"local_address = {q(self.node.v4)}", f"import = {q(imp)}", f"export = {q(exp)}"]
         if KERNEL:
             lines += ["", "[kernel]", "enabled = true", "table = 254", "metric = 32"]
@@ -238,13 +251,17 @@ class Bird(Daemon):
                  f"router id {self.node.v4};", "protocol device { scan time 10; }"]
         if KERNEL:
             lines.append("protocol kernel { ipv4 { export all; import none; }; learn off; }")
+        # IPv6 over the IPv4 sessions: the observer's next hop is ours,
+        # of the family (BIRD has only the session's address otherwise).
+        v6_in = " ipv6 { import all; export none; };" if V6 else ""
+        v6_out = f" ipv6 {{ import none; export all; next hop address {self.node.v6}; }};" if V6 else ""
         for i, a in enumerate(feeders()):
             lines.append(f"protocol bgp feed{i + 1} {{ local {self.node.v4} as {DUT_AS}; "
                          f"neighbor {a} as {FEEDER_AS + i}; passive on; hold time 180; "
-                         "ipv4 { import all; export none; }; }")
+                         f"ipv4 {{ import all; export none; }};{v6_in} }}")
         lines.append(f"protocol bgp observer {{ local {self.node.v4} as {DUT_AS}; "
                      f"neighbor {OBSERVER} as {OBSERVER_AS}; passive on; hold time 180; "
-                     "ipv4 { import none; export all; }; }")
+                     f"ipv4 {{ import none; export all; }};{v6_out} }}")
         return "\n".join(lines) + "\n"
 
     def start(self) -> None:
@@ -350,6 +367,9 @@ def run_one(name: str) -> dict:
         dut, gen = lab.node("dut"), lab.node("gen")
         for a in [OBSERVER, *feeders()]:
             gen.run(["ip", "addr", "add", f"{a}/24", "dev", L.IFNAME])
+        if V6:
+            for a in feeders_v6():
+                gen.run(["ip", "-6", "addr", "add", f"{a}/64", "dev", L.IFNAME, "nodad"])
         d = DAEMONS[name](lab, dut)
         t_start = time.monotonic()
         d.start()
@@ -359,6 +379,10 @@ def run_one(name: str) -> dict:
             args += ["--observer", OBSERVER, "--observer-as", str(OBSERVER_AS)]
         for a in feeders():
             args += ["--feeder", a]
+        if V6:
+            args += ["--v6", str(V6)]
+            for a in feeders_v6():
+                args += ["--next-hop-v6", a]
         if d.metrics():
             args += ["--metrics", d.metrics()]
         if OBSERVER_LATE:
@@ -414,8 +438,8 @@ def run_one(name: str) -> dict:
         shutil.copytree(os.path.join(lab.tmp, "dut"), os.path.join(out_dir, f"{name}-dut"),
                         dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.vty", "*.api", "*.ctl"))
         lab.close()
-    return {"daemon": name, "peers": PEERS, "prefixes": PREFIXES, "kernel": KERNEL, "observe": OBSERVE,
-            "import_policy": IMPORT_POLICY or None,
+    return {"daemon": name, "peers": PEERS, "prefixes": PREFIXES, "v6_prefixes": V6, "kernel": KERNEL,
+            "observe": OBSERVE, "import_policy": IMPORT_POLICY or None,
             "expected_prefixes": EXPECTED if name == "petrel" else None,
             "daemon_alive": alive, "since_start_s": round(time.monotonic() - t_start, 1),
             "load": res, "after_load": after, "after_hold": later, "logs": out_dir}

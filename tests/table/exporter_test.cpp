@@ -331,6 +331,103 @@ TEST(Exporter, EveryJournalOverrunIsCaughtUpAShardAtATime) {
   for (const auto& [p, a] : rib.routes) EXPECT_EQ(a, after) << p.to_string();
 }
 
+// The initial table and a resynchronisation are queued in bulk (marked in
+// the Adj-RIB-Out) and put in groups a part at a time: with parts far
+// smaller than the table, every set still goes out in one UPDATE (each
+// part holds whole sets), pending() counts the marked routes, and changes
+// that come while the parts are being written end where the table is.
+TEST(Exporter, ABulkWrittenInPartsStillPacksEachSetIntoOneUpdate) {
+  constexpr uint32_t kSets = 40, kPerSet = 25;
+  Fixture fx(4, 8);
+  auto set_of = [](uint32_t i, uint32_t round) { return attrs(64496, 0, {round * 1000 + i % kSets + 1}); };
+  for (uint32_t k = 0; k < kSets; ++k) {
+    std::vector<net::Prefix> ps;
+    for (uint32_t i = k; i < kSets * kPerSet; i += kSets) ps.push_back(nth(i));
+    fx.announce(fx.a, set_of(k, 0), ps);
+  }
+  ExporterSetup s = fx.setup();
+  s.bulk_part = 50;  // 20 parts for the 1,000 routes
+  Exporter ex(fx.table, fx.out, s);
+  PeerRib rib;
+  std::vector<std::byte> bytes;
+  // The first pump reads the shards (eight reads, eight settles) and
+  // writes within a small budget: the rest stays marked and counted.
+  for (int i = 0; i < 8 && rib.updates == 0; ++i) {
+    bytes.clear();
+    ASSERT_TRUE(ex.pump(bytes, 200));
+    rib.replay(bytes);
+  }
+  ASSERT_GT(rib.updates, 0);
+  EXPECT_EQ(ex.pending() + rib.routes.size(), size_t{kSets * kPerSet});
+  drain(ex, rib, 200);
+  EXPECT_EQ(rib.routes.size(), size_t{kSets * kPerSet});
+  EXPECT_EQ(rib.updates, int{kSets});  // 25 /24s of a set fit in one UPDATE
+  EXPECT_EQ(ex.pending(), 0u);
+
+  // Every journal overrun (four changes kept a shard): read whole again, in
+  // bulk; while its parts are written, more changes come, some to routes
+  // of parts not written yet, some withdrawals.
+  for (uint32_t k = 0; k < kSets; ++k) {
+    std::vector<net::Prefix> ps;
+    for (uint32_t i = k; i < kSets * kPerSet; i += kSets) ps.push_back(nth(i));
+    fx.announce(fx.a, set_of(k, 1), ps);
+  }
+  const int updates = rib.updates;
+  for (int i = 0; i < 12; ++i) {
+    bytes.clear();
+    ex.pump(bytes, 200);
+    rib.replay(bytes);
+  }
+  for (uint32_t i = 0; i < kSets * kPerSet; i += 7) fx.announce(fx.a, set_of(i, 2), {nth(i)});
+  std::vector<net::Prefix> gone;
+  for (uint32_t i = 3; i < kSets * kPerSet; i += 11) gone.push_back(nth(i));
+  fx.withdraw(fx.a, gone);
+  drain(ex, rib, 200);
+  EXPECT_EQ(ex.pending(), 0u);
+  EXPECT_GT(rib.updates, updates);
+  size_t held = 0;
+  for (uint32_t i = 0; i < kSets * kPerSet; ++i) {
+    auto it = rib.routes.find(nth(i));
+    if (i >= 3 && (i - 3) % 11 == 0) {
+      EXPECT_TRUE(it == rib.routes.end()) << i;
+      continue;
+    }
+    ++held;
+    ASSERT_TRUE(it != rib.routes.end()) << i;
+    const uint32_t round = i % 7 == 0 ? 2 : 1;
+    EXPECT_EQ(it->second.decode().communities, std::vector<uint32_t>{round * 1000 + i % kSets + 1}) << i;
+  }
+  EXPECT_EQ(rib.routes.size(), held);
+  EXPECT_EQ(ex.counters().advertised[kV4Index].load(), held);
+
+  // A new filter while a bulk is half written: the table is read whole
+  // again, and routes of parts already put in the queue are marked anew
+  // (new sets for a third of the prefixes): every part is scanned again
+  // for them.
+  for (uint32_t k = 0; k < kSets; ++k) {
+    std::vector<net::Prefix> ps;
+    for (uint32_t i = k; i < kSets * kPerSet; i += kSets) ps.push_back(nth(i));
+    fx.announce(fx.a, set_of(k, 3), ps);
+  }
+  for (int i = 0; i < 11; ++i) {
+    bytes.clear();
+    ex.pump(bytes, 200);
+    rib.replay(bytes);
+  }
+  ASSERT_GT(ex.pending(), 0u) << "the bulk is half written";
+  for (uint32_t i = 0; i < kSets * kPerSet; i += 3) fx.announce(fx.a, set_of(i, 4), {nth(i)});
+  ex.set_filter(nullptr, false);
+  drain(ex, rib, 200);
+  EXPECT_EQ(ex.pending(), 0u);
+  ASSERT_EQ(rib.routes.size(), size_t{kSets * kPerSet});  // the withdrawn ones came back in round 3
+  for (uint32_t i = 0; i < kSets * kPerSet; ++i) {
+    auto it = rib.routes.find(nth(i));
+    ASSERT_TRUE(it != rib.routes.end()) << i;
+    const uint32_t round = i % 3 == 0 ? 4 : 3;
+    EXPECT_EQ(it->second.decode().communities, std::vector<uint32_t>{round * 1000 + i % kSets + 1}) << i;
+  }
+}
+
 TEST(Exporter, AfterABurstItsScratchIsReleasedAndChangesStillGoOut) {
   // More outgoing sets (and source sets) than the exporter keeps scratch
   // for once drained (4096): the initial table's groups and memo are

@@ -75,6 +75,9 @@ struct Options {
   // address: one further away, that the daemon resolves through its
   // kernel's routes (scripts/profile/nexthops.sh).
   std::vector<std::string> next_hops;
+  // --next-hop-v6: neighbour i's IPv6 next hop (i-th given), for a table
+  // of both families fed over one IPv4 session (IPv6 routes need one).
+  std::vector<std::string> next_hops_v6;
   uint32_t feeder_as = 65001;          // neighbour i has feeder_as + i
   std::string observer;                // local address of the observer ("" = none)
   uint32_t observer_as = 65100;
@@ -90,6 +93,7 @@ struct Options {
 constexpr bench::Usage kUsage{"petrel-load",
                "usage: petrel-load --daemon ADDR [--port N] [--daemon-as N]\n"
                "         --feeder ADDR [--feeder ADDR ...] [--feeder-as N] [--next-hop ADDR ...]\n"
+               "         [--next-hop-v6 ADDR ...]\n"
                "         [--observer ADDR] [--observer-as N] [--observer-late 0|1]\n"
                "         [--v4 N] [--v6 N] [--attr-sets N] [--seed N]\n"
                "         [--metrics HOST:PORT] [--kernel-netns NAME] [--kernel-table N]\n"
@@ -108,6 +112,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--daemon-as") o.daemon_as = static_cast<uint32_t>(kUsage.count(v, "bad --daemon-as"));
     else if (a == "--feeder") o.feeders.emplace_back(v);
     else if (a == "--next-hop") o.next_hops.emplace_back(v);
+    else if (a == "--next-hop-v6") o.next_hops_v6.emplace_back(v);
     else if (a == "--feeder-as") o.feeder_as = static_cast<uint32_t>(kUsage.count(v, "bad --feeder-as"));
     else if (a == "--observer") o.observer = v;
     else if (a == "--observer-as") o.observer_as = static_cast<uint32_t>(kUsage.count(v, "bad --observer-as"));
@@ -136,6 +141,8 @@ Options parse(int argc, char** argv) {
   if (o.feeders.size() > 64) kUsage.fail("at most 64 feeders");
   if (!o.next_hops.empty() && o.next_hops.size() != o.feeders.size())
     kUsage.fail("--next-hop: one for each --feeder, or none");
+  if (!o.next_hops_v6.empty() && o.next_hops_v6.size() != o.feeders.size())
+    kUsage.fail("--next-hop-v6: one for each --feeder, or none");
   return o;
 }
 
@@ -635,6 +642,11 @@ int main(int argc, char** argv) {
     fo.neighbour_as = o.feeder_as + static_cast<uint32_t>(i);
     if (nh->is_v4()) fo.next_hop_v4 = *nh;
     else fo.next_hop_v6 = *nh;
+    if (!o.next_hops_v6.empty()) {
+      auto nh6 = net::IpAddress::parse(o.next_hops_v6[i]);
+      if (!nh6 || nh6->is_v4()) kUsage.fail("a --next-hop-v6 is not an IPv6 address");
+      fo.next_hop_v6 = *nh6;
+    }
     if (o.table.v6_prefixes > 0 && !fo.next_hop_v6) kUsage.fail("IPv6 routes need IPv6 feeder addresses");
     if (o.table.v4_prefixes > 0 && !nh->is_v4()) kUsage.fail("IPv4 routes need IPv4 feeder addresses");
     codec::SessionParams params;

@@ -146,12 +146,20 @@ def test_petrel_killed_with_100k_kernel_routes(lab):
     assert counts.polls >= 3 and not counts.missing, (counts.polls, sorted(counts.missing)[:10])
     assert own.polls > 10 and not own.missing, "BIRD lacked Petrel's route at some moment"
     with open(me.path("monitor.log")) as f:
-        ours = [line for line in f if f"table {TABLE} " in line and "proto bgp" in line]
+        lines = f.readlines()
+    ours = [line for line in lines if f"table {TABLE} " in line and "proto bgp" in line]
     touched = [line.split()[1] if line.startswith("Deleted") else line.split()[0] for line in ours]
     churn = [p for p in touched if p in kept]
     assert churn == [], churn[:10]
-    assert sorted(touched) == sorted(set(before) ^ set(after)), (len(touched), ours[:5])
-    assert sum(line.startswith("Deleted") for line in ours) == CHANGED
+    # `ip monitor` loses events when its socket overruns on a loaded
+    # machine (it says "No buffer space available" and goes on): then what
+    # it saw must still be changed routes, each once; the exact count is
+    # the installer's own below (`requests`).
+    if any("No buffer space" in line for line in lines):
+        assert set(touched) <= set(before) ^ set(after) and len(touched) == len(set(touched)), ours[:5]
+    else:
+        assert sorted(touched) == sorted(set(before) ^ set(after)), (len(touched), ours[:5])
+        assert sum(line.startswith("Deleted") for line in ours) == CHANGED
     # only the changed routes were written
     st = L.wait_until(lambda: (lambda k: k if k and k["routes"]["stale"] == 0 else None)(petrel.api("/api/kernel")),
                       10, "/api/kernel: no stale route")

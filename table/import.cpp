@@ -106,6 +106,17 @@ RouteFacts route_facts(const ImportRules& rules, const RouteFacts& once, const n
   return at;
 }
 
+// The canonical bytes of `set` with the import policy's changes of `v`
+// written in (PolicyChain::apply_canonical), in a buffer reused from
+// UPDATE to UPDATE; nullptr for what only apply() does (a next hop).
+const std::vector<std::byte>* changed_set(const ImportRules& rules, const PolicyVerdict& v,
+                                          const codec::AttributeSet& set) {
+  thread_local std::vector<std::byte> bytes;
+  ApplyContext ctx;
+  ctx.local_as = rules.local_as;
+  return rules.filter->apply_canonical(v, set, ctx, bytes) ? &bytes : nullptr;
+}
+
 // The slow way, prefix by prefix: with an import filter, or when some of
 // the UPDATE's NLRI is of a family the session did not negotiate (which a
 // Batch::add of the whole view would take). `set`: the UPDATE's set, when
@@ -121,7 +132,6 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
   // to apply().
   PolicyChain::Prepared& scratch = policy_scratch();
   std::optional<codec::PathAttributes> decoded;
-  thread_local std::vector<std::byte> changed_bytes;
   const bool forget = rules.refused && !rules.refused->empty();
   for (const auto& range : u.withdrawals()) {
     const int fi = taken(range, rules);
@@ -193,15 +203,15 @@ void add_by_prefix(const codec::UpdateView& u, const ImportRules& rules, const c
         for (const auto& p : ps) rules.refused->forget(p);
     }
     for (const auto& [v, ps] : changed) {
+      // The changes written into the set's bytes as they are copied;
+      // what only apply() does (a next hop) the slow way.
+      if (const auto* bytes = changed_set(rules, v, *set)) {
+        batch.add(f, *bytes, ps, {});
+        continue;
+      }
       ApplyContext ctx;
       ctx.local_as = rules.local_as;
       ctx.family = codec::kKnownFamilyList[f];
-      // The changes written into the set's bytes as they are copied;
-      // what only apply() does (a next hop) the slow way.
-      if (rules.filter->apply_canonical(v, *set, ctx, changed_bytes)) {
-        batch.add(f, changed_bytes, ps, {});
-        continue;
-      }
       if (!decoded) decoded = set->decode();
       codec::PathAttributes pa = *decoded;
       rules.filter->apply(v, pa, ctx);
@@ -403,12 +413,9 @@ ImportOutcome import_update(const codec::UpdateView& u, bool treat_as_withdraw, 
     // One set for every prefix: the changes written into its bytes, the
     // UPDATE in whole (what apply_canonical leaves to apply(), prefix by
     // prefix below).
-    thread_local std::vector<std::byte> changed;
-    ApplyContext ctx;
-    ctx.local_as = rules.local_as;
-    if (rules.filter->apply_canonical(verdicts.front(), *set, ctx, changed)) {
+    if (const auto* bytes = changed_set(rules, verdicts.front(), *set)) {
       forget_all(u, rules);
-      take_counts(batch.add(u, changed), out);
+      take_counts(batch.add(u, *bytes), out);
       return out;
     }
   }

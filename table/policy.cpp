@@ -477,7 +477,6 @@ std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> d
       if (!compile_conditions(t.unless, "unless.as_path", k.unless_as_path, k.unless_prefixes, why)) return nullptr;
       k.attr_ops = attr_ops_of(t.match, k.as_path != nullptr);
       k.unless_attr_ops = attr_ops_of(t.unless, k.unless_as_path != nullptr);
-      k.asks_attributes = !k.attr_ops.empty();
       k.asks_route = !t.match.prefix.empty() || t.match.prefix_length || t.match.family || t.match.rpki || t.match.aspa;
       if (t.match.rpki || t.match.aspa || t.unless.rpki || t.unless.aspa) c->uses_validation_ = true;
       c->terms_.push_back(std::move(k));
@@ -649,7 +648,7 @@ void PolicyChain::prepare(const codec::AttributeSet& attrs, const RouteFacts& fa
   out.unless_pass.resize(terms_.size());
   bool rendered = false;
   for (size_t i = 0; i < terms_.size(); ++i) {
-    out.pass[i] = !terms_[i].asks_attributes || attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
+    out.pass[i] = terms_[i].attr_ops.empty() || attributes_hold(terms_[i], attrs, facts, out.path_text, rendered) ? 1 : 0;
     // `unless` is asked only of terms whose own attribute conditions hold.
     out.unless_pass[i] = out.pass[i] && terms_[i].has_unless &&
                                  attributes_hold(terms_[i], attrs, facts, out.path_text, rendered, Part::kUnless)

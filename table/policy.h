@@ -314,10 +314,9 @@ class PolicyChain {
     std::unique_ptr<re2::RE2> as_path;
     std::unique_ptr<PrefixLookup> prefixes;
     bool has_unless = false;  // def->unless has a condition
-    // def->match asks something of the attributes or the peer (prepare),
-    // something of the route alone (decide): a term that does not is
-    // not asked it.
-    bool asks_attributes = true, asks_route = true;
+    // def->match asks something of the route alone (decide): a term that
+    // does not is not asked it (nor, with attr_ops empty, in prepare).
+    bool asks_route = true;
     std::unique_ptr<re2::RE2> unless_as_path;
     std::unique_ptr<PrefixLookup> unless_prefixes;
   };

@@ -1,21 +1,12 @@
 // Refused routes kept for people (refused.h).
 #include "table/refused.h"
 
-#include <cstring>
-
 namespace petrel::table {
 
 RefusedRoutes::~RefusedRoutes() { delete[] filter_.load(std::memory_order_relaxed); }
 
 uint64_t RefusedRoutes::filter_hash(const codec::NlriPrefix& p) {
-  const auto& b = p.prefix.addr().bytes();
-  uint64_t x = 0, y = 0;
-  std::memcpy(&x, b.data(), 8);
-  std::memcpy(&y, b.data() + 8, 8);
-  uint64_t h = (x * 0x9E3779B97F4A7C15ull) ^ (y + 0x632BE59BD9B4E019ull + p.prefix.len()) ^
-               (uint64_t{p.path_id} << 17);
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
+  uint64_t h = net::hash_value(p.prefix) + uint64_t{p.path_id} * 0x9E3779B97F4A7C15ull;
   return h ^ (h >> 32);
 }
 

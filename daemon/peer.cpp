@@ -4,14 +4,17 @@
 #include "daemon/peer.h"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
@@ -39,7 +42,8 @@ constexpr auto kReadBudget = std::chrono::milliseconds(20);  // and at most this
                                               // worker) go between
 constexpr size_t kMaxUnsent = 64u << 20;      // bytes queued for one peer before it is dropped
 constexpr double kLingerSeconds = 2.0;        // wait for the peer to read our NOTIFICATION
-constexpr size_t kKeepOut = 64u << 10;        // a drained send buffer keeps at most this
+constexpr size_t kKeepOut = 4u << 10;         // a drained send buffer keeps at most this
+constexpr size_t kKeepBatchOps = 64;          // a drained socket's import batch keeps at most this
 constexpr size_t kExportBuffer = 1u << 20;    // unsent bytes at which the exporter pauses
 constexpr size_t kExportSlice = 64u << 10;    // octets one turn of the exporter may write: the
                                               // worker's other sessions (keepalives) go between
@@ -1298,11 +1302,11 @@ void Peer::pump_export(Connection& c) {
   size_t unsent = c.out.unsent();
   if (unsent >= kExportBuffer) return;  // the peer is slow: the journal holds the changes
   if (unsent == 0) release_sent(c);
-  const size_t before = c.out.stored();
   const uint64_t updates_before = exporter_->counters().updates.load(std::memory_order_relaxed);
   const uint64_t oversized_before = exporter_->counters().oversized.load(std::memory_order_relaxed);
-  bool more = exporter_->pump(c.out.tail(), std::min(kExportSlice, kExportBuffer - unsent));
-  if (c.out.stored() == before) {
+  // The group's stream is queued by reference, not copied (encode once).
+  bool more = exporter_->pump(c.out, std::min(kExportSlice, kExportBuffer - unsent));
+  if (c.out.unsent() == unsent) {
     note_oversized(oversized_before);
     if (more) again_soon();  // e.g. the initial table, read a shard a turn
     return;
@@ -1436,12 +1440,29 @@ void Peer::release_sent(Connection& c) {
   c.out.release(kKeepOut);
 }
 
+namespace {
+
+// One sendmsg() of the queue's first runs (its own bytes and the update
+// group's shared ones) without SIGPIPE.
+ssize_t send_queued(int fd, const sendq::SendQueue& q) {
+  constexpr size_t kRuns = 16;
+  std::array<std::span<const std::byte>, kRuns> runs;
+  const size_t n = q.gather(runs);
+  std::array<iovec, kRuns> iov{};
+  for (size_t i = 0; i < n; ++i) iov[i] = iovec{const_cast<std::byte*>(runs[i].data()), runs[i].size()};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = n;
+  return ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
+
+}  // namespace
+
 void Peer::flush(Connection& c) {
   if (c.fd < 0 || c.dialing) return;
   bool progress = false;
   while (c.out.unsent() > 0) {
-    const auto pending = c.out.pending();
-    ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+    ssize_t n = send_queued(c.fd, c.out);
     if (n > 0) {
       c.out.consume(static_cast<size_t>(n));
       progress = true;
@@ -1485,8 +1506,7 @@ void Peer::close_socket(Connection& c) {
   if (!c.dialing) {
     // One last non-blocking attempt at what is queued (a NOTIFICATION).
     while (c.out.unsent() > 0) {
-      const auto pending = c.out.pending();
-      ssize_t n = ::send(c.fd, pending.data(), pending.size(), MSG_NOSIGNAL);
+      ssize_t n = send_queued(c.fd, c.out);
       if (n <= 0) break;
       c.out.consume(static_cast<size_t>(n));
     }
@@ -1649,7 +1669,13 @@ void Peer::handle_read(Connection& c) {
       return;
     }
     if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      // Nothing more from the peer for now: a burst's batch storage goes
+      // (hundreds of quiet members each keeping theirs was 5 MB of a
+      // route server's 30; docs/performance.md, "Encode once").
+      batch_.release_storage(kKeepBatchOps);
+      return;
+    }
     set_status(c.fsm.state(), std::string("read: ") + std::strerror(errno));
     step(c, fsm::TcpFailed{});
     return;

@@ -9,7 +9,8 @@ namespace petrel::table {
 
 namespace {
 
-constexpr size_t kChunkBytes = 256 * 1024;  // a chunk of the stream is closed past this
+constexpr size_t kChunkBytes = 256 * 1024;  // a chunk's room: a write that does not fit starts the next
+constexpr size_t kKeepScratch = 1u << 20;   // the group's write buffer keeps at most this between writes
 constexpr uint32_t kNoSlot = UINT32_MAX;    // the group's target: nobody's split horizon
 constexpr size_t kWalkSlice = 32 * 1024;    // octets a walk writes per pump
 
@@ -30,34 +31,49 @@ class ExportGroup {
         alone_(alone),
         exporter_(table, out_sets, setup_) {}
 
+  // A run of the stream. Its bytes are shared with the members' send
+  // queues (sendq::append_shared), which keep them until they went out:
+  // they are never moved or changed once written, so a chunk's room is
+  // reserved when it is made and a write that does not fit goes into the
+  // next chunk.
   struct Chunk {
     uint64_t start = 0;  // its first octet's position in the stream
-    std::vector<std::byte> bytes;
+    std::shared_ptr<std::vector<std::byte>> bytes;
     std::vector<StreamMark> marks;
+    [[nodiscard]] size_t size() const { return bytes->size(); }
   };
 
   // Lets the exporter write up to `budget` more octets into the stream;
   // true when it has work left.
   bool advance(size_t budget) {
-    if (chunks_.empty() || chunks_.back().bytes.size() >= kChunkBytes) {
-      // A closed chunk gives back its room to grow (a vector's doubling:
-      // up to as much again, 16 MiB beside an 8 MiB history).
-      if (!chunks_.empty()) chunks_.back().bytes.shrink_to_fit();
-      chunks_.push_back(Chunk{head_, {}, {}});
-    }
-    Chunk& c = chunks_.back();
-    exporter_.set_marks(&c.marks);
-    const size_t before = c.bytes.size(), marks_before = c.marks.size();
-    more_ = exporter_.pump(c.bytes, budget);
+    // The exporter writes into scratch_ (a write may go past the budget by
+    // a whole set's announcements), which is then copied into the chunk.
+    scratch_.clear();
+    scratch_marks_.clear();
+    exporter_.set_marks(&scratch_marks_);
+    more_ = exporter_.pump(scratch_, budget);
     exporter_.set_marks(nullptr);
     // The history is kept only while it is announcements alone: once it
     // withdraws (a peer went, its slot may be taken by another) a
     // newcomer replaying it could be sent its own routes for a while.
-    for (size_t i = c.marks.size(); i > marks_before; --i) {
-      const StreamMark::Kind k = c.marks[i - 1].kind;
-      if (k == StreamMark::Kind::kWithdraw || k == StreamMark::Kind::kOnly) history_limit_ = 0;
+    for (const StreamMark& m : scratch_marks_)
+      if (m.kind == StreamMark::Kind::kWithdraw || m.kind == StreamMark::Kind::kOnly) history_limit_ = 0;
+    if (!scratch_.empty() || !scratch_marks_.empty()) {
+      if (chunks_.empty() || chunks_.back().size() + scratch_.size() > chunks_.back().bytes->capacity()) {
+        auto bytes = std::make_shared<std::vector<std::byte>>();
+        bytes->reserve(std::max(kChunkBytes, scratch_.size()));
+        chunks_.push_back(Chunk{head_, std::move(bytes), {}});
+      }
+      Chunk& c = chunks_.back();
+      const size_t base = c.size();
+      c.bytes->insert(c.bytes->end(), scratch_.begin(), scratch_.end());
+      for (StreamMark m : scratch_marks_) {
+        m.end += static_cast<uint32_t>(base);
+        c.marks.push_back(m);
+      }
+      head_ += scratch_.size();
     }
-    head_ += c.bytes.size() - before;
+    if (scratch_.capacity() > kKeepScratch) std::vector<std::byte>().swap(scratch_);
     if (head_ > history_limit_) history_limit_ = 0;  // too long to keep: newcomers are walked
     if (!eor_end_ && exporter_.initial_done()) eor_end_ = head_;
     return more_;
@@ -76,12 +92,12 @@ class ExportGroup {
     uint64_t low = head_;
     for (const GroupMember* m : members_)
       if (!m->too_slow()) low = std::min(low, m->pos_);
-    while (!chunks_.empty() && chunks_.front().start + chunks_.front().bytes.size() <= low) chunks_.pop_front();
+    while (!chunks_.empty() && chunks_.front().start + chunks_.front().size() <= low) chunks_.pop_front();
   }
 
   [[nodiscard]] uint64_t held_bytes() const {
     uint64_t n = 0;
-    for (const Chunk& c : chunks_) n += c.bytes.size();
+    for (const Chunk& c : chunks_) n += c.size();
     return n;
   }
 
@@ -91,6 +107,8 @@ class ExportGroup {
   bool alone_;           // one member, not to be joined: an exporter of its own
   Exporter exporter_;
   std::deque<Chunk> chunks_;
+  std::vector<std::byte> scratch_;  // advance()'s
+  std::vector<StreamMark> scratch_marks_;
   uint64_t head_ = 0;    // the stream's length so far
   // While the stream is no longer than this, it is kept whole from its
   // start (0: not any more).
@@ -238,16 +256,16 @@ void GroupMember::set_filter(std::shared_ptr<const PolicyChain> filter, bool sen
   switch_to_.emplace(std::move(filter), send_nothing);
 }
 
-size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
+void GroupMember::copy_stream(Out& out, size_t budget) {
   ExportGroup& g = *group_;
   const size_t start = out.size();
   for (const ExportGroup::Chunk& c : g.chunks_) {
-    if (c.start + c.bytes.size() <= pos_) continue;
+    if (c.start + c.size() <= pos_) continue;
     // The first run that ends after the cursor (runs end in order).
     auto it = std::upper_bound(c.marks.begin(), c.marks.end(), pos_ - c.start,
                                [](uint64_t at, const StreamMark& m) { return at < m.end; });
     for (; it != c.marks.end(); ++it) {
-      if (out.size() - start >= budget) return out.size() - start;
+      if (out.size() - start >= budget) return;
       const size_t from = it == c.marks.begin() ? 0 : (it - 1)->end;
       const StreamMark& m = *it;
       bool mine = true;
@@ -259,8 +277,12 @@ size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
         case StreamMark::Kind::kEndOfRib: mine = !eor_sent_; break;
       }
       if (mine) {
-        out.insert(out.end(), c.bytes.begin() + static_cast<std::ptrdiff_t>(from),
-                   c.bytes.begin() + static_cast<std::ptrdiff_t>(m.end));
+        if (out.queue) {
+          out.queue->append_shared(c.bytes, from, m.end - from);  // encoded once, sent by every member
+        } else {
+          out.bytes.insert(out.bytes.end(), c.bytes->begin() + static_cast<std::ptrdiff_t>(from),
+                           c.bytes->begin() + static_cast<std::ptrdiff_t>(m.end));
+        }
         // End-of-RIB is not counted as an UPDATE (as an exporter does).
         if (m.kind != StreamMark::Kind::kEndOfRib) counters_.updates.fetch_add(m.messages, std::memory_order_relaxed);
         if (m.kind == StreamMark::Kind::kAnnounce || m.kind == StreamMark::Kind::kOnlyAnnounce)
@@ -271,7 +293,6 @@ size_t GroupMember::copy_stream(std::vector<std::byte>& out, size_t budget) {
       pos_ = c.start + m.end;
     }
   }
-  return out.size() - start;
 }
 
 void GroupMember::walk_step(std::vector<std::byte>& out, size_t budget) {
@@ -320,6 +341,16 @@ void GroupMember::sync_counters() {
 }
 
 bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
+  Out o{out, nullptr};
+  return pump(o, budget);
+}
+
+bool GroupMember::pump(sendq::SendQueue& out, size_t budget) {
+  Out o{out.tail(), &out};
+  return pump(o, budget);
+}
+
+bool GroupMember::pump(Out& out, size_t budget) {
   std::unique_lock lock(group_->mu_);
   if (too_slow()) return false;  // left behind: the stream did not keep its part
   if (switch_to_ && !walk_ && pos_ >= group_->head_) {
@@ -360,7 +391,7 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
       if (!refresh_owed_.has(f)) continue;
       refresh_owed_.remove(f);
       if (setup_.enhanced_route_refresh)
-        codec::encode_route_refresh(codec::RouteRefresh{f, codec::RefreshSubtype::kBeginOfRefresh, {}}, out);
+        codec::encode_route_refresh(codec::RouteRefresh{f, codec::RefreshSubtype::kBeginOfRefresh, {}}, out.bytes);
       codec::FamilySet one;
       one.add(f);
       walk_ = MemberWalk{one, 0, 0, false};
@@ -374,7 +405,7 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
   // A walk goes in short slices: members joining (a burst of returning
   // peers) share their worker with the members that must be told of
   // changes now, whose turns come between the slices (head-of-line).
-  if (walk_) walk_step(out, std::min(budget, kWalkSlice));
+  if (walk_) walk_step(out.bytes, std::min(budget, kWalkSlice));
   for (int round = 0; round < 8 && used() < budget; ++round) {
     if (walk_) break;  // the walk first: the stream waits at the cursor
     if (pos_ < g.head_) {
@@ -392,7 +423,7 @@ bool GroupMember::pump(std::vector<std::byte>& out, size_t budget) {
   if (g.head_ != head_before) g.leave_behind(groups_.max_lag_);
   sync_counters();
   // Only a member past the first chunk may have been the last to hold it.
-  if (!g.chunks_.empty() && g.chunks_.front().start + g.chunks_.front().bytes.size() <= pos_) g.collect();
+  if (!g.chunks_.empty() && g.chunks_.front().start + g.chunks_.front().size() <= pos_) g.collect();
   return walk_.has_value() || pos_ < g.head_ || g.more_ || !refresh_owed_.empty() || switch_to_.has_value();
 }
 

@@ -3,10 +3,12 @@
 // Exporter (exporter.h): it follows the table once, applies the export
 // rules and filter once, keeps one Adj-RIB-Out, and encodes each UPDATE
 // once into the group's stream, a list of byte chunks. Each member keeps
-// only a cursor into the stream and copies the messages that are its own
+// only a cursor into the stream and queues the messages that are its own
 // (all but the announcements of its own routes, which are for the others)
-// to its socket. So a further member of a group costs a cursor, not a
-// per-prefix map, and a full table is encoded once for the whole group.
+// for its socket by reference: its send queue shares the chunk's bytes,
+// which go when every queue sent them. So a further member of a group
+// costs a cursor, not a per-prefix map nor a copy of the stream, and a
+// full table is encoded once for the whole group.
 //
 // - The group key is what decides the routes and the bytes a member gets:
 //   the export target (our AS, cluster id, internal / reflector client /
@@ -41,6 +43,7 @@
 #include <optional>
 #include <vector>
 
+#include "crates/sendq/send_queue.h"
 #include "table/exporter.h"
 
 namespace petrel::table {
@@ -57,6 +60,10 @@ class GroupMember {
   // As Exporter::pump: writes this member's messages into `out` until it
   // holds `budget` more octets or nothing is left; true when work remains.
   bool pump(std::vector<std::byte>& out, size_t budget);
+  // The same into a send queue, where the group's stream is not copied:
+  // the queue shares the group's encoded bytes (encode once, the same
+  // buffer written to every member's socket) and keeps them until sent.
+  bool pump(sendq::SendQueue& out, size_t budget);
   // As Exporter::refresh: a walk of the group's Adj-RIB-Out for family f.
   RefreshOutcome refresh(codec::Family f);
   // A new export filter: the member leaves its group (exporter.h's
@@ -79,8 +86,17 @@ class GroupMember {
   friend class ExportGroup;
   GroupMember(ExportGroups& groups, std::shared_ptr<ExportGroup> group, ExporterSetup setup,
               std::shared_ptr<const PolicyChain> filter, uint16_t slot);
+  // Where pump writes: the member's own bytes (a walk's, refresh markers)
+  // into `bytes`; the group's stream copied there too, or shared into
+  // `queue` (whose tail() `bytes` then is).
+  struct Out {
+    std::vector<std::byte>& bytes;
+    sendq::SendQueue* queue;
+    [[nodiscard]] size_t size() const { return queue ? queue->unsent() : bytes.size(); }
+  };
+  bool pump(Out& out, size_t budget);
   // Under the group's lock.
-  size_t copy_stream(std::vector<std::byte>& out, size_t budget);
+  void copy_stream(Out& out, size_t budget);
   void walk_step(std::vector<std::byte>& out, size_t budget);
   void sync_counters();
   void leave();

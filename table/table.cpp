@@ -717,6 +717,15 @@ void Batch::clear() {
   ops_.clear();
 }
 
+void Batch::release_storage(size_t keep_ops) {
+  if (!ops_.empty() || ops_.capacity() + sorted_.capacity() <= keep_ops) return;
+  std::vector<Op>().swap(ops_);
+  std::vector<Op>().swap(sorted_);
+  std::vector<Held>().swap(held_);
+  std::vector<Pending>().swap(pending_);
+  std::vector<std::byte>().swap(pending_bytes_);
+}
+
 void Batch::hold(Attrs* a, uint32_t announced) {
   // One atomic addition for the UPDATE, not one per route.
   if (announced) Interner::acquire(a, announced);

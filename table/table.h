@@ -195,6 +195,12 @@ class Batch {
   [[nodiscard]] bool empty() const { return ops_.empty(); }
   // Drops what was gathered (and the sets' references) without applying.
   void clear();
+  // An empty batch gives back its storage where it grew past `keep_ops`
+  // operations: a session that went quiet after a burst (a route server's
+  // member, its few hundred routes sent) does not hold it.
+  void release_storage(size_t keep_ops);
+  // Operations the batch has room for without growing.
+  [[nodiscard]] size_t capacity() const { return ops_.capacity(); }
 
  private:
   friend class Table;

@@ -223,6 +223,12 @@ def run_one(name: str) -> dict:
             with open(result_path) as f:
                 res = json.load(f)
         alive = d.alive()
+        if alive and name == "petrel":
+            # What the settled daemon holds, by its own account (docs/metrics.md).
+            for what, url in (("status", "/api/status"), ("metrics", "/metrics")):
+                r = dut.run(["curl", "-sS", "--max-time", "10", f"http://{dut.v4}:8179{url}"], check=False)
+                with open(os.path.join(out_dir, f"petrel-{what}.txt"), "w") as f:
+                    f.write(r.stdout)
         if d.proc is not None:
             lab.stop_process(d.proc)
         shutil.copytree(os.path.join(lab.tmp, "dut"), os.path.join(out_dir, f"{name}-dut"), dirs_exist_ok=True,

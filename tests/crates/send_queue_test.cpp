@@ -8,8 +8,11 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace petrel::sendq {
@@ -64,11 +67,39 @@ TEST(SendQueue, CompactsOnlyPastTheThresholdAndHalf) {
   EXPECT_EQ(q.unsent(), 40u);
 }
 
+// Shared ranges go out without being copied, in order with the queue's own
+// bytes, and keep their storage alive until sent.
+TEST(SendQueue, SharedRangesAreSentInPlaceAndInOrder) {
+  auto stream = std::make_shared<std::vector<std::byte>>(bytes_of({10, 11, 12, 13, 14, 15}));
+  const std::byte* base = stream->data();
+  SendQueue a, b;
+  a.append(bytes_of({1, 2}));
+  a.append_shared(stream, 0, 2);
+  a.append_shared(stream, 2, 2);  // continues the last range: one run
+  a.tail().push_back(std::byte{3});
+  b.append_shared(stream, 1, 5);
+  EXPECT_EQ(a.unsent(), 7u);
+  EXPECT_EQ(a.shared_runs(), 2u);  // its own first bytes, then the stream's
+  std::array<std::span<const std::byte>, 8> runs;
+  ASSERT_EQ(a.gather(runs), 3u);
+  EXPECT_EQ(runs[0].size(), 2u);
+  EXPECT_EQ(runs[1].data(), base);  // the stream's bytes themselves
+  EXPECT_EQ(runs[1].size(), 4u);
+  EXPECT_EQ(runs[2].size(), 1u);
+  EXPECT_EQ(b.pending().data(), base + 1);
+  stream.reset();  // the queues keep it
+  a.consume(3);
+  EXPECT_EQ(std::to_integer<int>(a.pending()[0]), 11);
+  a.consume(4);
+  EXPECT_EQ(a.unsent(), 0u);
+  EXPECT_EQ(std::to_integer<int>(b.pending()[4]), 15);
+}
+
 RC_GTEST_PROP(SendQueue, PendingIsWhatWasQueuedLessWhatWent, ()) {
   SendQueue q;
   std::deque<uint8_t> model;
   uint8_t next = 0;
-  const auto ops = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 6));
+  const auto ops = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 7));
   for (int op : ops) {
     switch (op) {
       case 0:
@@ -99,13 +130,32 @@ RC_GTEST_PROP(SendQueue, PendingIsWhatWasQueuedLessWhatWent, ()) {
         q.tail().push_back(std::byte{next});
         model.push_back(next++);
         break;
+      case 5: {
+        // A range of a buffer shared with others (and let go of here).
+        const size_t n = *rc::gen::inRange<size_t>(0, 40);
+        auto shared = std::make_shared<std::vector<std::byte>>(n + 3);
+        for (size_t i = 0; i < n; ++i) {
+          (*shared)[i + 1] = std::byte{next};
+          model.push_back(next++);
+        }
+        q.append_shared(shared, 1, n);
+        break;
+      }
       default:
         if (q.unsent() == 0) q.release(16);
         break;
     }
     RC_ASSERT(q.unsent() == model.size());
     const auto p = q.pending();
+    RC_ASSERT(p.size() <= model.size());
     for (size_t i = 0; i < p.size(); ++i) RC_ASSERT(std::to_integer<uint8_t>(p[i]) == model[i]);
+    // Every run, in order, is the model.
+    std::array<std::span<const std::byte>, 64> runs;
+    const size_t n = q.gather(runs);
+    size_t at = 0;
+    for (size_t r = 0; r < n; ++r)
+      for (std::byte x : runs[r]) RC_ASSERT(std::to_integer<uint8_t>(x) == model[at++]);
+    if (n < runs.size()) RC_ASSERT(at == model.size());
   }
 }
 

@@ -13,6 +13,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -1414,6 +1415,61 @@ TEST(ExportGroup, ANewFilterMovesTheMemberOutAndSendsOnlyTheDifference) {
 // refreshes and new filters among random changes from two peers that
 // are members too: in the end each holds what an exporter of its own
 // would have sent it.
+// A member's send queue as its socket would drain it: `n` octets of what it
+// queued (its own bytes and the group's shared ones, in order) go on the
+// wire, and the whole messages there are replayed at the peer.
+void send_some(sendq::SendQueue& q, size_t n, std::vector<std::byte>& wire, PeerRib& rib) {
+  while (n > 0 && q.unsent() > 0) {
+    const auto run = q.pending();
+    const size_t k = std::min(n, run.size());
+    wire.insert(wire.end(), run.begin(), run.begin() + static_cast<std::ptrdiff_t>(k));
+    q.consume(k);
+    n -= k;
+  }
+  size_t whole = 0;
+  while (wire.size() - whole >= codec::kHeaderLen) {
+    const size_t len = (std::to_integer<size_t>(wire[whole + 16]) << 8) | std::to_integer<size_t>(wire[whole + 17]);
+    if (len < codec::kHeaderLen || wire.size() - whole < len) break;
+    whole += len;
+  }
+  rib.replay(std::vector<std::byte>(wire.begin(), wire.begin() + static_cast<std::ptrdiff_t>(whole)));
+  wire.erase(wire.begin(), wire.begin() + static_cast<std::ptrdiff_t>(whole));
+}
+
+// Two members of a group queue the same encoded bytes for their sockets:
+// the group's buffer itself, not copies of it, kept while they are unsent.
+TEST(ExportGroup, MembersQueueTheGroupsEncodedBytesNotCopies) {
+  Fixture fx;
+  fill(fx, 300);
+  ExportGroups groups(fx.table, fx.out, ExportGroups::kMaxLag, 0);  // no history kept for newcomers
+  auto m1 = groups.join(fx.setup(100), nullptr, 100);
+  auto m2 = groups.join(fx.setup(101), nullptr, 101);
+  sendq::SendQueue q1, q2;
+  auto pump_both = [&] {
+    for (int round = 0; round < 100; ++round)
+      if (!(m1->pump(q1, 1 << 20) | m2->pump(q2, 1 << 20))) return;
+    ADD_FAILURE() << "the group never finished";
+  };
+  pump_both();  // nothing sent yet: the queues hold the whole table
+  ASSERT_GT(q1.unsent(), 0u);
+  EXPECT_EQ(q1.unsent(), q2.unsent());
+  EXPECT_GT(q1.shared_runs(), 0u);
+  EXPECT_EQ(q1.pending().data(), q2.pending().data());  // one buffer, two sockets
+  // The group goes on writing (and lets go of what both read) while the
+  // queues still hold their bytes.
+  fx.announce(fx.b, attrs(64497), {nth(5000), nth(5001)});
+  pump_both();
+  EXPECT_EQ(groups.stats().stream_bytes, 0u);  // the group let go; the queues hold it
+  PeerRib r1, r2;
+  std::vector<std::byte> w1, w2;
+  send_some(q1, SIZE_MAX, w1, r1);
+  send_some(q2, SIZE_MAX, w2, r2);
+  EXPECT_TRUE(w1.empty());
+  EXPECT_EQ(r1.routes.size(), 302u);
+  EXPECT_EQ(r1.routes, r2.routes);
+  EXPECT_EQ(r1.end_of_rib, 1);
+}
+
 RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, ()) {
   const size_t retention = *rc::gen::element<size_t>(2, 8, 64, 8192);
   Fixture fx(retention);
@@ -1428,6 +1484,11 @@ RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, 
     PeerRib rib;
     ExporterSetup setup;
     std::shared_ptr<const PolicyChain> filter;
+    // Pumped into a send queue (the group's bytes shared, sent a part at a
+    // time) rather than copied out.
+    bool queued = false;
+    sendq::SendQueue q;
+    std::vector<std::byte> wire;
   };
   std::vector<std::optional<Member>> members(slots.size());
   auto join = [&](size_t i) {
@@ -1438,6 +1499,7 @@ RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, 
     if (*rc::gen::inRange(0, 5) == 0) m.setup.params.add_path_send.add(kV4);  // a group of its own
     m.rib.params.add_path_receive = m.setup.params.add_path_send;
     if (*rc::gen::inRange(0, 4) == 0) m.filter = two;
+    m.queued = *rc::gen::arbitrary<bool>();
     m.m = groups.join(m.setup, m.filter, slots[i]);
     m.rib.strict = false;
     members[i] = std::move(m);
@@ -1473,18 +1535,29 @@ RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, 
       members[i]->filter = members[i]->filter ? nullptr : two;
       members[i]->m->set_filter(members[i]->filter, false);
     } else if (members[i]) {
-      std::vector<std::byte> bytes;
       const size_t budget = *rc::gen::element<size_t>(1, 100, 1 << 20);
-      RC_LOG() << "pump " << i << " " << budget << "\n";
-      members[i]->m->pump(bytes, budget);
-      members[i]->rib.replay(bytes);
+      RC_LOG() << "pump " << i << " " << budget << (members[i]->queued ? " queued" : "") << "\n";
+      if (members[i]->queued) {
+        Member& m = *members[i];
+        m.m->pump(m.q, budget);
+        // Its socket takes some of it: the rest stays queued while the
+        // group goes on.
+        send_some(m.q, *rc::gen::element<size_t>(0, 7, 100, 5000, SIZE_MAX), m.wire, m.rib);
+      } else {
+        std::vector<std::byte> bytes;
+        members[i]->m->pump(bytes, budget);
+        members[i]->rib.replay(bytes);
+      }
     }
   }
   // Everyone reads until nobody has anything left.
   for (int round = 0; round < 1000; ++round) {
     bool more = false;
     for (auto& m : members)
-      if (m) {
+      if (m && m->queued) {
+        more |= m->m->pump(m->q, 1 << 20);
+        send_some(m->q, SIZE_MAX, m->wire, m->rib);
+      } else if (m) {
         std::vector<std::byte> bytes;
         more |= m->m->pump(bytes, 1 << 20);
         m->rib.replay(bytes);
@@ -1492,6 +1565,8 @@ RC_GTEST_PROP(ExportGroup, MembersEndInStepWithAPerPeerExportWhateverTheTiming, 
     if (!more) break;
     RC_ASSERT(round < 999);
   }
+  for (const auto& m : members)
+    if (m) RC_ASSERT(m->q.unsent() == 0u && m->wire.empty());  // every message whole
   for (size_t i = 0; i < members.size(); ++i) {
     if (!members[i]) continue;
     // The model: what an exporter of the member's own sends it now.

@@ -111,6 +111,37 @@ TEST(TableTest, AnnounceThenLookupAndCounts) {
   EXPECT_FALSE(t.lookup(kV6, P("2001:db8::/32"), [&](const RouteView&, bool) { ADD_FAILURE(); }));
 }
 
+// A batch that gathered a burst gives its room back once applied, keeps a
+// small one, and gathers and applies as before afterwards.
+TEST(TableTest, ABatchGivesBackTheRoomOfABurst) {
+  Table t;
+  auto s = t.add_peer(peer_info(1));
+  ASSERT_TRUE(s);
+  auto a = attrs(3);
+  std::vector<NlriPrefix> burst;
+  for (uint32_t i = 0; i < 1000; ++i)
+    burst.push_back(NlriPrefix{*net::Prefix::make(net::IpAddress::v4((10u << 24) | (i << 8)), 24), 0});
+  Batch b(t);
+  b.add(kV4, &a, burst, {});
+  b.release_storage(64);  // not while it holds operations
+  EXPECT_GE(b.capacity(), 1000u);
+  t.apply(*s, b);
+  EXPECT_EQ(t.peer_routes(*s, kV4), 1000u);
+  b.release_storage(64);
+  EXPECT_EQ(b.capacity(), 0u);
+  std::vector<NlriPrefix> few = {N("192.0.2.0/24")};
+  b.add(kV4, &a, few, burst);
+  t.apply(*s, b);
+  EXPECT_EQ(t.peer_routes(*s, kV4), 1u);
+  b.release_storage(64);
+  b.add(kV4, &a, {}, few);
+  t.apply(*s, b);
+  b.release_storage(64);  // a small room stays
+  EXPECT_GT(b.capacity(), 0u);
+  EXPECT_LE(b.capacity(), 64u);
+  EXPECT_EQ(t.peer_routes(*s, kV4), 0u);
+}
+
 // TableOptions::expected_ipv4_prefixes / expected_ipv6_prefixes: the
 // unicast maps have their room before the first route, three quarters full
 // at that many prefixes (not rounded up to a power of two), and filling

@@ -7,7 +7,9 @@
 # PREFIXES-prefix /24 table and taking every other member's. Prints one
 # JSON line per daemon, then a table: sessions Established, connect waits,
 # cold start, a flap storm's withdrawals and return (p50 / worst), the
-# daemon's settled and peak resident memory and CPU seconds.
+# daemon's settled and peak resident memory and CPU seconds. Petrel's own
+# account at the end (/api/status with jemalloc's figures, /metrics with
+# the table's parts) goes to OUT/petrel-status.txt and petrel-metrics.txt.
 #
 # Knobs: MEMBERS (200), PREFIXES (100000), SPREAD (connect spread, 4 s),
 # FLAPPERS (MEMBERS / 14), SETTLE (2), TIMEOUT (600), PETREL_RS (0; 1 adds

@@ -1446,8 +1446,11 @@ TEST(ExportGroup, MembersQueueTheGroupsEncodedBytesNotCopies) {
   auto m2 = groups.join(fx.setup(101), nullptr, 101);
   sendq::SendQueue q1, q2;
   auto pump_both = [&] {
-    for (int round = 0; round < 100; ++round)
-      if (!(m1->pump(q1, 1 << 20) | m2->pump(q2, 1 << 20))) return;
+    for (int round = 0; round < 100; ++round) {
+      const bool more1 = m1->pump(q1, 1 << 20);
+      const bool more2 = m2->pump(q2, 1 << 20);
+      if (!more1 && !more2) return;
+    }
     ADD_FAILURE() << "the group never finished";
   };
   pump_both();  // nothing sent yet: the queues hold the whole table

@@ -427,6 +427,9 @@ class Exporter {
   // The memo is emptied at this many entries, before its slot array
   // doubles past 2^18 slots (8 MiB; FlatMap grows at seven eighths full).
   static constexpr size_t kMaxCache = (size_t{1} << 18) * 7 / 8 - 1;
+  // The memo's size against the table's sets is checked at this size.
+  static constexpr size_t kCacheSlack = 1024;
+  size_t cache_check_at_ = 0;
   std::vector<PolicyVerdict> verdicts_;
   PolicyChain::Prepared policy_scratch_;
   std::vector<StreamMark>* marks_ = nullptr;

@@ -95,6 +95,30 @@ TEST(SendQueue, SharedRangesAreSentInPlaceAndInOrder) {
   EXPECT_EQ(std::to_integer<int>(b.pending()[4]), 15);
 }
 
+// A reader that never quite catches up: each shared buffer is let go of
+// as soon as its bytes went (not when the queue drains), the sent runs are
+// dropped as it goes, and what is left is intact.
+TEST(SendQueue, SentRunsLetGoOfTheirBuffersAsTheyGo) {
+  SendQueue q;
+  std::vector<std::weak_ptr<std::vector<std::byte>>> owners;
+  for (int i = 0; i < 300; ++i) {
+    auto owner = std::make_shared<std::vector<std::byte>>(1, std::byte{static_cast<uint8_t>(i)});
+    owners.push_back(owner);
+    q.append_shared(owner, 0, 1);  // each its own buffer: a run of its own
+  }
+  ASSERT_EQ(q.shared_runs(), 300u);
+  for (int i = 0; i < 290; ++i) {
+    ASSERT_EQ(std::to_integer<int>(q.pending()[0]), i % 256);
+    q.consume(1);
+    EXPECT_TRUE(owners[static_cast<size_t>(i)].expired());
+    EXPECT_FALSE(owners[static_cast<size_t>(i) + 1].expired());
+    q.append_shared(std::make_shared<std::vector<std::byte>>(1, std::byte{0xEE}), 0, 1);  // one more behind
+  }
+  EXPECT_EQ(q.unsent(), 300u);
+  EXPECT_EQ(q.shared_runs(), 300u);
+  EXPECT_EQ(std::to_integer<int>(q.pending()[0]), 290 % 256);
+}
+
 RC_GTEST_PROP(SendQueue, PendingIsWhatWasQueuedLessWhatWent, ()) {
   SendQueue q;
   std::deque<uint8_t> model;

@@ -11,6 +11,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -726,6 +727,117 @@ RC_GTEST_PROP(Import, RefusesExactlyWhatTheModelRefusesWithAndWithoutAFilter, ()
   RC_ASSERT(plain.routes(kV4) == (want == ImportRefusal::kNone ? 2u : 0u));
   RC_ASSERT(filtered.routes(kV4) == plain.routes(kV4));
   RC_TAG(import_refusal_name(want));
+}
+
+// An import policy with attribute conditions of every kind, on random
+// UPDATEs of both families (NEXT_HOP and MP_REACH_NLRI): what enters the
+// table is what the policy decides and applies on the UPDATE's canonical
+// set, prefix by prefix, whichever way import_update takes it in (whole
+// as it came, whole with the changes written in place, or prefix by
+// prefix).
+RC_GTEST_PROP(Import, APolicyGivesTheTableWhatItDecidesOnTheSet, ()) {
+  codec::PathAttributes pa = *testing::gen_attrs();
+  if (!pa.as_path) pa.as_path = codec::AsPath{};
+  pa.as_path->segments.insert(pa.as_path->segments.begin(), {codec::SegmentType::kAsSequence, {kPeerAs}});
+  if (*rc::gen::arbitrary<bool>()) pa.communities.push_back(65000u << 16 | 100);
+  if (*rc::gen::arbitrary<bool>()) pa.large_communities.push_back({65000, 1, 2});
+  if (*rc::gen::inRange(0, 4) == 0) pa.otc = 65020;
+  const bool v6 = *rc::gen::arbitrary<bool>();
+  if (v6) {
+    pa.next_hop.reset();
+    pa.mp_family = codec::kIpv6Unicast;
+    pa.mp_next_hop = codec::NextHop{*net::IpAddress::parse(*rc::gen::element<std::string>("2001:db8::1", "2001:db9::1")),
+                                    std::nullopt};
+  } else if (*rc::gen::arbitrary<bool>()) {
+    pa.next_hop = net::IpAddress::v4(0xCB007101u);  // 203.0.113.1
+  }
+  // Terms from a menu of every attribute condition and a route one.
+  std::vector<PolicyTerm> terms(static_cast<size_t>(*rc::gen::inRange(1, 6)));
+  for (auto& t : terms) {
+    PolicyMatch& m = t.match;
+    switch (*rc::gen::inRange(0, 14)) {  // 10 and above: the route's prefix length
+      case 0: m.community = {*CommunityPattern::parse(*rc::gen::element<std::string>("65000:100", "65000:*", "1:*"))}; break;
+      case 1: m.med = NumberRange{0, *rc::gen::element<uint32_t>(100u, 1u << 31)}; break;
+      case 2: m.origin = static_cast<uint8_t>(*rc::gen::inRange(1, 8)); break;
+      case 3: m.as_path = *rc::gen::element<std::string>("_65010_", "^65010$", "_6[0-9]+_", "^65010 [0-9]+"); break;
+      case 4: m.as_path_length = NumberRange{1, *rc::gen::inRange(1u, 6u)}; break;
+      case 5: m.next_hop = {*net::Prefix::parse(*rc::gen::element<std::string>("192.0.2.0/24", "2001:db8::/32"))}; break;
+      case 6: m.local_pref = NumberRange{0, 1000}; break;
+      case 7: m.community = {*CommunityPattern::parse("65000:1:*")}; break;
+      case 8: m.otc = *rc::gen::arbitrary<bool>(); break;
+      case 9: m.origin_as = {{1, 40000}}; break;
+      default: m.prefix_length = NumberRange{8, *rc::gen::inRange(8u, 33u)}; break;
+    }
+    if (&t == &terms.front() && *rc::gen::arbitrary<bool>())  // some of the prefixes, not all
+      m.prefix_length = v6 ? NumberRange{32, 40} : NumberRange{8, 20};
+    t.then = static_cast<PolicyThen>(*rc::gen::inRange(0, 3));
+    if (t.then != PolicyThen::kReject) {
+      if (*rc::gen::arbitrary<bool>()) t.set.community_add = {*CommunityPattern::parse("64512:1")};
+      if (*rc::gen::inRange(0, 3) == 0) t.set.local_pref = 50;
+      if (*rc::gen::inRange(0, 3) == 0) {
+        t.set.med_op = MedOp::kAdd;
+        t.set.med = 10;
+      }
+    }
+  }
+  auto chain = PolicyChain::compile({PolicyDef{"p", terms, static_cast<PolicyThen>(*rc::gen::inRange(0, 3))}});
+  RC_ASSERT(chain);
+  Session s;
+  s.params.four_octet_as = true;
+  s.rules.enforce_first_as = false;
+  s.rules.filter = chain.get();
+  std::vector<codec::NlriPrefix> prefixes;
+  const uint32_t first_len = *rc::gen::inRange(0u, 4u);
+  for (uint32_t i = 0, n = *rc::gen::inRange(2, 6); i < n; ++i) {
+    constexpr std::array<uint8_t, 4> kLens = {8, 24, 16, 28};  // inside and outside the ranges above, alternately
+    const uint8_t len = kLens[(first_len + i) % kLens.size()];
+    const std::string v6_base = "200" + std::to_string(i + 1) + ":db8::";  // distinct in the first 16 bits
+    prefixes.push_back({v6 ? *net::Prefix::make(*net::IpAddress::parse(v6_base), static_cast<uint8_t>(len + 24))
+                           : *net::Prefix::make(net::IpAddress::v4((10 + i) << 24), len),
+                        0});
+  }
+  const codec::AttributeSet set = codec::AttributeSet::from(pa);
+  std::vector<std::byte> msgs;
+  RC_PRE(codec::UpdateBuilder(s.params).announce(v6 ? codec::kIpv6Unicast : codec::kIpv4Unicast, set, prefixes, msgs).ok());
+  const size_t len = std::to_integer<size_t>(msgs[16]) << 8 | std::to_integer<size_t>(msgs[17]);
+  RC_PRE(len == msgs.size());
+  const std::vector<std::byte> body(msgs.begin() + codec::kHeaderLen, msgs.end());
+  const auto u = codec::UpdateView::decode(body, s.params, codec::PeerType::kExternal);
+  RC_PRE(u.action() < codec::ErrorAction::kTreatAsWithdraw);
+  const ImportOutcome out = s.import(body);
+  RC_PRE(out.refusal == ImportRefusal::kNone);
+
+  // The model: the set the message gives, each prefix evaluated and the
+  // verdict applied to the decoded set.
+  const codec::AttributeSet canonical = u.attribute_set();
+  std::vector<std::pair<std::string, std::vector<std::byte>>> want, got;
+  PolicyChain::Prepared scratch;
+  for (const auto& p : prefixes) {
+    RouteFacts f;
+    f.prefix = &p.prefix;
+    f.peer_as = kPeerAs;
+    const PolicyVerdict v = chain->evaluate(canonical, f, scratch);
+    if (!v.accept) continue;
+    codec::PathAttributes x = canonical.decode();
+    ApplyContext ctx;
+    ctx.local_as = kLocalAs;
+    ctx.family = v6 ? codec::kIpv6Unicast : codec::kIpv4Unicast;
+    RC_ASSERT(chain->apply(v, x, ctx));
+    const codec::AttributeSet changed = codec::AttributeSet::from(x);
+    const auto w = changed.wire();
+    want.emplace_back(p.prefix.to_string(), std::vector<std::byte>(w.begin(), w.end()));
+  }
+  s.table.walk([&](const Change& c, const std::optional<RouteView>&, std::span<const Route> routes) {
+    for (const Route& r : routes) {
+      const auto w = r.attrs->wire();
+      got.emplace_back(c.prefix.to_string(), std::vector<std::byte>(w.begin(), w.end()));
+    }
+  });
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  RC_ASSERT(got == want);
+  RC_ASSERT(out.refused[v6 ? kV6 : kV4] == prefixes.size() - want.size());
+  RC_TAG(want.size() == prefixes.size() ? "all accepted" : want.empty() ? "none accepted" : "some");
 }
 
 // Whatever is negotiated, a family outside it never has a route, and the

@@ -17,7 +17,11 @@
 // line and a sentence.
 //
 // Usage: policy-bench [--prefixes N] [--sets N] [--runs N] [--only none|checking|tagging]
-// (--only: that case alone, for a profiler; no ratio is printed)
+//                     [--drop DIGITS]
+// (--only: that case alone, for a profiler; no ratio is printed. --drop:
+// the terms numbered 0-9 in DIGITS ("2" the AS-path expression, "2345"
+// every path term) become terms without conditions or changes, for what
+// each costs; 9 is the one that accepts.)
 #include <time.h>
 
 #include <algorithm>
@@ -48,7 +52,7 @@ table::NumberRange asns(uint32_t lo, uint32_t hi) { return {lo, hi}; }
 // tag: the last term adds a community to every accepted route; without
 // it the policy only accepts and rejects (and the GRACEFUL_SHUTDOWN and
 // ORIGIN terms change the few routes they match).
-std::shared_ptr<const table::PolicyChain> ten_terms(bool tag) {
+std::shared_ptr<const table::PolicyChain> ten_terms(bool tag, const std::string& drop) {
   using table::PolicyTerm;
   using table::PolicyThen;
   std::vector<PolicyTerm> t(10);
@@ -78,6 +82,7 @@ std::shared_ptr<const table::PolicyChain> ten_terms(bool tag) {
   t[8].then = PolicyThen::kReject;
   if (tag) t[9].set.community_add = {*table::CommunityPattern::parse("64512:100")};
   t[9].then = PolicyThen::kAccept;
+  for (const char d : drop) t[static_cast<size_t>(d - '0')] = PolicyTerm{};  // then: next
   return table::PolicyChain::compile({table::PolicyDef{"ten-terms", std::move(t), PolicyThen::kReject}});
 }
 
@@ -126,11 +131,19 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   using namespace petrel;
   uint32_t prefixes = 1000000, sets = 0, runs = 5;
-  std::string only;
+  std::string only, drop;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--only") {
       only = argv[i + 1];
+      continue;
+    }
+    if (k == "--drop") {
+      drop = argv[i + 1];
+      if (drop.find_first_not_of("0123456789") != std::string::npos) {
+        std::fprintf(stderr, "policy-bench: --drop takes term numbers 0-9, as digits\n");
+        return 2;
+      }
       continue;
     }
     const auto v = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
@@ -138,7 +151,7 @@ int main(int argc, char** argv) {
     else if (k == "--sets") sets = v;
     else if (k == "--runs") runs = std::max<uint32_t>(v, 1);
     else {
-      std::fprintf(stderr, "usage: policy-bench [--prefixes N] [--sets N] [--runs N] [--only CASE]\n");
+      std::fprintf(stderr, "usage: policy-bench [--prefixes N] [--sets N] [--runs N] [--only CASE] [--drop DIGITS]\n");
       return 2;
     }
   }
@@ -158,7 +171,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "policy-bench: %s\n", feed.error());
     return 1;
   }
-  const auto tagging = ten_terms(true), checking = ten_terms(false);
+  const auto tagging = ten_terms(true, drop), checking = ten_terms(false, drop);
   if (!only.empty()) {
     const table::PolicyChain* chain = only == "none" ? nullptr : only == "checking" ? checking.get() : tagging.get();
     if (only != "none" && only != "checking" && only != "tagging") {

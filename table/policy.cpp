@@ -376,6 +376,166 @@ std::string as_path_regex(std::string_view text) {
   return out;
 }
 
+// ---- AsPathTokens
+
+namespace {
+
+// The digit strings of X (AsPathTokens' grammar), each at most 10 digits,
+// into `out`; false when X is outside the grammar or has more than `most`.
+//   alt  := seq ('|' seq)*     (only inside parentheses)
+//   seq  := item+
+//   item := digit | '[' (digit | digit '-' digit)+ ']' | '(' alt ')'
+class DigitLanguage {
+ public:
+  DigitLanguage(std::string_view text, size_t most) : text_(text), most_(most) {}
+  bool parse(std::vector<std::string>& out) {
+    if (!seq(out) || at_ != text_.size()) return false;
+    return true;
+  }
+
+ private:
+  bool seq(std::vector<std::string>& out) {
+    out = {""};
+    bool any = false;
+    while (at_ < text_.size() && text_[at_] != '|' && text_[at_] != ')') {
+      std::vector<std::string> part;
+      if (!item(part)) return false;
+      std::vector<std::string> joined;
+      if (out.size() * part.size() > most_) return false;
+      for (const auto& a : out)
+        for (const auto& b : part) {
+          if (a.size() + b.size() > 10) continue;  // longer than any AS number
+          joined.push_back(a + b);
+        }
+      out = std::move(joined);
+      any = true;
+    }
+    return any;
+  }
+  bool item(std::vector<std::string>& out) {
+    const char c = text_[at_];
+    if (c >= '0' && c <= '9') {
+      out = {std::string(1, c)};
+      ++at_;
+      return true;
+    }
+    if (c == '[') {
+      ++at_;
+      std::bitset<10> digits;
+      while (at_ < text_.size() && text_[at_] != ']') {
+        const char lo = text_[at_];
+        if (lo < '0' || lo > '9') return false;
+        char hi = lo;
+        if (at_ + 2 < text_.size() && text_[at_ + 1] == '-' && text_[at_ + 2] != ']') {
+          hi = text_[at_ + 2];
+          if (hi < lo || hi > '9') return false;
+          at_ += 2;
+        }
+        for (char d = lo; d <= hi; ++d) digits.set(static_cast<size_t>(d - '0'));
+        ++at_;
+      }
+      if (at_ == text_.size() || digits.none()) return false;
+      ++at_;  // ']'
+      for (size_t d = 0; d < 10; ++d)
+        if (digits.test(d)) out.emplace_back(1, static_cast<char>('0' + d));
+      return true;
+    }
+    if (c == '(') {
+      ++at_;
+      for (;;) {
+        std::vector<std::string> one;
+        if (!seq(one)) return false;
+        if (out.size() + one.size() > most_) return false;
+        out.insert(out.end(), one.begin(), one.end());
+        if (at_ < text_.size() && text_[at_] == '|') {
+          ++at_;
+          continue;
+        }
+        break;
+      }
+      if (at_ == text_.size() || text_[at_] != ')') return false;
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  std::string_view text_;
+  size_t most_;
+  size_t at_ = 0;
+};
+
+}  // namespace
+
+std::optional<AsPathTokens> AsPathTokens::of(std::string_view e) {
+  if (e.size() < 3) return std::nullopt;
+  AsPathTokens t;
+  const char first = e.front(), last = e.back();
+  if (first == '_' && last == '_') t.where_ = Where::kAny;
+  else if (first == '^' && last == '_') t.where_ = Where::kFirst;
+  else if (first == '_' && last == '$') t.where_ = Where::kLast;
+  else if (first == '^' && last == '$') t.where_ = Where::kOnly;
+  else return std::nullopt;
+  std::vector<std::string> strings;
+  if (!DigitLanguage(e.substr(1, e.size() - 2), kMostNumbers).parse(strings)) return std::nullopt;
+  for (const std::string& d : strings) {
+    // Only a number's own decimal form is ever in the text: no leading 0.
+    if (d.empty() || (d.size() > 1 && d[0] == '0')) continue;
+    uint64_t v = 0;
+    for (const char c : d) v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (v <= UINT32_MAX) t.asns_.push_back(static_cast<uint32_t>(v));
+  }
+  std::sort(t.asns_.begin(), t.asns_.end());
+  t.asns_.erase(std::unique(t.asns_.begin(), t.asns_.end()), t.asns_.end());
+  return t;
+}
+
+bool AsPathTokens::has(uint32_t asn) const {
+  if (asns_.size() <= 8) return std::find(asns_.begin(), asns_.end(), asn) != asns_.end();
+  return std::binary_search(asns_.begin(), asns_.end(), asn);
+}
+
+bool AsPathTokens::matches(codec::AsSegmentRange path) const {
+  // Walks the path as path_text() writes it, counting its characters: a
+  // number is the text's first token when it starts at 0, its last when
+  // nothing is written after it.
+  size_t pos = 0;
+  bool first_at_start = false, last_at_end = false, any = false;
+  uint32_t first = 0, last = 0;
+  size_t tokens = 0, last_end = 0;
+  auto digits = [](uint32_t v) {
+    size_t n = 1;
+    for (; v >= 10; v /= 10) ++n;
+    return n;
+  };
+  for_each_segment(path, [&](bool set, size_t count, auto at) {
+    if (pos != 0) ++pos;  // ' '
+    if (set) ++pos;       // '{'
+    for (size_t i = 0; i < count; ++i) {
+      if (i) ++pos;  // ' ' or ','
+      const uint32_t asn = at(i);
+      if (tokens == 0) {
+        first = asn;
+        first_at_start = pos == 0;
+      }
+      ++tokens;
+      if (where_ == Where::kAny && !any) any = has(asn);
+      pos += digits(asn);
+      last = asn;
+      last_end = pos;
+    }
+    if (set) ++pos;  // '}'
+  });
+  last_at_end = tokens > 0 && last_end == pos;
+  switch (where_) {
+    case Where::kAny: return any;
+    case Where::kFirst: return first_at_start && has(first);
+    case Where::kLast: return last_at_end && has(last);
+    case Where::kOnly: return tokens == 1 && first_at_start && last_at_end && has(first);
+  }
+  return false;
+}
+
 // ---- PolicyChain
 
 size_t PolicyChain::PrefixKeyHash::operator()(const net::Prefix& p) const {
@@ -427,6 +587,7 @@ bool PolicyChain::PrefixLookup::contains(const net::Prefix& p) const {
 PolicyChain::~PolicyChain() = default;
 
 bool PolicyChain::compile_conditions(const PolicyMatch& m, std::string_view key, std::unique_ptr<re2::RE2>& as_path,
+                                     std::optional<AsPathTokens>& as_path_tokens,
                                      std::unique_ptr<PrefixLookup>& prefixes, std::string* why) {
   if (!m.as_path.empty()) {
     RE2::Options o;
@@ -437,6 +598,7 @@ bool PolicyChain::compile_conditions(const PolicyMatch& m, std::string_view key,
       if (why) *why = std::string(key) + " " + m.as_path + ": " + as_path->error();
       return false;
     }
+    as_path_tokens = AsPathTokens::of(m.as_path);
   }
   if (!m.prefix.empty()) {
     prefixes = std::make_unique<PrefixLookup>();
@@ -472,9 +634,11 @@ std::shared_ptr<const PolicyChain> PolicyChain::compile(std::vector<PolicyDef> d
       Compiled k;
       k.def = &t;
       k.policy = pi;
-      if (!compile_conditions(t.match, "as_path", k.as_path, k.prefixes, why)) return nullptr;
+      if (!compile_conditions(t.match, "as_path", k.as_path, k.as_path_tokens, k.prefixes, why)) return nullptr;
       k.has_unless = t.unless != PolicyMatch{};
-      if (!compile_conditions(t.unless, "unless.as_path", k.unless_as_path, k.unless_prefixes, why)) return nullptr;
+      if (!compile_conditions(t.unless, "unless.as_path", k.unless_as_path, k.unless_as_path_tokens, k.unless_prefixes,
+                              why))
+        return nullptr;
       k.attr_ops = attr_ops_of(t.match, k.as_path != nullptr);
       k.unless_attr_ops = attr_ops_of(t.unless, k.unless_as_path != nullptr);
       k.asks_route = !t.match.prefix.empty() || t.match.prefix_length || t.match.family || t.match.rpki || t.match.aspa;
@@ -619,6 +783,10 @@ bool PolicyChain::attributes_hold(const Compiled& c, const codec::AttributeSet& 
       case AttrOp::kNever:
         return false;
       case AttrOp::kRegex: {
+        if (const auto& tokens = part == Part::kMatch ? c.as_path_tokens : c.unless_as_path_tokens) {
+          if (!tokens->matches(a.as_path_segments())) return false;
+          break;
+        }
         if (!path_rendered) {
           path_text(a.as_path_segments(), path_text_out);
           path_rendered = true;

@@ -226,6 +226,30 @@ struct ApplyContext {
   bool extended_next_hop_v4 = false;
 };
 
+// An AS-path expression of one of the usual shapes, tested on the AS
+// numbers themselves (no text, no regular expression engine): "_X_" (some
+// AS of the path, AS_SET members too), "^X_" (the first), "_X$" (the
+// last), "^X$" (the only one), where X is digits, classes of digits
+// ("[0-9]", "[1-3]") and alternations in parentheses, without repetition:
+// a finite set of numbers. It holds exactly where the expression does on
+// the path's text (as_path_text; tests/table/policy_test.cpp checks it
+// against RE2); any other expression is left to RE2.
+class AsPathTokens {
+ public:
+  // The expression's shape and numbers; nothing when it has another shape
+  // or more than kMostNumbers numbers.
+  static std::optional<AsPathTokens> of(std::string_view expression);
+  [[nodiscard]] bool matches(codec::AsSegmentRange path) const;
+
+  static constexpr size_t kMostNumbers = 4096;
+
+ private:
+  enum class Where : uint8_t { kAny, kFirst, kLast, kOnly };
+  [[nodiscard]] bool has(uint32_t asn) const;
+  Where where_ = Where::kAny;
+  std::vector<uint32_t> asns_;  // sorted, no repeats
+};
+
 class PolicyChain {
  public:
   // Scratch space of prepare() and decide(), reused from route to route.
@@ -319,6 +343,9 @@ class PolicyChain {
     bool asks_route = true;
     std::unique_ptr<re2::RE2> unless_as_path;
     std::unique_ptr<PrefixLookup> unless_prefixes;
+    // The AS-path expressions as tests of AS numbers, when they have one
+    // of AsPathTokens' shapes (then RE2 is not asked).
+    std::optional<AsPathTokens> as_path_tokens, unless_as_path_tokens;
   };
   // Which of a term's tables of conditions is asked.
   enum class Part : uint8_t { kMatch, kUnless };
@@ -332,6 +359,7 @@ class PolicyChain {
   // The AS-path expression and the prefix set of `m`, compiled; false (and
   // why, naming `key`) when the expression does not compile.
   static bool compile_conditions(const PolicyMatch& m, std::string_view key, std::unique_ptr<re2::RE2>& as_path,
+                                 std::optional<AsPathTokens>& as_path_tokens,
                                  std::unique_ptr<PrefixLookup>& prefixes, std::string* why);
 
   std::vector<PolicyDef> defs_;

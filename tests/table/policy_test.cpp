@@ -9,6 +9,8 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <re2/re2.h>
+
 #include <regex>
 
 // Terms are written with designated initializers, naming only what they use.
@@ -81,6 +83,69 @@ TEST(Policy, AsPathRegexSeesTheCiscoBoundary) {
   auto origin = one({PolicyTerm{"t", {.as_path = "_1$"}, {}, PolicyThen::kAccept}});
   EXPECT_TRUE(run(*origin, route({5, 1}), pfx("192.0.2.0/24")).accept);
   EXPECT_FALSE(run(*origin, route({1, 5}), pfx("192.0.2.0/24")).accept);
+}
+
+// The usual shapes of AS-path expression are tested on the AS numbers
+// (AsPathTokens) and hold exactly where RE2 on the path's text does: random
+// expressions of those shapes (digits, classes, alternations), and near
+// misses that must be left to RE2, on random paths of every segment type,
+// empty segments too.
+RC_GTEST_PROP(Policy, AsPathTokensAgreeWithTheExpressionOnTheText, ()) {
+  // X: a few items, from a small alphabet so that paths meet them.
+  auto gen_x = [] {
+    std::string x;
+    for (int n = *rc::gen::inRange(1, 4); n > 0; --n) {
+      switch (*rc::gen::inRange(0, 4)) {
+        case 0: x += *rc::gen::element<std::string>("1", "2", "0", "12", "65"); break;
+        case 1: x += *rc::gen::element<std::string>("[12]", "[0-2]", "[1-3]", "[0-9]"); break;
+        case 2: x += *rc::gen::element<std::string>("(1|2)", "(12|3)", "(0|10)", "(1|[23])", "(2|(1|3))"); break;
+        default: x += *rc::gen::element<std::string>("1", "3"); break;
+      }
+    }
+    return x;
+  };
+  const std::string x = gen_x();
+  std::string e = *rc::gen::element<std::string>("_", "^") + x + *rc::gen::element<std::string>("_", "$");
+  const bool in_grammar = *rc::gen::inRange(0, 5) != 0;
+  if (!in_grammar) {  // outside the grammar: RE2 alone
+    e = *rc::gen::element<std::string>(e + "*", "_" + x + "+_", "_" + x + "|3_", "_" + x + "_" + x + "_", x + "_",
+                                       "_" + x, "_.*" + x + "_", "_[^1]_");
+  }
+  const auto tokens = AsPathTokens::of(e);
+  if (in_grammar) RC_ASSERT(tokens.has_value());
+  RE2 re(as_path_regex(e));
+  RC_ASSERT(re.ok());
+  auto chain = one({PolicyTerm{"t", {.as_path = e}, {}, PolicyThen::kAccept}});
+  for (int r = 0; r < 20; ++r) {
+    codec::AsPath path;
+    for (int n = *rc::gen::inRange(0, 4); n > 0; --n) {
+      codec::AsSegment seg{static_cast<codec::SegmentType>(*rc::gen::inRange(1, 5)), {}};
+      for (int k = *rc::gen::inRange(0, 4); k > 0; --k)
+        seg.asns.push_back(*rc::gen::element<uint32_t>(0u, 1u, 2u, 3u, 10u, 12u, 13u, 65u, 112u, 1212u, 6512u, 12312u,
+                                                       4294967295u));
+      path.segments.push_back(std::move(seg));
+    }
+    std::vector<std::byte> wire;
+    bytes::Writer w(wire);
+    codec::encode_as_path_value(w, path, codec::AsWidth::k4);
+    std::string text;  // of the path as the wire has it
+    as_path_text(codec::to_as_path(wire, codec::AsWidth::k4), text);
+    const bool want = RE2::PartialMatch(text, re);
+    if (tokens) RC_ASSERT(tokens->matches(codec::AsSegmentRange(wire, codec::AsWidth::k4)) == want);
+    // Through a policy too (the chain uses the tokens when it has them).
+    codec::PathAttributes a = route({});
+    a.as_path = path;
+    const codec::AttributeSet set = codec::AttributeSet::from(a);
+    if (!codec::AttributeSet::from_canonical(set.wire()).ok()) continue;
+    std::string set_text;
+    as_path_text(codec::to_as_path(set.as_path(), codec::AsWidth::k4), set_text);
+    PolicyChain::Prepared scratch;
+    RouteFacts f;
+    const net::Prefix p = pfx("192.0.2.0/24");
+    f.prefix = &p;
+    RC_ASSERT(chain->evaluate(set, f, scratch).accept == RE2::PartialMatch(set_text, re));
+  }
+  RC_TAG(tokens ? "tokens" : "re2");
 }
 
 TEST(Policy, AHostilePathCostsLinearTime) {

@@ -441,6 +441,7 @@ class DigitLanguage {
       return true;
     }
     if (c == '(') {
+      if (++depth_ > kMostDepth) return false;  // left to RE2 (which bounds its own)
       ++at_;
       for (;;) {
         std::vector<std::string> one;
@@ -455,14 +456,17 @@ class DigitLanguage {
       }
       if (at_ == text_.size() || text_[at_] != ')') return false;
       ++at_;
+      --depth_;
       return true;
     }
     return false;
   }
 
+  static constexpr size_t kMostDepth = 16;  // parentheses within parentheses
   std::string_view text_;
   size_t most_;
   size_t at_ = 0;
+  size_t depth_ = 0;
 };
 
 }  // namespace

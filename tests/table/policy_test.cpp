@@ -148,6 +148,31 @@ RC_GTEST_PROP(Policy, AsPathTokensAgreeWithTheExpressionOnTheText, ()) {
   RC_TAG(tokens ? "tokens" : "re2");
 }
 
+// What AsPathTokens takes and what it leaves to RE2, at its bounds.
+TEST(Policy, AsPathTokensBounds) {
+  EXPECT_TRUE(AsPathTokens::of("_(6449[6-9]|645[0-0][0-9]|6451[01])_"));
+  EXPECT_TRUE(AsPathTokens::of("^[0-9][0-9][0-9]_"));              // 1,000 strings, 900 numbers
+  EXPECT_FALSE(AsPathTokens::of("_[0-9][0-9][0-9][0-9][0-9]_"));   // 100,000: too many
+  EXPECT_FALSE(AsPathTokens::of("_[0-9]+_"));                      // repetition
+  EXPECT_FALSE(AsPathTokens::of("_174|3356_"));                    // "|" outside parentheses
+  EXPECT_FALSE(AsPathTokens::of("_()_"));
+  EXPECT_FALSE(AsPathTokens::of("_[]_"));
+  EXPECT_FALSE(AsPathTokens::of("_[^1]_"));
+  std::string deep = "_" + std::string(17, '(') + "1" + std::string(17, ')') + "_";
+  EXPECT_FALSE(AsPathTokens::of(deep));  // deeper than 16: RE2's
+  deep = "_" + std::string(16, '(') + "1" + std::string(16, ')') + "_";
+  ASSERT_TRUE(AsPathTokens::of(deep));
+  std::vector<std::byte> wire;
+  bytes::Writer w(wire);
+  codec::encode_as_path_value(w, codec::AsPath{{codec::AsSegment{codec::SegmentType::kAsSequence, {2, 1}}}},
+                              codec::AsWidth::k4);
+  EXPECT_TRUE(AsPathTokens::of(deep)->matches(codec::AsSegmentRange(wire, codec::AsWidth::k4)));
+  // Numbers of 11 digits and more, or with a leading 0, are in no path.
+  const auto none = AsPathTokens::of("_(0[1-9]|42949672960)_");
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none->matches(codec::AsSegmentRange(wire, codec::AsWidth::k4)));
+}
+
 TEST(Policy, AHostilePathCostsLinearTime) {
   // A path of 10,000 ASes (what a peer could send across AS_SEQUENCE
   // segments) against a pattern that backtracks exponentially in

@@ -5,6 +5,7 @@
 // the session asks) answer as on the set. The first byte picks the session:
 // bit 0 2-octet AS, bit 1 ADD-PATH receive (IPv4/IPv6 unicast), bit 2
 // extended next hop for IPv4, bit 3 internal peer.
+// AS-path expressions on the numbers agree with RE2 on the path's text.
 // Then the import (table/import.h) into a table, once on the view and once
 // through an accept-all filter (the AttributeSet's way), which must agree;
 // a family the session did not negotiate (bit 4: IPv4 unicast, bit 5:
@@ -14,13 +15,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include <re2/re2.h>
 
 #include "codec/update.h"
 #include "codec/update_builder.h"
 #include "fuzz/fuzz.h"
 #include "table/export.h"
 #include "table/import.h"
+#include "table/policy.h"
 #include "table/table.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -53,6 +60,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (seg.count > 0) first = seg.at(0);
   for (uint32_t asn : {first, first + 1, uint32_t{kAsTrans}, uint32_t{65001}})
     if (petrel::table::count_as(v, asn) != petrel::table::count_as(s, asn)) __builtin_trap();
+  // AS-path expressions on the numbers (table::AsPathTokens) answer as RE2
+  // does on the path's text, for the path as received, whatever its
+  // segments.
+  {
+    static const char* const kExpressions[] = {"_1_", "^65001_", "_(1|2[0-9])$", "^0$", "_23456_"};
+    static const auto tokens = [] {
+      std::vector<std::pair<petrel::table::AsPathTokens, std::unique_ptr<RE2>>> t;
+      for (const char* e : kExpressions)
+        t.emplace_back(*petrel::table::AsPathTokens::of(e), std::make_unique<RE2>(petrel::table::as_path_regex(e)));
+      return t;
+    }();
+    std::string text;
+    petrel::table::as_path_text(to_as_path(s.as_path(), AsWidth::k4), text);
+    for (const auto& [t, re] : tokens)
+      if (t.matches(s.as_path_segments()) != RE2::PartialMatch(text, *re)) __builtin_trap();
+  }
   const uint32_t id = s.originator_id().value_or(0);
   uint32_t cluster_id = 0;  // the CLUSTER_LIST's last entry, if any
   for (const auto& a : s.attributes())

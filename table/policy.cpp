@@ -388,10 +388,7 @@ namespace {
 class DigitLanguage {
  public:
   DigitLanguage(std::string_view text, size_t most) : text_(text), most_(most) {}
-  bool parse(std::vector<std::string>& out) {
-    if (!seq(out) || at_ != text_.size()) return false;
-    return true;
-  }
+  bool parse(std::vector<std::string>& out) { return seq(out) && at_ == text_.size(); }
 
  private:
   bool seq(std::vector<std::string>& out) {
@@ -500,42 +497,32 @@ bool AsPathTokens::has(uint32_t asn) const {
 }
 
 bool AsPathTokens::matches(codec::AsSegmentRange path) const {
-  // Walks the path as path_text() writes it, counting its characters: a
-  // number is the text's first token when it starts at 0, its last when
-  // nothing is written after it.
-  size_t pos = 0;
-  bool first_at_start = false, last_at_end = false, any = false;
+  // Follows what path_text() writes: a number is the text's first token
+  // when nothing was written before it, its last when nothing after it.
+  bool written = false, ends_in_number = false, first_at_start = false, any = false;
   uint32_t first = 0, last = 0;
-  size_t tokens = 0, last_end = 0;
-  auto digits = [](uint32_t v) {
-    size_t n = 1;
-    for (; v >= 10; v /= 10) ++n;
-    return n;
-  };
+  size_t tokens = 0;
   for_each_segment(path, [&](bool set, size_t count, auto at) {
-    if (pos != 0) ++pos;  // ' '
-    if (set) ++pos;       // '{'
+    // ' ' between segments, '{' and '}' around a set.
+    if (written || set) ends_in_number = false;
+    written |= set;
     for (size_t i = 0; i < count; ++i) {
-      if (i) ++pos;  // ' ' or ','
       const uint32_t asn = at(i);
-      if (tokens == 0) {
+      if (tokens++ == 0) {
         first = asn;
-        first_at_start = pos == 0;
+        first_at_start = !written;
       }
-      ++tokens;
       if (where_ == Where::kAny && !any) any = has(asn);
-      pos += digits(asn);
       last = asn;
-      last_end = pos;
+      written = ends_in_number = true;
     }
-    if (set) ++pos;  // '}'
+    if (set) ends_in_number = false;
   });
-  last_at_end = tokens > 0 && last_end == pos;
   switch (where_) {
     case Where::kAny: return any;
     case Where::kFirst: return first_at_start && has(first);
-    case Where::kLast: return last_at_end && has(last);
-    case Where::kOnly: return tokens == 1 && first_at_start && last_at_end && has(first);
+    case Where::kLast: return ends_in_number && has(last);
+    case Where::kOnly: return tokens == 1 && first_at_start && ends_in_number && has(first);
   }
   return false;
 }

@@ -49,6 +49,27 @@ struct Route {
 };
 static_assert(sizeof(Route) == 16);
 
+// The odd multipliers of the prefix keys' hashes, drawn once per process
+// from its HashKey: a peer chooses the prefixes it announces, and with
+// fixed, public multipliers it could choose IPv6 prefixes that all share
+// one home (the old mix was invertible: 200,000 such /64s made each insert
+// walk all the others, under the shard's lock, and every later look-up
+// too). A random odd multiplier makes two keys share a home about as
+// seldom as random homes would (multiply-shift hashing is universal).
+struct PrefixHashKey {
+  uint64_t m0 = 0, m1 = 0, m2 = 0;
+  static PrefixHashKey of(const HashKey& k) {
+    auto odd = [](uint64_t x) {
+      x ^= x >> 33;  // a drawn key's bits spread (the interner's key is not shown as is)
+      x *= 0xFF51AFD7ED558CCDull;
+      x ^= x >> 29;
+      return x | 1;
+    };
+    return {odd(k.k0), odd(k.k1), odd(k.k0 ^ k.k1 ^ 0x9E3779B97F4A7C15ull)};
+  }
+};
+inline const PrefixHashKey kPrefixHash = PrefixHashKey::of(HashKey::process());
+
 // Keys: the prefix of one IP family, packed.
 struct [[gnu::packed]] Key4 {
   uint32_t addr = 0;
@@ -56,9 +77,7 @@ struct [[gnu::packed]] Key4 {
   static constexpr uint8_t kEmpty = 0xFF;
   static Key4 of(const net::Prefix& p) { return {p.addr().v4_value(), p.len()}; }
   [[nodiscard]] net::Prefix prefix() const { return *net::Prefix::make(net::IpAddress::v4(addr), len); }
-  [[nodiscard]] uint64_t hash() const {
-    return (uint64_t{addr} << 8 | len) * 0x9E3779B97F4A7C15ull;
-  }
+  [[nodiscard]] uint64_t hash() const { return (uint64_t{addr} << 8 | len) * kPrefixHash.m0; }
   friend bool operator==(const Key4&, const Key4&) = default;
 };
 struct [[gnu::packed]] Key6 {
@@ -78,9 +97,10 @@ struct [[gnu::packed]] Key6 {
     std::memcpy(b + 8, &lo, 8);
     return *net::Prefix::make(net::IpAddress::from_bytes(net::IpFamily::V6, b), len);
   }
+  // The halves multiplied apart and added (multiply-add vector hashing),
+  // the top bits into the middle ones, which Table::shard_of takes.
   [[nodiscard]] uint64_t hash() const {
-    uint64_t h = (hi * 0x9E3779B97F4A7C15ull) ^ (lo + len);
-    h *= 0xC2B2AE3D27D4EB4Full;
+    const uint64_t h = hi * kPrefixHash.m1 + (lo + len) * kPrefixHash.m2;
     return h ^ (h >> 31);
   }
   friend bool operator==(const Key6&, const Key6&) = default;
@@ -395,6 +415,10 @@ class PrefixMap {
   [[nodiscard]] size_t size() const { return size_; }
   [[nodiscard]] size_t capacity() const { return cap_; }
   [[nodiscard]] size_t slot_bytes() const { return cap_ * sizeof(Entry<K>); }
+
+  // Slots between k's home and its entry (k must be in the map): how far
+  // a look-up of k walks, for the tests.
+  [[nodiscard]] size_t displacement(const K& k) const { return distance(home(k), static_cast<size_t>(find(k) - slots_.get())); }
 
   [[nodiscard]] const Entry<K>* find(const K& k) const { return const_cast<PrefixMap*>(this)->find(k); }
   [[nodiscard]] Entry<K>* find(const K& k) {

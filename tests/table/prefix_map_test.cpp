@@ -377,6 +377,48 @@ TEST(PrefixMapBasics, DomainKeysShareTheirHomeSlot) {
   EXPECT_GE(at_end, 12u);
 }
 
+// The inverse of an odd number modulo 2^64 (Newton's iteration).
+uint64_t inverse(uint64_t a) {
+  uint64_t x = a;  // right to 3 bits
+  for (int i = 0; i < 5; ++i) x *= 2 - a * x;
+  return x;
+}
+
+// IPv6 /64s chosen as a peer could choose them against the fixed mix the
+// map used before its multipliers were drawn per process: every one's
+// hash had the same top 24 bits (one home in any map of up to 16M slots),
+// so 20,000 of them made one probe run and each look-up walked half of
+// it, 10,000 slots on average. Under the drawn multipliers they scatter.
+TEST(PrefixMapBasics, PrefixesChosenAgainstAKnownHashDoNotShareAHome) {
+  constexpr uint64_t kOld1 = 0x9E3779B97F4A7C15ull, kOld2 = 0xC2B2AE3D27D4EB4Full;
+  auto old_hash = [&](uint64_t hi) {
+    uint64_t h = (hi * kOld1) ^ 64;
+    h *= kOld2;
+    return h ^ (h >> 31);
+  };
+  constexpr size_t kCount = 20000;
+  PrefixMap<Key6> m;
+  std::vector<Key6> keys;
+  for (uint64_t i = 1; keys.size() < kCount; ++i) {
+    // The old hash's top 31 bits are those of (hi * kOld1 ^ 64) * kOld2:
+    // a value with the top 24 bits 0x5A5A5A, taken back through both.
+    const uint64_t g = 0x5A5A5Aull << 40 | i << 8;
+    const uint64_t hi = ((g * inverse(kOld2)) ^ 64) * inverse(kOld1);
+    ASSERT_EQ(old_hash(hi) >> 40, 0x5A5A5Aull);
+    Key6 k;
+    k.hi = hi;
+    k.lo = 0;
+    k.len = 64;
+    keys.push_back(k);
+    m.find_or_insert(k);
+  }
+  ASSERT_EQ(m.size(), kCount);
+  size_t walked = 0;
+  for (const Key6& k : keys) walked += m.displacement(k);
+  // Random homes at this load walk a few slots on average.
+  EXPECT_LT(walked / kCount, 8u);
+}
+
 RC_GTEST_PROP(PrefixMapModel, Ipv4MatchesStdMap, ()) {
   static const std::vector<net::Prefix> domain = domain4();
   check_against_model<Key4>(domain);

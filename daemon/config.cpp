@@ -21,6 +21,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -679,6 +683,46 @@ std::string path_from(const std::string& path, std::string_view config_file) {
   return dir.empty() ? path : (dir / p).string();
 }
 
+// A file the configuration names, read: at most `max` octets of it into
+// `text` (max + 1 when it is longer, for the caller to refuse). Opened
+// without waiting and taken only when it is a regular file, so that a FIFO
+// (whose open waits for a writer) or a device such as /dev/zero (which
+// never ends) named by mistake cannot hang a reload on the main loop or
+// fill the memory. Nothing, or why not. max 0: only opened and checked.
+std::optional<std::string> read_regular(const std::string& path, size_t max, std::string& text) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+  struct stat st {};
+  std::optional<std::string> why;
+  if (::fstat(fd, &st) != 0) {
+    why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+  } else if (S_ISDIR(st.st_mode)) {
+    why = fmt::format("cannot read {}: is a directory", in_quotes(path));
+  } else if (!S_ISREG(st.st_mode)) {
+    why = fmt::format("cannot read {}: not a regular file", in_quotes(path));
+  }
+  text.clear();
+  if (!why && max > 0) {
+    text.resize(std::min<size_t>(max + 1, static_cast<size_t>(std::max<off_t>(st.st_size, 0)) + 1));
+    size_t got = 0;
+    while (got < text.size()) {  // ends at end of file, an error, or max + 1 octets
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+      // The file grew since fstat: room for the rest, up to max + 1.
+      if (got == text.size() && got <= max) text.resize(std::min(max + 1, got * 2));
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  return why;
+}
+
 // rpki.cache.tls_ca_file: it must hold at least one PEM certificate, so
 // that a wrong file is found by `petrel check` rather than at the first
 // handshake. Nothing when it does, else why not.
@@ -720,13 +764,9 @@ std::optional<std::string> usable_file(Checker& ck, const toml::table& t, const 
     return std::nullopt;
   }
   std::string path = path_from(std::string(*s), ck.file());
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    ck.error(*t.get(key), join(p, key), fmt::format("cannot read {}: is a directory", in_quotes(path)));
-    return std::nullopt;
-  }
-  if (!std::ifstream(path)) {
-    ck.error(*t.get(key), join(p, key), fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno)));
+  std::string unused;
+  if (auto why = read_regular(path, 0, unused)) {
+    ck.error(*t.get(key), join(p, key), std::move(*why));
     return std::nullopt;
   }
   if (auto why = check ? check(path) : std::nullopt) {
@@ -824,24 +864,12 @@ void parse_cache_transport(Checker& ck, const toml::table& c, const std::string&
 // becomes the path used.
 std::optional<rpki::Slurm> read_slurm(std::string& path, std::string_view config_file, std::string& why) {
   path = path_from(path, config_file);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    why = fmt::format("cannot read {}: is a directory", in_quotes(path));
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
-    return std::nullopt;
-  }
   // One byte past the limit is enough for parse_slurm to refuse the file.
-  std::string text(rpki::kMaxSlurmBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    why = fmt::format("cannot read {}: I/O error", in_quotes(path));
+  std::string text;
+  if (auto e = read_regular(path, rpki::kMaxSlurmBytes, text)) {
+    why = std::move(*e);
     return std::nullopt;
   }
-  text.resize(static_cast<size_t>(in.gcount()));
   auto parsed = rpki::parse_slurm(text);
   if (!parsed) {
     const rpki::SlurmError& e = parsed.error();
@@ -997,19 +1025,22 @@ struct PeerSeen {
   std::map<net::IpAddress, std::tuple<std::string, std::string, std::string>> link_local_keys;
 };
 
+// Longer than any password a file given as one holds (TCP MD5 and TCP-AO
+// keys are at most 80 octets; an SSH password has no set bound).
+constexpr size_t kMaxSecretFileBytes = 4096;
+
 // The secret in a password file: its contents less one trailing newline.
 // A relative path is taken from the configuration file's folder; `path`
 // becomes the path used. Nothing (with why) when it cannot be used.
 std::optional<std::string> read_secret(std::string& path, std::string_view config_file, std::string& why) {
   path = path_from(path, config_file);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    why = fmt::format("cannot read {}: {}", in_quotes(path), std::strerror(errno));
+  std::string text;
+  if (auto e = read_regular(path, kMaxSecretFileBytes, text)) {
+    why = std::move(*e);
     return std::nullopt;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    why = fmt::format("cannot read {}: I/O error", in_quotes(path));
+  if (text.size() > kMaxSecretFileBytes) {
+    why = fmt::format("{} holds more than {} octets: not a password", in_quotes(path), kMaxSecretFileBytes);
     return std::nullopt;
   }
   if (!text.empty() && text.back() == '\n') text.pop_back();

@@ -44,9 +44,23 @@ bool MrtFile::open(const std::string& path, bool gzip) {
   tmp_ = path + ".tmp";
   bytes_ = 0;
   error_.clear();
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  // Without waiting: a FIFO at the path that no one reads would hold the
+  // writing thread in open() for good, and every later dump and the
+  // daemon's stop behind it; opened without waiting it fails at once
+  // (ENXIO). One a reader holds open is written as a file would be (a
+  // reader that stops reading is a stuck disk). Other kinds (a device)
+  // are refused and left alone.
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   if (fd_ < 0) {
     error_ = "cannot open " + tmp_ + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || ::fcntl(fd_, F_SETFL, O_WRONLY) != 0) return failed("cannot open", errno);
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    error_ = "cannot open " + tmp_ + ": not a regular file";
+    ::close(fd_);
+    fd_ = -1;
     return false;
   }
   if (gzip) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace petrel::daemon {
@@ -601,6 +602,39 @@ TEST(Reload, SlurmFileContentsAreConfiguration) {
                                         ": /locallyAddedAssertions/prefixAssertions/0/asn: missing"),
             std::string::npos)
       << errors_text(c.error());
+  fs::remove_all(dir);
+}
+
+// Files the configuration names are read only when they are regular
+// files, and a password file only up to a bound: /dev/zero (which never
+// ends) and a FIFO (whose open waits for a writer) are errors at once,
+// not a reload that fills the memory or hangs the main loop.
+TEST(Config, NamedFilesMustBeRegularAndPasswordsBounded) {
+  fs::path dir = fs::temp_directory_path() / ("petrel-named-files-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string source = (dir / "petrel.toml").string();
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  write_file(dir / "long", std::string(5000, 'x'));
+  write_file(dir / "good", "secret\n");
+  auto peer_with = [&](const std::string& line) {
+    return parse_config(reload_config("import = \"all\"\nexport = \"all\"\n" + line), source);
+  };
+  auto error_of = [](const auto& parsed) { return parsed.ok() ? std::string() : errors_text(parsed.error()); };
+  const auto good = peer_with("password_file = \"good\"\n");
+  ASSERT_TRUE(good.ok()) << errors_text(good.error());
+  EXPECT_EQ(good->peers[0].password, "secret");
+  EXPECT_NE(error_of(peer_with("password_file = \"/dev/zero\"\n")).find("\"/dev/zero\": not a regular file"),
+            std::string::npos);
+  EXPECT_NE(error_of(peer_with("password_file = \"fifo\"\n")).find("not a regular file"), std::string::npos);
+  EXPECT_NE(error_of(peer_with("password_file = \"long\"\n")).find("holds more than 4096 octets"),
+            std::string::npos);
+  EXPECT_NE(error_of(peer_with("password_file = \".\"\n")).find("is a directory"), std::string::npos);
+  const auto slurm = parse_config(reload_config("import = \"all\"\nexport = \"all\"\n", "[rpki]\nslurm = [\"fifo\"]\n"),
+                                  source);
+  EXPECT_NE(error_of(slurm).find("rpki.slurm[0]: cannot read \"" + fifo.string() + "\": not a regular file"),
+            std::string::npos)
+      << error_of(slurm);
   fs::remove_all(dir);
 }
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -77,6 +78,35 @@ TEST(MrtFile, AnErrorNamesTheFileAndLeavesNothing) {
   g.abandon();
   EXPECT_FALSE(fs::exists(d / "x.mrt.tmp"));
   EXPECT_FALSE(fs::exists(d / "x.mrt"));
+}
+
+// A FIFO at the temporary file's path that no one reads fails the open at
+// once, instead of holding the writing thread in open() for good; one a
+// reader holds open is written. A device there is refused and left alone.
+TEST(MrtFile, AFifoWithoutAReaderOrADeviceIsRefusedWithoutWaiting) {
+  TempDir d;
+  const std::string path = d / "rib.mrt";
+  ASSERT_EQ(::mkfifo((path + ".tmp").c_str(), 0600), 0);
+  MrtFile f;
+  EXPECT_FALSE(f.open(path, false));
+  EXPECT_EQ(f.error(), "cannot open " + path + ".tmp: No such device or address");  // no reader: ENXIO
+  EXPECT_TRUE(fs::is_fifo(path + ".tmp"));
+  const int reader = ::open((path + ".tmp").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  MrtFile g;
+  ASSERT_TRUE(g.open(path, false)) << g.error();
+  ASSERT_TRUE(g.write(some_bytes(100)));
+  std::byte buf[200];
+  EXPECT_EQ(::read(reader, buf, sizeof buf), 100);
+  g.abandon();
+  ::close(reader);
+  if (::geteuid() != 0) GTEST_SKIP() << "making a device node needs root";
+  const std::string dev = d / "dev.mrt";
+  ASSERT_EQ(::mknod((dev + ".tmp").c_str(), S_IFCHR | 0600, ::makedev(1, 3)), 0);  // /dev/null's
+  MrtFile h;
+  EXPECT_FALSE(h.open(dev, false));
+  EXPECT_EQ(h.error(), "cannot open " + dev + ".tmp: not a regular file");
+  EXPECT_TRUE(fs::is_character_file(dev + ".tmp"));
 }
 
 TEST(MrtFile, NamesAreStrftimeInUtc) {
@@ -174,7 +204,23 @@ TEST(MrtUpdateLog, AStuckDiskDropsAndCountsNeverWaits) {
   TempDir d;
   MrtConfig c = log_config(d, 4);
   const std::string path = current_file(c);
-  ASSERT_EQ(::mkfifo((path + ".tmp").c_str(), 0600), 0);  // open() waits for a reader
+  // The disk: a FIFO whose reader does not read yet, filled to the brim,
+  // so that the log's first write waits.
+  ASSERT_EQ(::mkfifo((path + ".tmp").c_str(), 0600), 0);
+  const int rd = ::open((path + ".tmp").c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(rd, 0);
+  size_t filler = 0;
+  {
+    const int wr = ::open((path + ".tmp").c_str(), O_WRONLY | O_NONBLOCK);
+    ASSERT_GE(wr, 0);
+    const std::byte zeros[4096]{};
+    for (int i = 0; i < 1024; ++i) {  // 64 KiB by default; at most 4 MiB
+      const ssize_t n = ::write(wr, zeros, sizeof zeros);
+      if (n <= 0) break;
+      filler += static_cast<size_t>(n);
+    }
+    ::close(wr);
+  }
   MrtUpdateLog log(c);
   log.start();
   constexpr int kSent = 50;
@@ -190,15 +236,16 @@ TEST(MrtUpdateLog, AStuckDiskDropsAndCountsNeverWaits) {
   // The disk answers: what was queued is written, the rest stays dropped.
   Bytes got;
   std::thread reader([&] {
-    int fd = ::open((path + ".tmp").c_str(), O_RDONLY);
-    if (fd < 0) return;
+    (void)::fcntl(rd, F_SETFL, O_RDONLY);  // waits for data, ends when the log closes
     std::byte buf[4096];
     ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.insert(got.end(), buf, buf + n);
-    ::close(fd);
+    while ((n = ::read(rd, buf, sizeof buf)) > 0) got.insert(got.end(), buf, buf + n);
+    ::close(rd);
   });
   log.stop();
   reader.join();
+  ASSERT_GE(got.size(), filler);
+  got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(filler));
   st = log.status();
   EXPECT_EQ(st.records + st.dropped, static_cast<uint64_t>(kSent));
   mrt::RecordReader r(got);

@@ -48,18 +48,32 @@ void add_refused(const Server& server, const net::Prefix& p, Found& f) {
     for (auto& e : peer->refused().find(p, kRefusedPerPeer)) f.refused.emplace_back(peer->config().name, std::move(e));
 }
 
+// A search's results are held bounded during the walk: the smallest
+// kLookingGlassPrefixes + 1 prefixes found so far (the one past the page
+// says there were more), not every match of the table (".*" matches a
+// full table: a map of every prefix was hundreds of MB, per search).
+// True when p is among them (then kept), false when it falls past them.
+template <typename Map>
+bool keep_first(Map& out, const net::Prefix& p) {
+  if (out.size() > kLookingGlassPrefixes && !(p < std::prev(out.end())->first)) return false;
+  out.try_emplace(p);
+  if (out.size() > kLookingGlassPrefixes + 1) out.erase(std::prev(out.end()));
+  return true;
+}
+
 // Every prefix of the table within `p` (p itself too), the first
 // kLookingGlassPrefixes in prefix order.
 std::vector<net::Prefix> more_specifics(const table::Table& t, const net::Prefix& p, bool& truncated) {
-  std::vector<net::Prefix> out;
+  std::map<net::Prefix, bool> first;
   t.walk([&](const table::Change& c, const std::optional<table::RouteView>&, const auto&) {
     if (c.prefix.family() == p.family() && c.prefix.len() >= p.len() &&
         net::Prefix::make(c.prefix.addr(), p.len()) == p)
-      out.push_back(c.prefix);
+      keep_first(first, c.prefix);
   });
-  std::sort(out.begin(), out.end());
-  truncated = out.size() > kLookingGlassPrefixes;
-  if (truncated) out.resize(kLookingGlassPrefixes);
+  truncated = first.size() > kLookingGlassPrefixes;
+  std::vector<net::Prefix> out;
+  for (const auto& [m, unused] : first)
+    if (out.size() < kLookingGlassPrefixes) out.push_back(m);
   return out;
 }
 
@@ -90,11 +104,11 @@ Matches matching(const table::Table& t, const table::PolicyChain& chain, bool& t
         chain.prepare(r.attrs->decode(), facts, scratch);
         it->second = chain.decide(facts, scratch).accept;
       }
-      if (it->second) out[c.prefix].emplace(t.peer(r.peer).name, r.path_id);
+      if (it->second && keep_first(out, c.prefix)) out[c.prefix].emplace(t.peer(r.peer).name, r.path_id);
     }
   });
   truncated = out.size() > kLookingGlassPrefixes;
-  while (out.size() > kLookingGlassPrefixes) out.erase(std::prev(out.end()));
+  if (truncated) out.erase(std::prev(out.end()));
   return out;
 }
 

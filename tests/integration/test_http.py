@@ -238,6 +238,20 @@ def test_http_live(lab, tmp_path):
     assert [r[:3] for r in lg_rows(lg("by=as-path&q=_64999_"))] == [(contested, "", "speaker")]
     assert {r[2] for r in lg_rows(lg(f"by=as-path&q=^{BIRD_ASN}$"))} == {"bird"}
     assert '<p id="lg-summary">0 prefixes, 0 routes.</p>' in lg("by=community&q=65002:*")
+    # more matches than a page: the first 100 in prefix order, said so (the
+    # search keeps only those while it walks the table)
+    many = [f"10.201.{i}.0/24" for i in range(150)]
+    many_attrs = S.attribute(S.ORIGIN, b"\x00") + S.as_path([SPEAKER_ASN, 64777]) + \
+        S.attribute(S.NEXT_HOP, ipaddress.IPv4Address(spk_node.v4).packed)
+    sp.send(S.update(attrs=many_attrs, nlri=b"".join(S.encode_prefix(p) for p in many)))
+    L.wait_until(lambda: len(get_json(me, "/api/routes?peer=speaker&limit=1000")["prefixes"]) == 151, 10, "150 more prefixes")
+    first = sorted(many, key=lambda p: ipaddress.ip_network(p))[:100]
+    for query in ("by=as-path&q=_64777_", "by=more&q=10.201.0.0/16"):
+        page = lg(query)
+        assert [r[0] for r in lg_rows(page)] == first, query
+        assert "(the first 100 prefixes only)" in page, query
+    sp.send(S.withdraw(many))
+    L.wait_until(lambda: len(get_json(me, "/api/routes?peer=speaker&limit=1000")["prefixes"]) == 1, 10, "the 150 withdrawn")
     assert 'id="lg-error"' in lg("by=as-path&q=(", 400)
     assert 'id="lg-error"' in lg("by=community&q=banana", 400)
     assert 'id="lg-error"' in lg("by=nothing&q=1", 400)

@@ -173,6 +173,46 @@ TEST(Policy, AsPathTokensBounds) {
   EXPECT_FALSE(none->matches(codec::AsSegmentRange(wire, codec::AsWidth::k4)));
 }
 
+// The longest path a peer can send (an extended message: 63 AS_SEQUENCE
+// and AS_SET segments of 255 four-octet numbers, 16,065 numbers), every
+// number distinct: the walk over the numbers finds the first, the last,
+// a number at each segment boundary and one that is absent exactly where
+// RE2 on the path's text does.
+TEST(Policy, AsPathTokensOnTheLongestPath) {
+  codec::AsPath path;
+  uint32_t next = 100000;
+  for (int s = 0; s < 63; ++s) {
+    codec::AsSegment seg{s % 7 == 6 ? codec::SegmentType::kAsSet : codec::SegmentType::kAsSequence, {}};
+    for (int k = 0; k < 255; ++k) seg.asns.push_back(next++);
+    path.segments.push_back(std::move(seg));
+  }
+  std::vector<std::byte> wire;
+  bytes::Writer w(wire);
+  codec::encode_as_path_value(w, path, codec::AsWidth::k4);
+  ASSERT_GT(wire.size(), size_t{64000});
+  std::string text;
+  as_path_text(codec::to_as_path(wire, codec::AsWidth::k4), text);
+  const std::string first = "100000", last = std::to_string(next - 1);
+  const std::vector<std::string> expressions = {
+      "^" + first + "_",  "_" + first + "_",  "_" + last + "$", "^" + last + "_", "_" + last + "_",
+      "_100254_",         "_100255_",         "_101785_",       "_101786_",       "_(99999|116065)_",
+      "_1000(0[0-9])_",  "^10000[0-9]$",     "_(116064|7)$",   "_11606[0-4]$",   "^(100000|5)_"};
+  size_t held = 0;
+  for (const std::string& e : expressions) {
+    const auto tokens = AsPathTokens::of(e);
+    ASSERT_TRUE(tokens) << e;
+    RE2 re(as_path_regex(e));
+    ASSERT_TRUE(re.ok()) << e;
+    const bool want = RE2::PartialMatch(text, re);
+    EXPECT_EQ(tokens->matches(codec::AsSegmentRange(wire, codec::AsWidth::k4)), want) << e;
+    held += want;
+  }
+  // Both answers are asked: the first, the last and the boundary numbers
+  // hold, "^last_", "^1000x$" and the absent ones do not.
+  EXPECT_GT(held, size_t{5});
+  EXPECT_LT(held, expressions.size() - 2);
+}
+
 TEST(Policy, AHostilePathCostsLinearTime) {
   // A path of 10,000 ASes (what a peer could send across AS_SEQUENCE
   // segments) against a pattern that backtracks exponentially in

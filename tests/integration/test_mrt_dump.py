@@ -146,6 +146,18 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
     # One dump at a time; the main loop answers meanwhile.
     slow = me.path("slow.mrt")
     os.mkfifo(slow + ".tmp")
+    # The slow disk: a FIFO whose reader does not read yet, filled to the
+    # brim, so the first dump's first write waits (a FIFO no one reads
+    # would fail the dump's open at once).
+    fd = os.open(slow + ".tmp", os.O_RDONLY | os.O_NONBLOCK)
+    wr = os.open(slow + ".tmp", os.O_WRONLY | os.O_NONBLOCK)
+    filler = 0
+    for _ in range(1024):  # 64 KiB by default
+        try:
+            filler += os.write(wr, bytes(4096))
+        except BlockingIOError:
+            break
+    os.close(wr)
     first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     first.settimeout(10)
     first.connect(sock)
@@ -158,8 +170,7 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
         r = ctl(petrel, sock, "route", "list")
         assert r.returncode == 0, r
     finally:
-        # The reader lets the first dump's open() return; its bytes are the dump.
-        fd = os.open(slow + ".tmp", os.O_RDONLY | os.O_NONBLOCK)
+        # The reader drains the FIFO: the filler, then the dump's bytes.
         data = b""
         deadline = time.monotonic() + 20
         buf = b""
@@ -190,7 +201,7 @@ def test_mrt_dump_read_by_bgpdump_and_petrel(lab):
     first.close()
     answer = json.loads(buf.split(b"\n", 1)[0])
     assert answer["ok"] is True and answer["routes"] == len(want), answer
-    assert len(data) == answer["bytes"], (len(data), answer)
+    assert len(data) - filler == answer["bytes"], (len(data), filler, answer)
     # A dump after it is done runs again.
     r = ctl(petrel, sock, "dump", me.path("again.mrt"))
     assert r.returncode == 0, r

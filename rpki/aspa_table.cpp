@@ -11,7 +11,8 @@ namespace {
 
 uint32_t mix(uint32_t asn) {
   // A multiplicative hash: customer ASes come in runs (allocations), and
-  // the top bits of the product spread them.
+  // the top bits of the product spread them. It is public and fixed: the
+  // table's bounds must not rest on it (see build()).
   return static_cast<uint32_t>((static_cast<uint64_t>(asn) * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
@@ -36,36 +37,72 @@ std::string_view aspa_state_name(AspaState s) {
 }
 
 AspaTable AspaTable::build(std::span<const Aspa> aspas) {
+  // In customer order, one per customer: the order the buckets keep.
+  auto by_customer = [](const Aspa* a, const Aspa* b) { return a->customer < b->customer; };
+  std::vector<const Aspa*> order;
+  order.reserve(aspas.size());
+  for (const Aspa& a : aspas) order.push_back(&a);
+  if (std::adjacent_find(order.begin(), order.end(), [](const Aspa* a, const Aspa* b) {
+        return a->customer >= b->customer;
+      }) != order.end()) {
+    std::stable_sort(order.begin(), order.end(), by_customer);
+    std::vector<const Aspa*> last;  // of each customer's run
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i + 1 == order.size() || order[i + 1]->customer != order[i]->customer) last.push_back(order[i]);
+    }
+    order = std::move(last);
+  }
+
   AspaTable t;
-  size_t cap = 16;
-  while (cap < aspas.size() * 2) cap *= 2;
-  t.slots_.assign(cap, Slot{0, kEmpty, 0});
+  size_t buckets = 16;
+  while (buckets < order.size() * 2) buckets *= 2;
+  const size_t mask = buckets - 1;
+  // A counting sort by bucket: it keeps the customer order within each.
+  t.starts_.assign(buckets + 1, 0);
+  for (const Aspa* a : order) ++t.starts_[(mix(a->customer) & mask) + 1];
+  for (size_t b = 0; b < buckets; ++b) t.starts_[b + 1] += t.starts_[b];
+  std::vector<uint32_t> next(t.starts_.begin(), t.starts_.end() - 1);
   size_t total = 0;
-  for (const Aspa& a : aspas) total += a.providers.size();
+  for (const Aspa* a : order) total += a->providers.size();
+  assert(total <= UINT32_MAX);
   t.providers_.reserve(total);
-  for (const Aspa& a : aspas) {
-    assert(std::is_sorted(a.providers.begin(), a.providers.end()));
-    size_t i = mix(a.customer) & (cap - 1);
-    while (t.slots_[i].offset != kEmpty && t.slots_[i].customer != a.customer) i = (i + 1) & (cap - 1);
-    if (t.slots_[i].offset == kEmpty) ++t.customers_;
-    t.slots_[i] = Slot{a.customer, static_cast<uint32_t>(t.providers_.size()), static_cast<uint32_t>(a.providers.size())};
-    t.providers_.insert(t.providers_.end(), a.providers.begin(), a.providers.end());
+  t.entries_.resize(order.size());
+  for (const Aspa* a : order) {
+    assert(std::is_sorted(a->providers.begin(), a->providers.end()));
+    t.entries_[next[mix(a->customer) & mask]++] =
+        Entry{a->customer, static_cast<uint32_t>(t.providers_.size()), static_cast<uint32_t>(a->providers.size())};
+    t.providers_.insert(t.providers_.end(), a->providers.begin(), a->providers.end());
   }
   return t;
 }
 
-const AspaTable::Slot* AspaTable::find(uint32_t customer) const {
-  if (slots_.empty()) return nullptr;
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = mix(customer) & mask;; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.offset == kEmpty) return nullptr;
-    if (s.customer == customer) return &s;
+const AspaTable::Entry* AspaTable::find(uint32_t customer, size_t* steps) const {
+  if (entries_.empty()) return nullptr;
+  const size_t b = mix(customer) & (starts_.size() - 2);
+  const Entry* first = entries_.data() + starts_[b];
+  size_t n = starts_[b + 1] - starts_[b];
+  if (n == 0) return nullptr;
+  // Bisection: the last entry whose customer is not above ours stays in
+  // [first, first + n). Without branches on the data: a chosen bucket's
+  // searches would mispredict half the time.
+  while (n > 1) {
+    const size_t half = n / 2;
+    if (steps != nullptr) ++*steps;
+    first = first[half].customer <= customer ? first + half : first;
+    n -= half;
   }
+  if (steps != nullptr) ++*steps;
+  return first->customer == customer ? first : nullptr;
+}
+
+size_t AspaTable::lookup_steps(uint32_t customer) const {
+  size_t steps = 0;
+  (void)find(customer, &steps);
+  return steps;
 }
 
 Hop AspaTable::hop(uint32_t customer, uint32_t provider) const {
-  const Slot* s = find(customer);
+  const Entry* s = find(customer);
   if (s == nullptr) return Hop::kNoAttestation;
   const uint32_t* first = providers_.data() + s->offset;
   const uint32_t* last = first + s->count;
@@ -120,7 +157,8 @@ AspaState AspaTable::verify(std::span<const uint32_t> path, bool has_as_set, Asp
 }
 
 size_t AspaTable::memory_bytes() const {
-  return slots_.capacity() * sizeof(Slot) + providers_.capacity() * sizeof(uint32_t);
+  return starts_.capacity() * sizeof(uint32_t) + entries_.capacity() * sizeof(Entry) +
+         providers_.capacity() * sizeof(uint32_t);
 }
 
 AspaState verify_by_definition(std::span<const Aspa> aspas, std::span<const uint32_t> path, bool has_as_set,

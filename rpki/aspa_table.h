@@ -25,10 +25,17 @@
 // session; a transparent route server adds no AS).
 //
 // The table is built once and never changed (the daemon swaps a new one in,
-// as for the VRP table): an open-addressing hash of customer ASes to runs of
-// one sorted provider array. verify() walks the path once, dropping
-// repeats as it goes, and looks up each AS's ASPA at most twice (once for
-// each direction of its hops).
+// as for the VRP table): customer ASes in buckets by a hash, each bucket a
+// sorted run of one entry array, each entry a run of one sorted provider
+// array. verify() walks the path once, dropping repeats as it goes, and
+// looks up each AS's ASPA at most twice (once for each direction of its
+// hops).
+//
+// The buckets are laid out by a counting sort and searched by bisection,
+// not probed: the hash is fixed and public, so a cache could choose
+// customers that all share one bucket, and then a lookup costs log2 of
+// their count, not their count (open addressing, as before, cost n / 2
+// probes a lookup and n * n / 2 to build). Build is linear in the ASPAs.
 #pragma once
 
 #include <cstddef>
@@ -56,6 +63,7 @@ class AspaTable {
  public:
   AspaTable() = default;
   // From ASPAs sorted by customer, one per customer (Client::aspas()).
+  // Others are sorted first, and of two for one customer the later wins.
   static AspaTable build(std::span<const Aspa> aspas);
 
   [[nodiscard]] Hop hop(uint32_t customer, uint32_t provider) const;
@@ -64,22 +72,30 @@ class AspaTable {
   // last; `has_as_set` says whether it had an AS_SET segment.
   [[nodiscard]] AspaState verify(std::span<const uint32_t> path, bool has_as_set, AspaDirection dir) const;
 
-  [[nodiscard]] size_t size() const { return customers_; }
-  [[nodiscard]] bool empty() const { return customers_ == 0; }
+  [[nodiscard]] size_t size() const { return entries_.size(); }
+  [[nodiscard]] bool empty() const { return entries_.empty(); }
   [[nodiscard]] size_t memory_bytes() const;
 
+  // For tests: the entries a lookup of `customer` compares with its key,
+  // which bisection keeps within 1 + log2 of the largest bucket.
+  [[nodiscard]] size_t lookup_steps(uint32_t customer) const;
+
  private:
-  struct Slot {
+  struct Entry {
     uint32_t customer = 0;
     uint32_t offset = 0;  // into providers_
-    uint32_t count = 0;   // 0 with offset == kEmpty: a free slot
+    uint32_t count = 0;
   };
-  static constexpr uint32_t kEmpty = 0xffffffffu;
-  [[nodiscard]] const Slot* find(uint32_t customer) const;
+  [[nodiscard]] const Entry* find(uint32_t customer, size_t* steps = nullptr) const;
 
-  std::vector<Slot> slots_;  // a power of two, at most half full
+  // Bucket b holds entries_[starts_[b]] up to entries_[starts_[b + 1]],
+  // sorted by customer; the bucket count is a power of two, at least twice
+  // the entry count, so a bucket holds at most one entry but by chance or
+  // by choice (twice rather than once: fewer misses of the branch on a
+  // bucket's size, the bench's figures as with open addressing).
+  std::vector<uint32_t> starts_;
+  std::vector<Entry> entries_;
   std::vector<uint32_t> providers_;
-  size_t customers_ = 0;
 };
 
 // The draft's procedure done literally, by the ramp definitions, with a

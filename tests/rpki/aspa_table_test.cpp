@@ -2,7 +2,8 @@
 // downstream procedures of draft-ietf-sidrops-aspa-verification, and a
 // property: AspaTable::verify agrees with verify_by_definition (the
 // draft's ramps computed literally, by a scan) on random paths and ASPA
-// sets.
+// sets; and lookups against customers chosen to share a bucket of the
+// table's public hash, held to the bisection bound and to a std::map.
 #include "rpki/aspa_table.h"
 
 #include <gtest/gtest.h>
@@ -133,6 +134,114 @@ RC_GTEST_PROP(Aspa, LargeTablesAgree, ()) {
       RC_ASSERT(table.verify(path, false, dir) == verify_by_definition(aspas, path, false, dir));
     }
   }
+}
+
+// The table's hash, as public as it is in the source: what a hostile cache
+// would compute offline to choose its customers.
+uint32_t public_mix(uint32_t asn) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(asn) * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+// `count` customers whose hash agrees in its low `bits` bits: one bucket
+// (and, in the open-addressing table this replaced, one home slot, so
+// that build took count * count / 2 probes and each lookup count / 2).
+std::vector<uint32_t> colliding_customers(size_t count, int bits) {
+  std::vector<uint32_t> out;
+  const uint32_t mask = (1u << bits) - 1;
+  for (uint32_t asn = 1; out.size() < count; ++asn) {
+    if ((public_mix(asn) & mask) == 0) out.push_back(asn);
+  }
+  return out;
+}
+
+size_t log2_ceil(size_t n) {
+  size_t k = 0;
+  while ((size_t{1} << k) < n) ++k;
+  return k;
+}
+
+// Each customer's providers in the model: a few ASes derived from it.
+std::vector<uint32_t> providers_of(uint32_t c) {
+  std::vector<uint32_t> p{c + 1, c * 3 + 7, c ^ 0x5555u};
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  return p;
+}
+
+// 2,048 customers chosen to share one bucket (they share the low 13 bits
+// of the hash, so they would share a bucket of any table up to 8,192
+// buckets): every lookup, hit or miss, still compares with at most
+// 1 + log2(2,048) entries, and finds what the model holds. In the
+// open-addressing table they formed one run: lookups took up to 2,048
+// probes, and build about two million.
+TEST(Aspa, CustomersChosenToCollideCostLogarithmicSteps) {
+  constexpr size_t kCount = 2048;
+  const auto chosen = colliding_customers(kCount + 64, 13);
+  std::vector<Aspa> aspas;
+  for (size_t i = 0; i < kCount; ++i) aspas.push_back(Aspa{chosen[i], providers_of(chosen[i])});
+  const auto table = AspaTable::build(aspas);
+  ASSERT_EQ(table.size(), kCount);
+  const size_t bound = 1 + log2_ceil(kCount);
+  size_t worst = 0;
+  for (uint32_t c : chosen) worst = std::max(worst, table.lookup_steps(c));
+  EXPECT_LE(worst, bound);
+  EXPECT_GE(worst, bound - 1);  // they did share a bucket: bisection ran
+  for (size_t i = 0; i < kCount; ++i) {
+    const uint32_t c = chosen[i];
+    for (uint32_t p : providers_of(c)) ASSERT_EQ(table.hop(c, p), Hop::kProviderPlus) << c;
+    ASSERT_EQ(table.hop(c, 0xfffffff0u), Hop::kNotProviderPlus) << c;
+  }
+  // Misses in the same bucket, below, between and above the customers.
+  for (size_t i = kCount; i < chosen.size(); ++i) EXPECT_EQ(table.hop(chosen[i], 1), Hop::kNoAttestation);
+  EXPECT_EQ(table.hop(0, 1), Hop::kNoAttestation);
+  EXPECT_EQ(table.hop(chosen[0] + 1, 1), Hop::kNoAttestation);
+}
+
+// Random and chosen customer sets, in order or not, with repeated
+// customers (the later ASPA wins, as the header says): every lookup of a
+// customer held, and of ASes near them, answers as a std::map would, and
+// within the bisection bound of the set's size.
+RC_GTEST_PROP(Aspa, LookupsAgreeWithAMap, ()) {
+  const bool chosen = *rc::gen::arbitrary<bool>();
+  const auto pool = chosen ? colliding_customers(300, 10) : std::vector<uint32_t>{};
+  auto customer = [&]() -> uint32_t {
+    if (chosen) return pool[*rc::gen::inRange<size_t>(0, pool.size())];
+    const uint32_t x = *rc::gen::inRange<uint32_t>(0, 5000);  // near either end of the AS space
+    return *rc::gen::arbitrary<bool>() ? x : 0xffffffffu - x;
+  };
+  std::vector<Aspa> aspas;
+  std::map<uint32_t, std::vector<uint32_t>> model;
+  const int count = *rc::gen::inRange(0, 300);
+  for (int i = 0; i < count; ++i) {
+    const uint32_t c = customer();
+    auto p = *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(0, 40));
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    aspas.push_back(Aspa{c, p});
+    model[c] = p;
+  }
+  if (*rc::gen::arbitrary<bool>()) {
+    std::stable_sort(aspas.begin(), aspas.end(), [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; });
+  }
+  const auto table = AspaTable::build(aspas);
+  RC_ASSERT(table.size() == model.size());
+  const size_t bound = 1 + log2_ceil(std::max<size_t>(model.size(), 1));
+  auto check = [&](uint32_t c) {
+    RC_ASSERT(table.lookup_steps(c) <= bound);
+    auto it = model.find(c);
+    for (uint32_t p = 0; p < 40; ++p) {
+      const Hop want = it == model.end()                                               ? Hop::kNoAttestation
+                       : std::binary_search(it->second.begin(), it->second.end(), p) ? Hop::kProviderPlus
+                                                                                     : Hop::kNotProviderPlus;
+      RC_ASSERT(table.hop(c, p) == want);
+    }
+  };
+  for (const auto& [c, p] : model) {
+    check(c);
+    check(c + 1);
+    check(c - 1);
+  }
+  check(customer());
 }
 
 TEST(Aspa, StateNames) {

@@ -208,6 +208,7 @@ Result<Message, DecodeError> decode(bytes::Span whole) {
       if (!r.copy_to(k.key.ski.data(), k.key.ski.size())) return fail(corrupt("router key too short"));
       k.key.asn = *r.u32();
       bytes::Span spki = r.rest();
+      if (spki.size() > kMaxSpkiLen) return fail(corrupt("router key SPKI longer than 1024 octets (P-256 keys: 91)"));
       k.key.spki.resize(spki.size());
       std::transform(spki.begin(), spki.end(), k.key.spki.begin(),
                      [](std::byte b) { return std::to_integer<uint8_t>(b); });

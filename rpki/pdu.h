@@ -44,6 +44,15 @@ inline constexpr size_t kHeaderLen = 8;
 // Error Report carrying a Router Key and its text stays far below). It
 // bounds an ASPA PDU to 16,381 providers; real ASPAs list a handful.
 inline constexpr uint32_t kMaxPduLen = 64 * 1024;
+// The longest Subject Public Key Info a Router Key PDU may carry (RFC 8210
+// section 5.10 sets no bound but the PDU's). BGPsec router keys are ECDSA
+// P-256 (RFC 8208 section 3, now RFC 8608): an uncompressed point in the
+// DER SubjectPublicKeyInfo of RFC 5480 is 91 octets. 1,024 is eleven
+// times that and holds even an RSA-4096 SPKI (550 octets), should another
+// algorithm be added. Without a bound a PDU could carry 64 KiB of SPKI,
+// and the limit on held records would not bound memory. A longer SPKI is
+// Corrupt Data.
+inline constexpr size_t kMaxSpkiLen = 1024;
 
 enum class PduType : uint8_t {
   kSerialNotify = 0,

@@ -1,6 +1,6 @@
 // Tests of rpki/pdu.h: each PDU of RFC 8210 section 5 (and RFC 6810's End
-// of Data) against hand-written bytes, header checks, round trips and
-// hostile input.
+// of Data) against hand-written bytes, header checks, the bound on a
+// Router Key's SPKI, round trips and hostile input.
 #include "rpki/pdu.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +89,26 @@ TEST(Pdu, AspaBadBodies) {
   for (uint32_t i = 0; i < (kMaxPduLen - 12) / 4; ++i) most += " 00000001";
   EXPECT_EQ(code(most.c_str()), -1);
   EXPECT_EQ(code("02 0b 0100 00010004 0000fbf4"), corrupt);
+}
+
+// A Router Key's SPKI may be up to kMaxSpkiLen octets (a P-256 key's is
+// 91); one octet more is Corrupt Data, though the PDU is well within
+// kMaxPduLen.
+TEST(Pdu, RouterKeySpkiBound) {
+  RouterKey key;
+  key.ski.fill(0xab);
+  key.asn = 64496;
+  for (size_t len : {size_t{0}, size_t{91}, kMaxSpkiLen}) {
+    key.spki.assign(len, 0x30);
+    auto m = decode(encode(1, RouterKeyPdu{true, key}));
+    ASSERT_TRUE(m.ok()) << len;
+    EXPECT_EQ(std::get<RouterKeyPdu>(m->pdu).key.spki.size(), len);
+  }
+  key.spki.assign(kMaxSpkiLen + 1, 0x30);
+  auto m = decode(encode(1, RouterKeyPdu{true, key}));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().code, ErrorCode::kCorruptData);
+  EXPECT_NE(m.error().what.find("SPKI"), std::string_view::npos);
 }
 
 TEST(Pdu, EndOfDataWithoutIntervalsEncodesDefaults) {

@@ -50,6 +50,10 @@ std::optional<ErrorCode> replay(const std::vector<std::pair<T, bool>>& ops, size
 
 }  // namespace
 
+size_t router_key_records(const RouterKey& k) {
+  return 2 + (k.spki.size() + kSpkiOctetsPerRecord - 1) / kSpkiOctetsPerRecord;
+}
+
 std::string_view state_name(Client::State s) {
   switch (s) {
     case Client::State::kDisconnected: return "disconnected";
@@ -243,11 +247,14 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
               fail_with(ErrorCode::kCorruptData, "Router Key PDU outside a Cache Response", raw, out);
               return;
             }
-            if (over_limit()) {
+            const size_t records = router_key_records(k.key);
+            if (over_limit(records)) {
               fail_with(ErrorCode::kInternalError, limit_text(), raw, out);
               return;
             }
             pending_keys_.emplace_back(k.key, k.announce);
+            pending_key_records_ += records;
+            pending_key_bytes_ += pending_keys_.back().first.spki.capacity();
           },
           [&](const AspaPdu& a) {
             if (state_ != State::kReceiving) {
@@ -261,6 +268,7 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
             }
             pending_providers_ += a.aspa.providers.size();
             pending_aspas_.emplace_back(a.aspa, a.announce);
+            pending_provider_bytes_ += pending_aspas_.back().first.providers.capacity() * sizeof(uint32_t);
           },
           [&](const EndOfData& e) {
             if (state_ != State::kReceiving) {
@@ -365,13 +373,16 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
     }
     i = j;
   }
+  // Router keys: decided against the set in force (nothing, for a reset)
+  // without copying it; only what changes is copied.
   std::stable_sort(pending_keys_.begin(), pending_keys_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::set<RouterKey> keys_held = reset ? std::set<RouterKey>{} : keys_;
+  std::vector<RouterKey> keys_now;  // for a reset: the whole new set, sorted
   for (size_t i = 0; i < pending_keys_.size();) {
     size_t j = i;
     while (j < pending_keys_.size() && pending_keys_[j].first == pending_keys_[i].first) ++j;
-    bool before = keys_held.count(pending_keys_[i].first) != 0;
+    const RouterKey& key = pending_keys_[i].first;
+    bool before = !reset && keys_.count(key) != 0;
     bool after = false;
     size_t bad = 0;
     if (auto err = replay(pending_keys_, i, j, before, after, bad)) {
@@ -383,23 +394,26 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
       }
       return;
     }
-    if (after) {
-      keys_held.insert(pending_keys_[i].first);
-    } else {
-      keys_held.erase(pending_keys_[i].first);
+    if (reset) {
+      if (after) keys_now.push_back(key);
+    } else if (before != after) {
+      (after ? up.keys_announced : up.keys_withdrawn).push_back(key);
     }
     i = j;
   }
+  size_t key_records = reset ? 0 : key_records_;
+  for (const RouterKey& k : reset ? keys_now : up.keys_announced) key_records += router_key_records(k);
+  for (const RouterKey& k : up.keys_withdrawn) key_records -= router_key_records(k);
 
-  std::vector<Aspa> aspas_held = reset ? std::vector<Aspa>{} : aspas_;
-  if (!apply_aspas(reset, aspas_held, up, out)) return;
+  std::vector<Aspa> aspas_changed;
+  std::vector<uint32_t> aspas_gone;
   size_t aspa_records = 0;
-  for (const Aspa& a : aspas_held) aspa_records += 1 + a.providers.size();
+  if (!plan_aspas(reset, aspas_changed, aspas_gone, aspa_records, out)) return;
 
   // An incremental answer may replace records (withdraw one, announce
   // another) past max_vrps records received; what it leaves must fit.
   const size_t result_size = (reset ? now_held.size() : vrps_.size() - up.withdrawn.size() + up.announced.size()) +
-                             keys_held.size() + aspa_records;
+                             key_records + aspa_records;
   if (result_size > config_.max_vrps) {
     fail_with(ErrorCode::kInternalError, limit_text(), {}, out);
     return;
@@ -421,21 +435,9 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
     std::merge(kept.begin(), kept.end(), up.announced.begin(), up.announced.end(), std::back_inserter(next));
     vrps_ = std::move(next);
   }
-  std::set_difference(keys_held.begin(), keys_held.end(), keys_.begin(), keys_.end(),
-                      std::back_inserter(up.keys_announced));
-  std::set_difference(keys_.begin(), keys_.end(), keys_held.begin(), keys_held.end(),
-                      std::back_inserter(up.keys_withdrawn));
-  keys_ = std::move(keys_held);
-  if (reset) {
-    // What the old data had and the new has not.
-    auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
-    for (const Aspa& old : aspas_) {
-      if (!std::binary_search(aspas_held.begin(), aspas_held.end(), old, by_customer)) {
-        up.aspas_withdrawn.push_back(old.customer);
-      }
-    }
-  }
-  aspas_ = std::move(aspas_held);
+  commit_keys(reset, std::move(keys_now), up);
+  commit_aspas(reset, std::move(aspas_changed), std::move(aspas_gone), up);
+  assert(key_records_ == key_records && aspa_records_ == aspa_records);
 
   session_id_ = e.session_id;
   serial_ = e.serial;
@@ -450,12 +452,14 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   out.push_back(std::move(up));
 }
 
-bool Client::apply_aspas(bool reset, std::vector<Aspa>& held, ApplyUpdate& up, ClientActions& out) {
+bool Client::plan_aspas(bool reset, std::vector<Aspa>& changed, std::vector<uint32_t>& gone, size_t& records,
+                        ClientActions& out) {
   auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
+  const std::vector<Aspa> none;
+  const std::vector<Aspa>& held = reset ? none : aspas_;
+  records = reset ? 0 : aspa_records_;
   std::stable_sort(pending_aspas_.begin(), pending_aspas_.end(),
                    [](const auto& a, const auto& b) { return a.first.customer < b.first.customer; });
-  std::vector<Aspa> changed;  // new or replaced, sorted by customer
-  std::vector<uint32_t> gone;
   for (size_t i = 0; i < pending_aspas_.size();) {
     size_t j = i;
     const uint32_t customer = pending_aspas_[i].first.customer;
@@ -477,36 +481,95 @@ bool Client::apply_aspas(bool reset, std::vector<Aspa>& held, ApplyUpdate& up, C
     }
     if (after != nullptr && (before == nullptr || *before != *after)) {
       changed.push_back(*after);
-    } else if (after == nullptr && before != nullptr && !reset) {
+      records += 1 + after->providers.size();
+      if (before != nullptr) records -= 1 + before->providers.size();
+    } else if (after == nullptr && before != nullptr) {
       gone.push_back(customer);
+      records -= 1 + before->providers.size();
     }
     i = j;
   }
-  // held := held - gone, with changed replacing or joining.
-  std::vector<Aspa> next;
-  next.reserve(held.size() + changed.size());
-  size_t c = 0;
-  for (Aspa& a : held) {
-    while (c < changed.size() && changed[c].customer < a.customer) next.push_back(changed[c++]);
-    if (c < changed.size() && changed[c].customer == a.customer) {
-      next.push_back(changed[c++]);
-    } else if (!std::binary_search(gone.begin(), gone.end(), a.customer)) {
-      next.push_back(std::move(a));
-    }
+  return true;
+}
+
+void Client::commit_keys(bool reset, std::vector<RouterKey> keys_now, ApplyUpdate& up) {
+  // The figures follow each key in and out, from the copy the set holds.
+  auto take = [&](const RouterKey& k) {
+    key_records_ += router_key_records(k);
+    key_bytes_ += sizeof(RouterKey) + k.spki.capacity();
+  };
+  if (reset) {
+    std::set_difference(keys_now.begin(), keys_now.end(), keys_.begin(), keys_.end(),
+                        std::back_inserter(up.keys_announced));
+    std::set_difference(keys_.begin(), keys_.end(), keys_now.begin(), keys_now.end(),
+                        std::back_inserter(up.keys_withdrawn));
+    keys_.clear();
+    key_records_ = 0;
+    key_bytes_ = 0;
+    for (RouterKey& k : keys_now) take(*keys_.insert(keys_.end(), std::move(k)));
+    return;
   }
-  while (c < changed.size()) next.push_back(changed[c++]);
-  held = std::move(next);
+  for (const RouterKey& k : up.keys_withdrawn) {
+    auto it = keys_.find(k);
+    assert(it != keys_.end());
+    key_records_ -= router_key_records(*it);
+    key_bytes_ -= sizeof(RouterKey) + it->spki.capacity();
+    keys_.erase(it);
+  }
+  for (const RouterKey& k : up.keys_announced) take(*keys_.insert(k).first);
+}
+
+void Client::commit_aspas(bool reset, std::vector<Aspa> changed, std::vector<uint32_t> gone, ApplyUpdate& up) {
+  auto by_customer = [](const Aspa& a, const Aspa& b) { return a.customer < b.customer; };
+  auto take = [&](const Aspa& a) {
+    aspa_records_ += 1 + a.providers.size();
+    aspa_bytes_ += a.providers.capacity() * sizeof(uint32_t);
+  };
+  auto drop = [&](const Aspa& a) {
+    aspa_records_ -= 1 + a.providers.size();
+    aspa_bytes_ -= a.providers.capacity() * sizeof(uint32_t);
+  };
   if (reset) {
     // Against the data in force, not the empty start: only what differs.
-    for (const Aspa& a : held) {
+    for (const Aspa& a : changed) {
       auto old = std::lower_bound(aspas_.begin(), aspas_.end(), a, by_customer);
       if (old == aspas_.end() || *old != a) up.aspas_announced.push_back(a);
     }
-  } else {
-    up.aspas_announced = std::move(changed);
-    up.aspas_withdrawn = std::move(gone);
+    for (const Aspa& old : aspas_) {
+      if (!std::binary_search(changed.begin(), changed.end(), old, by_customer)) {
+        up.aspas_withdrawn.push_back(old.customer);
+      }
+    }
+    aspas_ = std::move(changed);
+    aspa_records_ = 0;
+    aspa_bytes_ = 0;
+    for (const Aspa& a : aspas_) take(a);
+    return;
   }
-  return true;
+  // aspas_ := aspas_ - gone, with changed replacing or joining. An entry
+  // moved across keeps its buffer, and so its share of the figures.
+  std::vector<Aspa> next;
+  next.reserve(aspas_.size() + changed.size());
+  size_t c = 0;
+  auto join = [&](const Aspa& a) {
+    next.push_back(a);
+    take(next.back());
+  };
+  for (Aspa& a : aspas_) {
+    while (c < changed.size() && changed[c].customer < a.customer) join(changed[c++]);
+    if (c < changed.size() && changed[c].customer == a.customer) {
+      drop(a);
+      join(changed[c++]);
+    } else if (std::binary_search(gone.begin(), gone.end(), a.customer)) {
+      drop(a);
+    } else {
+      next.push_back(std::move(a));
+    }
+  }
+  while (c < changed.size()) join(changed[c++]);
+  aspas_ = std::move(next);
+  up.aspas_announced = std::move(changed);
+  up.aspas_withdrawn = std::move(gone);
 }
 
 void Client::send(const Pdu& pdu, ClientActions& out) { out.push_back(SendBytes{encode(version_, pdu)}); }
@@ -558,8 +621,7 @@ void Client::flush(ClientActions& out) {
   up.keys_withdrawn.assign(keys_.begin(), keys_.end());
   for (const Aspa& a : aspas_) up.aspas_withdrawn.push_back(a.customer);
   vrps_.clear();
-  keys_.clear();
-  std::vector<Aspa>().swap(aspas_);
+  drop_keys_and_aspas();
   session_id_.reset();
   serial_.reset();
   expire_at_.reset();
@@ -568,13 +630,21 @@ void Client::flush(ClientActions& out) {
 
 void Client::expire(ClientActions& out) {
   std::vector<Vrp>().swap(vrps_);  // clear() would keep the capacity
-  keys_.clear();
-  std::vector<Aspa>().swap(aspas_);
+  drop_keys_and_aspas();
   session_id_.reset();
   serial_.reset();
   expire_at_.reset();
   want_reset_ = true;
   out.push_back(DataExpired{});
+}
+
+void Client::drop_keys_and_aspas() {
+  keys_.clear();
+  std::vector<Aspa>().swap(aspas_);
+  key_records_ = 0;
+  key_bytes_ = 0;
+  aspa_records_ = 0;
+  aspa_bytes_ = 0;
 }
 
 // Frees the buffers rather than clear() them: an answer may have been
@@ -585,19 +655,26 @@ void Client::clear_pending() {
   std::vector<std::pair<RouterKey, bool>>().swap(pending_keys_);
   std::vector<std::pair<Aspa, bool>>().swap(pending_aspas_);
   pending_providers_ = 0;
+  pending_provider_bytes_ = 0;
+  pending_key_records_ = 0;
+  pending_key_bytes_ = 0;
 }
 
-size_t Client::held_aspa_records() const {
-  size_t n = aspas_.size();
+size_t Client::held_records() const { return vrps_.size() + key_records_ + aspa_records_; }
+
+size_t Client::held_records_by_walk() const {
+  size_t n = vrps_.size() + aspas_.size();
+  for (const RouterKey& k : keys_) n += router_key_records(k);
   for (const Aspa& a : aspas_) n += a.providers.size();
   return n;
 }
 
-bool Client::over_limit() const {
+bool Client::over_limit(size_t adding) const {
   // A reset answer replaces everything: its records alone count. An
   // incremental one may withdraw all we hold and announce max_vrps new.
-  const size_t held = reset_pending_ ? 0 : vrps_.size() + keys_.size() + held_aspa_records();
-  return pending_.size() + pending_keys_.size() + pending_aspas_.size() + pending_providers_ >= config_.max_vrps + held;
+  const size_t held = reset_pending_ ? 0 : held_records();
+  const size_t pending = pending_.size() + pending_key_records_ + pending_aspas_.size() + pending_providers_;
+  return pending + adding > config_.max_vrps + held;
 }
 
 std::string Client::limit_text() const {
@@ -605,6 +682,13 @@ std::string Client::limit_text() const {
 }
 
 size_t Client::held_bytes() const {
+  return vrps_.capacity() * sizeof(Vrp) + pending_.capacity() * sizeof(pending_[0]) + key_bytes_ +
+         pending_keys_.capacity() * sizeof(pending_keys_[0]) + pending_key_bytes_ +
+         aspas_.capacity() * sizeof(Aspa) + aspa_bytes_ + pending_aspas_.capacity() * sizeof(pending_aspas_[0]) +
+         pending_provider_bytes_ + framer_.held_bytes();
+}
+
+size_t Client::held_bytes_by_walk() const {
   size_t keys = 0;
   for (const RouterKey& k : keys_) keys += sizeof k + k.spki.capacity();
   for (const auto& [k, announce] : pending_keys_) keys += k.spki.capacity();

@@ -46,7 +46,10 @@
 //    keys, ASPAs and each ASPA's providers) is cut off with an Error Report, Internal Error (1): RFC 8210
 //    section 12 gives that code to a party that cannot go on for a reason
 //    of its own, "ran out of memory" its first example; the data is not
-//    corrupt. The previous data stays in force;
+//    corrupt. The previous data stays in force. A router key counts as
+//    router_key_records() records, by the length of its SPKI, so that the
+//    limit bounds bytes too; an SPKI over kMaxSpkiLen is Corrupt Data (the
+//    decoder's);
 //  - an answer not complete (End of Data) within answer_timeout of the
 //    query closes the connection (kTimedOut), the previous data kept;
 //  - what an abandoned answer held is freed, not kept as spare capacity.
@@ -79,10 +82,20 @@ using Time = timing::Time;
 inline constexpr size_t kDefaultMaxVrps = 4'000'000;
 inline constexpr Duration kDefaultAnswerTimeout = std::chrono::seconds(60);
 
+// A router key counts against max_vrps as two records and one more for
+// each kSpkiOctetsPerRecord octets of its SPKI, so that a record costs
+// about what a buffered VRP does (28 bytes): the key without its SPKI
+// takes 56 bytes in an answer being received, the SPKI its length and the
+// allocator's 16. A 91-octet P-256 key is 5 records, one at kMaxSpkiLen
+// 34. Counted as one record whatever its size, 4 million keys of 64 KiB
+// each could have been held.
+inline constexpr size_t kSpkiOctetsPerRecord = 32;
+[[nodiscard]] size_t router_key_records(const RouterKey& k);
+
 struct ClientConfig {
   uint8_t max_version = kMaxVersion;
   Intervals defaults{};  // until a version 1 End of Data says otherwise
-  size_t max_vrps = kDefaultMaxVrps;           // records (VRPs + router keys) one cache may leave us holding
+  size_t max_vrps = kDefaultMaxVrps;  // records (VRPs, router keys, ASPAs) one cache may leave us holding
   Duration answer_timeout = kDefaultAnswerTimeout;  // from a query to its End of Data
 };
 
@@ -163,7 +176,16 @@ class Client {
   [[nodiscard]] bool has_data() const { return expire_at_.has_value(); }
   // Bytes the client holds: the data in force and what an answer being
   // received has buffered (capacity, not size: what the allocator sees).
+  // Kept up to date as the data changes, not counted on each call: the
+  // daemon asks twice per read, and a walk of a million ASPAs each time
+  // would cost more than the read.
   [[nodiscard]] size_t held_bytes() const;
+  // The records held, as max_vrps counts them (kept, as held_bytes()).
+  [[nodiscard]] size_t held_records() const;
+  // For tests: the same two figures counted by walking everything held,
+  // which the kept ones must equal after any sequence of events.
+  [[nodiscard]] size_t held_bytes_by_walk() const;
+  [[nodiscard]] size_t held_records_by_walk() const;
   // A Serial Query is out on this connection and nothing of its answer has
   // come. A connection lost now is most likely a cache that no longer knows
   // our session (restarted) and closed instead of answering: the next
@@ -190,7 +212,7 @@ class Client {
   void flush(ClientActions& out);
   void expire(ClientActions& out);
   void clear_pending();
-  [[nodiscard]] bool over_limit() const;  // one more record would pass max_vrps
+  [[nodiscard]] bool over_limit(size_t adding = 1) const;  // `adding` more records would pass max_vrps
   [[nodiscard]] std::string limit_text() const;
   // Closes, and reconnects at once asking for everything (Reset Query).
   void restart_with_reset(CloseReason why, ClientActions& out);
@@ -216,6 +238,13 @@ class Client {
   std::vector<Vrp> vrps_;
   std::set<RouterKey> keys_;
   std::vector<Aspa> aspas_;
+  // What keys_ and aspas_ hold, kept as they change (commit_keys,
+  // commit_aspas, drop_keys_and_aspas) so that the check on each PDU and
+  // held_bytes() walk nothing.
+  size_t key_records_ = 0;   // router_key_records() over keys_
+  size_t key_bytes_ = 0;     // sizeof(RouterKey) and SPKI capacity over keys_
+  size_t aspa_records_ = 0;  // ASPAs and their providers
+  size_t aspa_bytes_ = 0;    // the providers' capacity, in bytes
 
   // The answer being received.
   uint16_t pending_session_ = 0;
@@ -223,10 +252,19 @@ class Client {
   std::vector<std::pair<RouterKey, bool>> pending_keys_;
   std::vector<std::pair<Aspa, bool>> pending_aspas_;
   size_t pending_providers_ = 0;  // providers in pending_aspas_, for max_vrps
-  [[nodiscard]] size_t held_aspa_records() const;
-  // Applies the pending ASPA operations to `held` (sorted by customer);
-  // false after sending an Error Report.
-  bool apply_aspas(bool reset, std::vector<Aspa>& held, ApplyUpdate& up, ClientActions& out);
+  size_t pending_provider_bytes_ = 0;  // their capacity, in bytes
+  size_t pending_key_records_ = 0;     // router_key_records() over pending_keys_
+  size_t pending_key_bytes_ = 0;       // SPKI capacity over pending_keys_
+  // What the pending ASPA operations do to the ASPAs in force (to none,
+  // for a reset): `changed` new or replaced, sorted by customer; `gone`
+  // customers, sorted; `records` what the ASPAs will count. Changes
+  // nothing held; false after sending an Error Report.
+  bool plan_aspas(bool reset, std::vector<Aspa>& changed, std::vector<uint32_t>& gone, size_t& records,
+                  ClientActions& out);
+  // Make the planned change and fill the update's key and ASPA parts.
+  void commit_keys(bool reset, std::vector<RouterKey> keys_now, ApplyUpdate& up);
+  void commit_aspas(bool reset, std::vector<Aspa> changed, std::vector<uint32_t> gone, ApplyUpdate& up);
+  void drop_keys_and_aspas();
 };
 
 std::string_view state_name(Client::State s);

@@ -19,6 +19,7 @@ using std::chrono::seconds;
 
 Vrp V(const char* p, uint8_t max, uint32_t as) { return Vrp{*net::Prefix::parse(p), max, as}; }
 
+using testing::error_sent;
 using testing::find;
 using testing::sent;
 
@@ -62,14 +63,6 @@ struct Harness : testing::ClientDriver {
     ASSERT_NE(find<ApplyUpdate>(b), nullptr);
   }
 };
-
-ErrorReport error_sent(const ClientActions& acts) {
-  for (const auto& m : sent(acts)) {
-    if (const auto* e = std::get_if<ErrorReport>(&m.pdu)) return *e;
-  }
-  ADD_FAILURE() << "no Error Report sent";
-  return {};
-}
 
 TEST(Client, StartsWithResetQueryAndAppliesOnlyAtEndOfData) {
   Harness h;

@@ -1,5 +1,6 @@
-// Helpers shared by the RTR client tests: what the client sent, the first
-// action of a kind, and a driver on a fake clock.
+// Helpers shared by the RTR client tests: what the client sent, the Error
+// Report among it, the first action of a kind, and a driver on a fake
+// clock.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,6 +22,15 @@ inline std::vector<Message> sent(const ClientActions& acts) {
     }
   }
   return out;
+}
+
+// The Error Report the client sent (a test failure when none).
+inline ErrorReport error_sent(const ClientActions& acts) {
+  for (const auto& m : sent(acts)) {
+    if (const auto* e = std::get_if<ErrorReport>(&m.pdu)) return *e;
+  }
+  ADD_FAILURE() << "no Error Report sent";
+  return {};
 }
 
 template <typename T>

@@ -214,7 +214,15 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
             }
             // A query already out will bring the news; the refresh timer
             // catches anything after it.
-            if (state_ == State::kIdle && (!serial_ || n.serial != *serial_)) send_query(now, out);
+            if (state_ != State::kIdle || (serial_ && n.serial == *serial_)) return;
+            // Not sooner than notify_gap after the last answer: the query
+            // timer moves forward to then (see kDefaultNotifyGap).
+            if (answered_at_ && now < *answered_at_ + config_.notify_gap) {
+              const Time at = *answered_at_ + config_.notify_gap;
+              if (!query_at_ || at < *query_at_) query_at_ = at;
+              return;
+            }
+            send_query(now, out);
           },
           [&](const SerialQuery&) { fail_with(ErrorCode::kUnsupportedPduType, "a query sent to the router", raw, out); },
           [&](const ResetQuery&) { fail_with(ErrorCode::kUnsupportedPduType, "a query sent to the router", raw, out); },
@@ -444,6 +452,7 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   intervals_ = clamp(e.intervals.value_or(config_.defaults));
   query_at_ = now + seconds(intervals_.refresh);
   expire_at_ = now + seconds(intervals_.expire);
+  answered_at_ = now;
   reset_pending_ = false;
   want_reset_ = false;
   answer_by_.reset();

@@ -9,8 +9,9 @@
 // What it does, by RFC 8210 section:
 //  - 8.1: on each connection it sends a Reset Query, or a Serial Query when
 //    it holds unexpired data and the session id and serial that go with
-//    it. 8.2: a Serial Query on a Serial Notify (when idle) and at the
-//    refresh interval.
+//    it. 8.2: a Serial Query on a Serial Notify (when idle, and not
+//    sooner than notify_gap after the last answer) and at the refresh
+//    interval.
 //  - 5.x: an answer (Cache Response ... End of Data) takes effect only when
 //    complete and consistent: withdrawing a record it does not hold is
 //    Withdrawal of Unknown Record (6), announcing one it holds is Duplicate
@@ -81,6 +82,14 @@ using Time = timing::Time;
 // years of room and still bounds a hostile cache to some hundreds of MB.
 inline constexpr size_t kDefaultMaxVrps = 4'000'000;
 inline constexpr Duration kDefaultAnswerTimeout = std::chrono::seconds(60);
+// Serial Notify is a hint (RFC 8210 section 4) that the cache may send
+// after every change, and each answer, however small, costs the daemon a
+// table rebuild and a revalidation on its main loop. A notify less than
+// notify_gap after the last complete answer brings the next query forward
+// to that moment rather than to now; further notifies until then ask
+// nothing more. 5 s is far below how often real caches change (minutes)
+// and bounds a cache that notifies after each answer to one every 5 s.
+inline constexpr Duration kDefaultNotifyGap = std::chrono::seconds(5);
 
 // A router key counts against max_vrps as two records and one more for
 // each kSpkiOctetsPerRecord octets of its SPKI, so that a record costs
@@ -97,6 +106,7 @@ struct ClientConfig {
   Intervals defaults{};  // until a version 1 End of Data says otherwise
   size_t max_vrps = kDefaultMaxVrps;  // records (VRPs, router keys, ASPAs) one cache may leave us holding
   Duration answer_timeout = kDefaultAnswerTimeout;  // from a query to its End of Data
+  Duration notify_gap = kDefaultNotifyGap;          // from an End of Data to a query a notify asks for
 };
 
 // Events.
@@ -234,6 +244,7 @@ class Client {
   std::optional<Time> query_at_;  // refresh, or retry after No Data Available
   std::optional<Time> expire_at_;
   std::optional<Time> answer_by_;  // the query out must be answered in full by then
+  std::optional<Time> answered_at_;  // the last End of Data taken, for notify_gap
 
   std::vector<Vrp> vrps_;
   std::set<RouterKey> keys_;

@@ -114,12 +114,48 @@ TEST(Client, SerialQueryAtRefreshAppliesTheDifference) {
 TEST(Client, SerialNotify) {
   Harness h;
   h.synced({});
+  (void)h.advance(kDefaultNotifyGap);
   EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 10}})).empty());  // nothing new
   auto q = sent(h.cache(1, {SerialNotify{5, 12}}));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<SerialQuery>(q[0].pdu));
   // A second notify while the query is out asks nothing more.
   EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 13}})).empty());
+}
+
+// A cache that notifies at once after each answer gets one query per
+// notify_gap, not one per notify: the notifies in between move the query
+// timer forward to the end of the gap and ask nothing themselves.
+TEST(Client, SerialNotifiesSoonAfterAnAnswerWaitOutTheGap) {
+  ClientConfig cfg;
+  cfg.notify_gap = seconds(5);
+  Harness h(cfg);
+  h.synced({V("192.0.2.0/24", 24, 1)});  // refresh in 100 s
+  const Time answered = h.now;
+  EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 11}})).empty());
+  EXPECT_EQ(h.client.next_deadline(), answered + seconds(5));
+  EXPECT_TRUE(sent(h.advance(seconds(2))).empty());
+  EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 12}})).empty());
+  EXPECT_EQ(h.client.next_deadline(), answered + seconds(5));
+  EXPECT_TRUE(sent(h.advance(seconds(2))).empty());
+  auto q = sent(h.advance(seconds(1)));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(std::get<SerialQuery>(q[0].pdu), (SerialQuery{5, 10}));
+  auto a = h.cache(1, {CacheResponse{5}, PrefixPdu{true, V("198.51.100.0/24", 24, 2)},
+                       EndOfData{5, 12, Intervals{100, 50, 1000}}});
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  // The next notify, at once, waits again; one after the gap asks at once.
+  EXPECT_TRUE(sent(h.cache(1, {SerialNotify{5, 13}})).empty());
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(5));
+  Harness g(cfg);
+  g.synced({});
+  (void)g.advance(seconds(5));
+  EXPECT_EQ(sent(g.cache(1, {SerialNotify{5, 11}})).size(), 1u);
+  // A gap of zero: every notify asks at once, as before the gap existed.
+  cfg.notify_gap = Duration::zero();
+  Harness z(cfg);
+  z.synced({});
+  EXPECT_EQ(sent(z.cache(1, {SerialNotify{5, 11}})).size(), 1u);
 }
 
 TEST(Client, WithdrawalOfUnknownRecordKeepsTheDataAndResets) {

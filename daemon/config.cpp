@@ -924,7 +924,8 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
   const toml::table* t = ck.table(root, "", "rpki");
   if (!t) return;
   ck.only_keys(*t, "rpki",
-               {"cache", "reject_invalid", "reject_aspa_invalid", "max_vrps", "answer_timeout", "max_version", "slurm"});
+               {"cache", "reject_invalid", "reject_aspa_invalid", "max_vrps", "answer_timeout", "notify_gap",
+                "max_version", "slurm"});
   parse_slurm_files(ck, *t, out);
   if (auto v = ck.boolean(*t, "rpki", "reject_invalid")) out.reject_invalid = *v;
   if (auto v = ck.boolean(*t, "rpki", "reject_aspa_invalid")) out.reject_aspa_invalid = *v;
@@ -932,6 +933,8 @@ void parse_rpki(Checker& ck, const toml::table& root, RpkiConfig& out) {
     out.max_vrps = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "rpki", "answer_timeout", 1, 3600, "1..3600 seconds"))
     out.answer_timeout = static_cast<uint32_t>(*v);
+  if (auto v = ck.integer(*t, "rpki", "notify_gap", 0, 3600, "0..3600 seconds"))
+    out.notify_gap = static_cast<uint32_t>(*v);
   if (auto v = ck.integer(*t, "rpki", "max_version", 0, 2, "an RTR version 0..2"))
     out.max_version = static_cast<uint8_t>(*v);
   const toml::array* arr = ck.array(*t, "rpki", "cache", "an array of tables ([[rpki.cache]])");

@@ -201,8 +201,9 @@ struct RpkiConfig {
   // only routes from peers with a local_role are verified).
   bool reject_aspa_invalid = false;
   // Bounds on what one cache can make us hold and wait for (rpki/client.h).
-  uint32_t max_vrps = 4'000'000;  // VRPs and router keys
+  uint32_t max_vrps = 4'000'000;  // VRPs, router keys and ASPAs
   uint32_t answer_timeout = 60;   // seconds from a query to its End of Data
+  uint32_t notify_gap = 5;        // seconds from an End of Data to a query a Serial Notify asks for
   // The RTR version the first query of each connection is sent in (2:
   // draft-ietf-sidrops-8210bis, with ASPA; 1: RFC 8210; 0: RFC 6810); a
   // cache that speaks only a lower one makes the client fall back.

@@ -209,6 +209,7 @@ std::string dump(const Config& c) {
   line("max_vrps", number(c.rpki.max_vrps));
   line("max_version", number(c.rpki.max_version));
   line("answer_timeout", number(c.rpki.answer_timeout));
+  line("notify_gap", number(c.rpki.notify_gap));
   line("reject_invalid", bool_text(c.rpki.reject_invalid));
   line("reject_aspa_invalid", bool_text(c.rpki.reject_aspa_invalid));
   line("slurm", string_list(c.rpki.slurm, [](const SlurmFileConfig& f) { return f.path; }));

@@ -337,6 +337,7 @@ std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const 
   rpki::ClientConfig cc;
   cc.max_vrps = config_.max_vrps;
   cc.answer_timeout = std::chrono::seconds(config_.answer_timeout);
+  cc.notify_gap = std::chrono::seconds(config_.notify_gap);
   cc.max_version = config_.max_version;
   auto c = std::make_unique<Cache>(this, index, config, cc, seed);
   ev_init(&c->io, &RpkiService::on_io);
@@ -352,7 +353,7 @@ std::unique_ptr<RpkiService::Cache> RpkiService::make_cache(size_t index, const 
 
 void RpkiService::reconfigure(const RpkiConfig& config) {
   const bool bounds = config.max_vrps != config_.max_vrps || config.answer_timeout != config_.answer_timeout ||
-                      config.max_version != config_.max_version;
+                      config.notify_gap != config_.notify_gap || config.max_version != config_.max_version;
   const bool slurm_changed = config.slurm != config_.slurm;
   const Cache* source = published_ >= 0 ? caches_[static_cast<size_t>(published_)].get() : nullptr;
   std::vector<std::unique_ptr<Cache>> old = std::move(caches_);

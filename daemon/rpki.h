@@ -18,9 +18,10 @@
 // still holds unexpired data (kept while no cache answers), else none
 // (then every route is not found again, RFC 8210 section 6). A cache that
 // accepts the connection but gives no complete answer within 15 s counts
-// as failed. Each cache's client is bounded by [rpki] max_vrps and
-// answer_timeout (rpki/client.h); when a cache lets go of much memory the
-// allocator is asked to return it at once (daemon/memory.h).
+// as failed. Each cache's client is bounded by [rpki] max_vrps,
+// answer_timeout and notify_gap (rpki/client.h); when a cache lets go of
+// much memory the allocator is asked to return it at once
+// (daemon/memory.h).
 //
 // Readers on any thread take the snapshot without a lock: a thread keeps
 // its own reference and compares one atomic version number per call,
@@ -225,8 +226,9 @@ class RpkiService {
   // session and data, and takes its new preference; a new one is dialled
   // when its preference says; a removed one is closed, and when the data
   // in force came from it, the next cache's data is published, or none
-  // (every route not found). A change of max_vrps, answer_timeout or max_version starts
-  // every cache again (the data in force stays until one has new data).
+  // (every route not found). A change of max_vrps, answer_timeout,
+  // notify_gap or max_version starts every cache again (the data in
+  // force stays until one has new data).
   void reconfigure(const RpkiConfig& config);
   // A copy for the HTTP thread.
   [[nodiscard]] std::vector<RpkiCacheStatus> status() const;

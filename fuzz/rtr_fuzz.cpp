@@ -41,11 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)c.step(rpki::Connected{}, now);
   (void)c.step(rpki::Received{all.first(cut)}, now);
   (void)c.step(rpki::Received{all.subspan(cut)}, now);
-  // What the client holds stays sorted, one ASPA per customer.
+  // What the client holds stays sorted, one ASPA per customer, and the
+  // figures it keeps of what it holds equal a count of it.
+  auto counted = [&] {
+    if (c.held_bytes() != c.held_bytes_by_walk() || c.held_records() != c.held_records_by_walk()) std::abort();
+  };
   for (size_t i = 1; i < c.aspas().size(); ++i) {
     if (!(c.aspas()[i - 1].customer < c.aspas()[i].customer)) std::abort();
   }
+  counted();
   now += std::chrono::hours(1);
   (void)c.step(rpki::Tick{}, now);
+  counted();
   return 0;
 }

@@ -24,6 +24,9 @@ constexpr size_t kChunk = 256;
 
 template <typename Key>
 constexpr unsigned kKeyBits = sizeof(Key) * 8;
+// The family's longest prefix length.
+template <typename Key>
+constexpr auto kMaxLen = static_cast<uint8_t>(kKeyBits<Key>);
 
 // The host bits of a prefix of length len (0 to the key's bits): two
 // shifts, each shorter than the key, so no branch and no overlong shift.
@@ -128,6 +131,8 @@ Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat
   nodes.clear();
   nodes.reserve(raw.size() + 1);
   nodes.push_back({0, 0, 0, 0, 0, 255, 0});  // len 255: longer than any route
+  group_as.clear();
+  group_max.clear();
   flat.reserve(raw.size() + raw.size() / 2);
   auto emit = [&](Key key, uint32_t node) {
     if (!flat.empty() && flat.back().key == key) {
@@ -142,7 +147,6 @@ Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat
     // The parent goes on past its child: its chain again from e + 1.
     if (!stack.empty() && stack.back().end > e) emit(static_cast<Key>(e + 1), stack.back().node);
   };
-  constexpr auto kMaxLen = static_cast<uint8_t>(kKeyBits<Key>);
   Key high = 0;
   for (size_t i = 0; i < raw.size();) {
     size_t j = i + 1;
@@ -150,16 +154,9 @@ Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat
     const Key start = raw[i].start;
     const uint8_t len = raw[i].len;
     while (!stack.empty() && stack.back().end < start) close_top();
-    uint32_t before = stack.empty() ? 0 : stack.back().node;
-    for (size_t k = i; k < j; ++k) {
-      const Node& b = nodes[before];
-      const uint32_t up = before == 0 ? 0 : b.up | as_bits(b.as);
-      const uint8_t shortest = before == 0 ? len : b.len;
-      // A max length past the family's allows what the family's does.
-      nodes.push_back({raw[k].asn, up, before, len, std::min(raw[k].max_len, kMaxLen), shortest, 0});
-      before = static_cast<uint32_t>(nodes.size() - 1);
-    }
-    const Open n{static_cast<Key>(start | host_mask<Key>(len)), before};
+    const uint32_t before = stack.empty() ? 0 : stack.back().node;
+    const uint32_t deepest = j - i > kChainMax ? add_group(raw, i, j, before) : add_chain(raw, i, j, before);
+    const Open n{static_cast<Key>(start | host_mask<Key>(len)), deepest};
     high = std::max(high, n.end);
     emit(start, n.node);
     stack.push_back(n);
@@ -167,6 +164,53 @@ Key FamilyIndex<Key>::sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat
   }
   while (!stack.empty()) close_top();
   return high;
+}
+
+template <typename Key>
+uint32_t FamilyIndex<Key>::add_chain(const std::vector<Raw>& raw, size_t from, size_t to, uint32_t before) {
+  for (size_t k = from; k < to; ++k) {
+    const Node b = nodes[before];
+    const uint32_t up = before == 0 ? 0 : b.up | as_bits(b.as);
+    const uint8_t shortest = before == 0 ? raw[k].len : b.len;
+    // A max length past the family's allows what the family's does.
+    nodes.push_back({raw[k].asn, up, before, raw[k].len, std::min(raw[k].max_len, kMaxLen<Key>), shortest, 0});
+    before = static_cast<uint32_t>(nodes.size() - 1);
+  }
+  return before;
+}
+
+template <typename Key>
+uint32_t FamilyIndex<Key>::add_group(const std::vector<Raw>& raw, size_t from, size_t to, uint32_t before) {
+  // The run is sorted by AS, then max length: each AS once, with its
+  // longest max length (a VRP allows every length from the prefix's to
+  // its max length, so one AS's VRPs of one prefix allow those up to the
+  // longest).
+  const Node b = nodes[before];
+  const uint32_t above = before == 0 ? 0 : b.up | as_bits(b.as);
+  const uint8_t len = raw[from].len;
+  const uint8_t shortest = before == 0 ? len : b.len;
+  const auto at = static_cast<uint32_t>(group_as.size());
+  group_as.push_back(0);  // the count, below
+  group_max.push_back(0);
+  uint32_t all = above;
+  for (size_t k = from; k < to; ++k) {
+    const uint8_t max_len = std::min(raw[k].max_len, kMaxLen<Key>);
+    if (group_as.size() > at + 1 && group_as.back() == raw[k].asn) {
+      group_max.back() = std::max(group_max.back(), max_len);
+      continue;
+    }
+    group_as.push_back(raw[k].asn);
+    group_max.push_back(max_len);
+    all |= as_bits(raw[k].asn);
+  }
+  group_as[at] = static_cast<uint32_t>(group_as.size() - at - 1);
+  nodes.push_back({at, above, before, len, 0, shortest, 1});
+  const auto group = static_cast<uint32_t>(nodes.size() - 1);
+  // The prefix's deepest node: its first AS, as any chain's, so that a
+  // lookup answers a route of that AS from it alone; every other origin
+  // whose bits the group's ASes hold goes on to the group node.
+  nodes.push_back({group_as[at + 1], all, group, len, group_max[at + 1], shortest, 0});
+  return static_cast<uint32_t>(nodes.size() - 1);
 }
 
 template <typename Key>
@@ -221,7 +265,14 @@ void FamilyIndex<Key>::index(const std::vector<Flat>& flat, Key low, Key high) {
     }
     for (unsigned p = 0; p < kPerLine; ++p) line->r[p] = in[std::min<size_t>(k + p, in.size() - 1)];
   }
-  nodes.shrink_to_fit();
+  // `nodes` was reserved for a node a VRP, and a prefix of more than
+  // kChainMax VRPs takes two: moved to an array of its size only when
+  // that frees much (a cache's million VRPs of one prefix), not for the
+  // 121 nodes that vrp_bench's 600,000 VRPs leave unused (38 groups of 5
+  // to 7), which would copy 7.7 MB to fresh pages.
+  if (nodes.capacity() - nodes.size() > nodes.capacity() / 16) nodes.shrink_to_fit();
+  group_as.shrink_to_fit();
+  group_max.shrink_to_fit();
 }
 
 template <typename Key>
@@ -241,16 +292,47 @@ const typename FamilyIndex<Key>::Record* FamilyIndex<Key>::pick_more(const Recor
 }
 
 template <typename Key>
-bool FamilyIndex<Key>::in_chain(uint32_t node, uint32_t as, unsigned len) const {
+template <typename Count>
+[[gnu::always_inline]] inline bool FamilyIndex<Key>::in_chain(uint32_t node, uint32_t as, unsigned len,
+                                                              Count count) const {
   // Up the chain while its ASes may hold the origin; bounded by the
-  // chain's length (its first node's `up` is 0).
+  // chain's length (its first node's `up` is 0): at most kChainMax nodes
+  // for each distinct prefix, or two (a VRP and the group's node) and a
+  // search of the group for a prefix of more. Inlined into the lookups,
+  // as gcc 12 chose to before groups and stopped choosing with them (the
+  // batched lookups' registers were laid out otherwise).
   const uint32_t bits = as_bits(as);
   for (;;) {
+    count();
     const Node& m = nodes[node];
-    if (m.as == as && m.plen <= len && len <= m.max_len) return true;
+    if (m.group != 0) [[unlikely]] {
+      if (m.plen <= len && in_group(m.as, as, len, count)) return true;
+    } else if (m.as == as && m.plen <= len && len <= m.max_len) {
+      return true;
+    }
     if ((m.up & bits) != bits) return false;
     node = m.parent;
   }
+}
+
+template <typename Key>
+template <typename Count>
+[[gnu::noinline]] bool FamilyIndex<Key>::in_group(uint32_t at, uint32_t as, unsigned len, Count count) const {
+  // The group's last AS at or below `as` (its first when none is), by
+  // halving: about log2 of the count reads. Out of line: a group is rare
+  // (a real table has few prefixes of more than kChainMax VRPs), and
+  // in_chain's loop stays as short as it was without groups.
+  count();
+  size_t n = group_as[at];
+  const uint32_t* a = group_as.data() + at + 1;
+  while (n > 1) {
+    count();
+    const size_t half = n / 2;
+    if (a[half] <= as) a += half;
+    n -= half;
+  }
+  count();
+  return *a == as && len <= group_max[static_cast<size_t>(a - group_as.data())];
 }
 
 template <typename Key>
@@ -279,8 +361,10 @@ template <typename Key>
 }
 
 template <typename Key>
-[[gnu::always_inline]] inline Validity FamilyIndex<Key>::answer(const Record* r, Key addr, unsigned len,
-                                                                uint32_t as) const {
+template <typename Count>
+[[gnu::always_inline]] inline Validity FamilyIndex<Key>::answer(const Record* r, Key addr, unsigned len, uint32_t as,
+                                                                Count count) const {
+  count();
   const Node& n = nodes[r->node];
   // RFC 6811 section 2: a VRP covers the route when its prefix is no longer
   // than the route's and contains it (every VRP of the chain contains the
@@ -296,7 +380,7 @@ template <typename Key>
                    static_cast<uint32_t>(len <= n.max_len);
   const uint32_t bits = as_bits(as);
   if ((static_cast<uint32_t>((n.up & bits) == bits) & covered & (valid ^ 1u)) != 0) [[unlikely]]
-    valid = static_cast<uint32_t>(in_chain(n.parent, as, len));
+    valid = static_cast<uint32_t>(in_chain(n.parent, as, len, count));
   valid &= static_cast<uint32_t>(as != 0);
   // kNotFound 0, kValid 1, kInvalid 2.
   return static_cast<Validity>(covered * (2 - valid));
@@ -309,8 +393,18 @@ Validity FamilyIndex<Key>::validate(Key addr, unsigned len, uint32_t as) const {
 }
 
 template <typename Key>
+size_t FamilyIndex<Key>::reads(Key addr, unsigned len, uint32_t as) const {
+  if (lines.empty()) return 0;
+  size_t n = 0;
+  const auto count = [&n] { ++n; };
+  (void)answer(pick(line_of(addr), addr), addr, len, as, count);
+  return n;
+}
+
+template <typename Key>
 size_t FamilyIndex<Key>::memory_bytes() const {
-  return (lines.capacity() + more.capacity()) * sizeof(Line) + nodes.capacity() * sizeof(Node);
+  return (lines.capacity() + more.capacity()) * sizeof(Line) + nodes.capacity() * sizeof(Node) +
+         group_as.capacity() * sizeof(uint32_t) + group_max.capacity();
 }
 
 template struct FamilyIndex<uint32_t>;

@@ -8,7 +8,12 @@
 // are prefixes). Each VRP is a node of a chain: the VRPs of the prefixes
 // that contain its prefix, nested, the deepest last; a node holds its
 // VRP (AS, prefix length, max length), the node before it and a 32-bit
-// summary of the ASes before it (two bits per AS). The table is a sorted
+// summary of the ASes before it (two bits per AS). A prefix with more
+// than kChainMax VRPs is two nodes instead, one of its VRPs and one that
+// stands for all of them, whose ASes a lookup finds by a binary search:
+// so a lookup reads at most kChainMax nodes, or two and a search, per
+// distinct prefix of its chain, however many VRPs a cache sends for one
+// prefix (the summary fills up after some 100 ASes). The table is a sorted
 // array of 8-byte records, each saying from which address on which
 // chain's deepest node is in force: one at every VRP prefix's start, one
 // where a nested prefix ends inside its parent, and one at the start of
@@ -19,7 +24,8 @@
 // line, picks the record in force by counting comparisons, reads that
 // record's node and answers from it: Valid if the deepest VRP matches;
 // else it goes up the chain only while the summary of the ASes above
-// holds the origin's bits (most Invalid routes never do). Two dependent
+// holds the origin's bits (most Invalid routes never do), searching a
+// group's ASes where it meets one. Two dependent
 // reads into the table for most routes. The arrays' whole 2 MiB pages
 // are advised for transparent huge pages (crates/alloc/huge_pages.h).
 #pragma once
@@ -39,6 +45,12 @@ namespace petrel::rpki {
 namespace internal {
 
 __extension__ typedef unsigned __int128 U128;
+
+// What a lookup counts of its reads (FamilyIndex::reads counts them for
+// tests; this one, the lookups', counts nothing and costs nothing).
+struct NoCount {
+  void operator()() const {}
+};
 
 // How a record holds its key: IPv6 keys as two 8-byte halves, so that a
 // record needs no 16-byte alignment (24 bytes, not 32).
@@ -67,6 +79,13 @@ struct FamilyIndex {
   // prefix containing it; 0 for none) and `up`, the as_bits() of every
   // AS before it in the chain: a lookup reads the node before only when
   // the origin's bits are all in `up`. Node 0 stands for none.
+  //
+  // A prefix with more than kChainMax VRPs (a hostile cache can send a
+  // million for one prefix) is two nodes: before, a group node (`group`
+  // set) standing for all of them, whose `as` is where their list starts
+  // in group_as, whose `up` holds the ASes before the prefix and whose
+  // max_len is unused; then one of its VRPs as an ordinary node, the
+  // prefix's deepest, whose `up` holds every AS of the group too.
   struct Node {
     uint32_t as;
     uint32_t up;
@@ -74,8 +93,12 @@ struct FamilyIndex {
     uint8_t plen;
     uint8_t max_len;
     uint8_t len;  // the chain's shortest prefix length
-    uint8_t pad;
+    uint8_t group;
   };
+  // The most VRPs a prefix keeps as a chain of its own nodes: a lookup
+  // walks such a chain node by node, in one or two cache lines, where a
+  // group costs a node and a binary search.
+  static constexpr size_t kChainMax = 4;
   // From `key` on (to the next record), the addresses inside the prefix
   // of nodes[node] (its plen around `key`) are contained by that node's
   // chain; the others by none. A link record (node kLink | at, only in
@@ -116,6 +139,13 @@ struct FamilyIndex {
   Key top_mask = 0;     // ... are these
   unsigned shift = 0;   // their count
   unsigned index_bits = 1;  // the bits after those that pick a bucket
+  // The groups of prefixes with more than kChainMax VRPs, each its count
+  // and then its ASes, ascending and distinct; group_max at the same
+  // index says up to which length each AS may announce the prefix (the
+  // longest of its VRPs there). After the members every lookup reads, so
+  // that those keep their places.
+  Array<uint32_t> group_as;
+  Array<uint8_t> group_max;
 
   void build(std::vector<Raw>& raw);
   [[nodiscard]] size_t memory_bytes() const;
@@ -131,8 +161,13 @@ struct FamilyIndex {
   [[nodiscard]] const Record* pick(const Line* l, Key addr) const;
   // The record in force in one line (its first is at or before addr).
   [[nodiscard]] static const Record* pick_in(const Line* l, Key addr);
-  [[nodiscard]] Validity answer(const Record* r, Key addr, unsigned len, uint32_t as) const;
+  template <typename Count = NoCount>
+  [[nodiscard]] Validity answer(const Record* r, Key addr, unsigned len, uint32_t as, Count count = {}) const;
   [[nodiscard]] Validity validate(Key addr, unsigned len, uint32_t as) const;
+  // How many nodes and group entries the lookup of (addr, len, as) reads
+  // after its line: for tests, which bound what a cache's data can make
+  // one lookup cost.
+  [[nodiscard]] size_t reads(Key addr, unsigned len, uint32_t as) const;
 
  private:
   // A flat record: the chain's deepest node in force from `key` on.
@@ -142,7 +177,14 @@ struct FamilyIndex {
   };
   [[nodiscard]] uint32_t bucket_of(Key addr) const;
   [[nodiscard]] const Record* pick_more(const Record* link, Key addr) const;
-  [[nodiscard]] bool in_chain(uint32_t node, uint32_t as, unsigned len) const;
+  template <typename Count>
+  [[nodiscard]] bool in_chain(uint32_t node, uint32_t as, unsigned len, Count count) const;
+  template <typename Count>
+  [[nodiscard]] bool in_group(uint32_t at, uint32_t as, unsigned len, Count count) const;
+  // The nodes of the VRPs raw[from, to) of one prefix after `before`;
+  // the prefix's deepest node.
+  uint32_t add_chain(const std::vector<Raw>& raw, size_t from, size_t to, uint32_t before);
+  uint32_t add_group(const std::vector<Raw>& raw, size_t from, size_t to, uint32_t before);
   // The flat records in address order; the highest address contained.
   Key sweep(const std::vector<Raw>& raw, std::vector<Flat>& flat);
   void index(const std::vector<Flat>& flat, Key low, Key high);

@@ -117,6 +117,117 @@ TEST(VrpTable, ManyEntriesOnACoveringPrefix) {
   EXPECT_EQ(t.validate(P("10.1.1.0/25"), 7), Validity::kInvalid);
 }
 
+// A cache may send any number of VRPs for one prefix: 100,000 for
+// 10.0.0.0/8, each of another AS (every third AS from 1,000 on, so that
+// the ASes between are listed by none), make a group that a lookup
+// searches, not a chain of 100,000 nodes it walks (the summary of the
+// ASes above a node is all ones past some 100 ASes, so the walk went on
+// to the chain's top for every covered route the deepest VRP did not
+// match). Every lookup under the /8 reads at most 64 nodes and group
+// entries, and answers as RFC 6811 says.
+TEST(VrpTable, ManyVrpsOnOnePrefixAreSearchedNotWalked) {
+  constexpr uint32_t kCount = 100000;
+  constexpr uint32_t kFirst = 1000;
+  std::vector<Vrp> vrps;
+  for (uint32_t k = 0; k < kCount; ++k) vrps.push_back({P("10.0.0.0/8"), 24, kFirst + 3 * k});
+  // One listed AS with a second, longer max length: the longer counts.
+  vrps.push_back({P("10.0.0.0/8"), 28, kFirst + 3 * 500});
+  std::vector<internal::FamilyIndex<uint32_t>::Raw> raw;
+  for (const Vrp& v : vrps) raw.push_back({v.prefix.addr().v4_value(), v.prefix.len(), v.max_len, v.asn});
+  internal::FamilyIndex<uint32_t> index;
+  index.build(raw);
+  const auto table = VrpTable::build(vrps);
+  EXPECT_EQ(table.size(), kCount + 1);
+  const uint32_t last = kFirst + 3 * (kCount - 1);
+  std::mt19937 rng(5);
+  size_t most = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const uint32_t addr = 0x0a000000u | (static_cast<uint32_t>(rng()) & 0x00ffffffu);
+    const unsigned len = 8 + static_cast<unsigned>(rng() % 25);  // /8 to /32
+    const auto as = static_cast<uint32_t>(kFirst - 10 + rng() % (last - kFirst + 20));
+    most = std::max(most, index.reads(addr, len, as));
+  }
+  EXPECT_LE(most, 64u);
+  // Listed ASes (the first, one inside, the last) at lengths their max
+  // length allows, and one past it.
+  for (const uint32_t as : {kFirst, kFirst + 3 * 777, last}) {
+    EXPECT_LE(index.reads(0x0a010200u, 24, as), 64u);
+    EXPECT_EQ(table.validate(P("10.0.0.0/8"), as), Validity::kValid);
+    EXPECT_EQ(table.validate(P("10.1.2.0/24"), as), Validity::kValid);
+    EXPECT_EQ(table.validate(P("10.1.2.0/25"), as), Validity::kInvalid);
+  }
+  EXPECT_EQ(table.validate(P("10.1.2.16/28"), kFirst + 3 * 500), Validity::kValid);
+  EXPECT_EQ(table.validate(P("10.1.2.16/29"), kFirst + 3 * 500), Validity::kInvalid);
+  // Unlisted: between two listed ASes, below the first, past the last.
+  for (const uint32_t as : {kFirst + 1, kFirst + 3 * 777 + 2, kFirst - 1, last + 1, 0u})
+    EXPECT_EQ(table.validate(P("10.1.2.0/24"), as), Validity::kInvalid) << as;
+  EXPECT_EQ(table.validate(P("10.1.2.0/24"), std::nullopt), Validity::kInvalid);
+  // Not covered: outside the /8, and shorter than it.
+  EXPECT_EQ(table.validate(P("11.1.2.0/24"), kFirst), Validity::kNotFound);
+  EXPECT_EQ(table.validate(P("10.0.0.0/7"), kFirst), Validity::kNotFound);
+}
+
+// Groups nested in groups and chains: 50,000 VRPs on a /8 and on a /16
+// in it, three on a /24 in that, the same on an IPv6 /32, /48 and /64.
+// A route under the /24 whose origin none of them lists goes up through
+// all three prefixes, and still reads at most 64 nodes and entries.
+TEST(VrpTable, NestedGroupsKeepLookupsShort) {
+  constexpr uint32_t kCount = 50000;
+  std::vector<Vrp> vrps;
+  for (uint32_t k = 0; k < kCount; ++k) {
+    vrps.push_back({P("10.0.0.0/8"), 24, 2 * k + 2});
+    vrps.push_back({P("10.1.0.0/16"), 24, 2 * k + 200001});
+    vrps.push_back({P("2001:db8::/32"), 64, 2 * k + 2});
+    vrps.push_back({P("2001:db8:1::/48"), 64, 2 * k + 200001});
+  }
+  for (const uint32_t as : {7u, 9u, 11u}) {
+    vrps.push_back({P("10.1.1.0/24"), 24, as});
+    vrps.push_back({P("2001:db8:1:1::/64"), 64, as});
+  }
+  std::vector<internal::FamilyIndex<uint32_t>::Raw> raw4;
+  std::vector<internal::FamilyIndex<internal::U128>::Raw> raw6;
+  const auto key6 = [](const net::Prefix& p) {
+    internal::U128 k = 0;
+    for (uint8_t b : p.addr().bytes()) k = (k << 8) | b;
+    return k;
+  };
+  for (const Vrp& v : vrps) {
+    if (v.prefix.family() == net::IpFamily::V4) {
+      raw4.push_back({v.prefix.addr().v4_value(), v.prefix.len(), v.max_len, v.asn});
+    } else {
+      raw6.push_back({key6(v.prefix), v.prefix.len(), v.max_len, v.asn});
+    }
+  }
+  internal::FamilyIndex<uint32_t> index4;
+  internal::FamilyIndex<internal::U128> index6;
+  index4.build(raw4);
+  index6.build(raw6);
+  for (const uint32_t as : {1u, 3u, 8u, 200000u, 200002u, 400001u, 4000000000u}) {
+    EXPECT_LE(index4.reads(0x0a010100u, 24, as), 64u) << as;
+    EXPECT_LE(index6.reads(key6(P("2001:db8:1:1::/64")), 64, as), 64u) << as;
+  }
+  const auto table = VrpTable::build(vrps);
+  const struct {
+    const char* route;
+    uint32_t as;
+    Validity want;
+  } cases[] = {
+      {"10.1.1.0/24", 4, Validity::kValid},       // the /8's
+      {"10.1.1.0/24", 200003, Validity::kValid},  // the /16's
+      {"10.1.1.0/24", 9, Validity::kValid},       // the /24's
+      {"10.1.1.0/24", 3, Validity::kInvalid},
+      {"10.1.1.0/24", 200002, Validity::kInvalid},
+      {"10.1.1.0/25", 9, Validity::kInvalid},
+      {"2001:db8:1:1::/64", 100000, Validity::kValid},
+      {"2001:db8:1:1::/64", 299999, Validity::kValid},
+      {"2001:db8:1:1::/64", 11, Validity::kValid},
+      {"2001:db8:1:1::/64", 100001, Validity::kInvalid},
+      {"2001:db8:2::/48", 299999, Validity::kInvalid},  // the /48's AS, outside it
+      {"2001:db9::/48", 2, Validity::kNotFound},
+  };
+  for (const auto& c : cases) EXPECT_EQ(table.validate(P(c.route), c.as), c.want) << c.route << " AS" << c.as;
+}
+
 // Random VRPs and routes drawn from a small address space so that they
 // nest, collide and cover each other often.
 net::Prefix random_prefix(bool v6, uint32_t bits, unsigned len) {
@@ -268,9 +379,12 @@ RC_GTEST_PROP(VrpTable, WholeAddressSpaceAgreesWithThePlainDefinition, ()) {
   RC_ASSERT(!first_disagreement(table, vrps, routes));
 }
 
-// Many VRPs for one prefix and for prefixes nested in it (long chains
-// of nodes, summaries of the ASes above that fill up), with more
-// specifics under them, against the plain definition.
+// Many VRPs for one prefix and for prefixes nested in it (up to 40: long
+// chains of nodes, summaries of the ASes above that fill up; or 150 to
+// 260, which the table keeps as a group it searches), ASes one to three
+// apart (so that some between are listed by none), some ASes with a
+// second max length, with more specifics under them, against the plain
+// definition.
 RC_GTEST_PROP(VrpTable, ManyVrpsPerPrefixAgreeWithThePlainDefinition, ()) {
   const bool v6 = *rc::gen::arbitrary<bool>();
   const unsigned max = v6 ? 128u : 32u;
@@ -279,20 +393,34 @@ RC_GTEST_PROP(VrpTable, ManyVrpsPerPrefixAgreeWithThePlainDefinition, ()) {
                               *rc::gen::inRange(0u, 20u));
   const int levels = *rc::gen::inRange(1, 5);
   for (int level = 0; level < levels; ++level) {
-    const uint32_t count = *rc::gen::inRange<uint32_t>(1, 40);
+    const uint32_t count =
+        *rc::gen::arbitrary<bool>() ? *rc::gen::inRange<uint32_t>(1, 40) : *rc::gen::inRange<uint32_t>(150, 261);
     const uint32_t first_as = *rc::gen::inRange<uint32_t>(0, 50);
-    for (uint32_t as = first_as; as < first_as + count; ++as)
+    const uint32_t step = *rc::gen::inRange<uint32_t>(1, 4);
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t as = first_as + k * step;
       vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + as % 4)), as});
+      if (k % 7 == 3) vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + (as + 2) % 5)), as});
+    }
     // A sibling beside the next level, so that parents go on past children.
     vrps.push_back({under(p, 4, *rc::gen::arbitrary<uint64_t>()), static_cast<uint8_t>(max), 7});
     p = under(p, *rc::gen::inRange(1u, 8u), *rc::gen::arbitrary<uint64_t>());
   }
+  std::shuffle(vrps.begin(), vrps.end(), std::mt19937(*rc::gen::arbitrary<uint32_t>()));
   auto table = VrpTable::build(vrps);
+  std::vector<RouteOrigin> routes;
   for (int i = 0; i < 80; ++i) {
     auto [route, origin] = gen_wide_route(vrps, v6);
-    if (origin && *rc::gen::arbitrary<bool>()) origin = *rc::gen::inRange<uint32_t>(0, 100);
-    RC_ASSERT(table.validate(route, origin) == validate_by_scan(vrps, route, origin));
+    if (origin) {
+      switch (*rc::gen::inRange(0, 3)) {
+        case 0: origin = *rc::gen::inRange<uint32_t>(0, 850); break;
+        case 1: origin = vrps[*rc::gen::inRange<size_t>(0, vrps.size())].asn; break;
+        default: break;
+      }
+    }
+    routes.push_back({route, origin});
   }
+  RC_ASSERT(!first_disagreement(table, vrps, routes));
 }
 
 // The record in force at an address can lie many index buckets back: a
@@ -512,7 +640,8 @@ RC_GTEST_PROP(VrpTable, DenseBucketsAgreeAtEveryEdge, ()) {
 
 // Chains of nested VRPs many levels deep: a lookup answers from the
 // deepest VRP in force and goes up the chain only while the ASes above
-// may hold the origin. Up to 40 levels of one to three VRPs each (IPv6
+// may hold the origin. Up to 40 levels of one to three VRPs each, or
+// of a group of 5 to 40 (IPv6
 // down to /128), ASes from a range wide enough that the summary of the
 // ASes above fills up (so that it often says "maybe" for an AS that is
 // not there), AS 0 among them, and siblings beside the chain so that
@@ -530,7 +659,8 @@ RC_GTEST_PROP(VrpTable, DeepChainsAgreeWithThePlainDefinition, ()) {
                               *rc::gen::inRange(0u, 9u));
   for (unsigned level = 0; level < levels; ++level) {
     chain.push_back(p);
-    const int per = *rc::gen::inRange(1, 4);
+    // One to three VRPs, or one level in four a group of 5 to 40.
+    const int per = *rc::gen::inRange(0, 4) == 0 ? *rc::gen::inRange(5, 41) : *rc::gen::inRange(1, 4);
     for (int k = 0; k < per; ++k) {
       const uint32_t as = *rc::gen::inRange<uint32_t>(0, 1000);
       vrps.push_back({p, static_cast<uint8_t>(std::min(max, p.len() + *rc::gen::inRange(0u, 3u))), as});

@@ -481,7 +481,13 @@ std::optional<SlurmOverlap> find_overlap(std::span<const Slurm> files) {
     return a.file < b.file;
   });
   std::vector<const Entry*> chain;
-  for (const Entry& e : all) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Entry& e = all[i];
+    // An entry of the prefix and file of the one before it would find
+    // what that one found, and only lengthen the chain: skipped, so that
+    // the chain holds distinct nested prefixes (at most 129 for IPv6)
+    // however many filters a file has for one prefix.
+    if (i > 0 && all[i - 1].prefix == e.prefix && all[i - 1].file == e.file) continue;
     while (!chain.empty() && !chain.back()->prefix.contains(e.prefix)) chain.pop_back();
     for (const Entry* c : chain) {
       if (c->file == e.file) continue;
@@ -537,7 +543,8 @@ SlurmFilter::SlurmFilter(std::span<const Slurm> files) {
   aspa_assertions_ = std::move(merged);
   std::sort(asns_.begin(), asns_.end());
   asns_.erase(std::unique(asns_.begin(), asns_.end()), asns_.end());
-  std::stable_sort(prefixes_.begin(), prefixes_.end());
+  std::sort(prefixes_.begin(), prefixes_.end());
+  prefixes_.erase(std::unique(prefixes_.begin(), prefixes_.end()), prefixes_.end());
   for (const Keyed& k : prefixes_) {
     auto& lens = lens_[k.prefix.family() == net::IpFamily::V4 ? 0 : 1];
     if (std::find(lens.begin(), lens.end(), k.prefix.len()) == lens.end()) lens.push_back(k.prefix.len());
@@ -551,13 +558,14 @@ bool SlurmFilter::removes(const Vrp& v) const {
   const auto& lens = lens_[v.prefix.family() == net::IpFamily::V4 ? 0 : 1];
   for (uint8_t len : lens) {
     if (len > v.prefix.len()) continue;
-    // The filters of this length whose prefix covers v's: the one prefix
-    // of that length that holds v's address.
-    auto p = net::Prefix::make(v.prefix.addr(), len);
-    Keyed key{*p, std::nullopt};
-    auto [lo, hi] = std::equal_range(prefixes_.begin(), prefixes_.end(), key);
-    for (auto it = lo; it != hi; ++it)
-      if (!it->asn || *it->asn == v.asn) return true;
+    // The filters of this length whose prefix covers v's: those of the one
+    // prefix of that length that holds v's address. The first of them has
+    // no AS if one of them has none (it matches every AS); else one has
+    // v's AS or none matches.
+    const net::Prefix p = *net::Prefix::make(v.prefix.addr(), len);
+    const auto first = std::lower_bound(prefixes_.begin(), prefixes_.end(), Keyed{p, std::nullopt});
+    if (first == prefixes_.end() || first->prefix != p) continue;
+    if (!first->asn || std::binary_search(first, prefixes_.end(), Keyed{p, v.asn})) return true;
   }
   return false;
 }

@@ -169,13 +169,21 @@ class SlurmFilter {
   [[nodiscard]] bool aspa_empty() const { return aspa_filters_.empty() && aspa_assertions_.empty(); }
 
  private:
+  // A filter with a prefix; by prefix, then AS, one without an AS first.
   struct Keyed {
     net::Prefix prefix;
     std::optional<uint32_t> asn;
-    friend bool operator<(const Keyed& a, const Keyed& b) { return a.prefix < b.prefix; }
+    friend bool operator==(const Keyed&, const Keyed&) = default;
+    friend bool operator<(const Keyed& a, const Keyed& b) {
+      if (a.prefix != b.prefix) return a.prefix < b.prefix;
+      return a.asn < b.asn;
+    }
   };
   std::vector<uint32_t> asns_;   // filters with an AS and no prefix, sorted
-  std::vector<Keyed> prefixes_;  // filters with a prefix, sorted by it
+  // Filters with a prefix, sorted (Keyed's order) and distinct: one
+  // prefix's are found by a binary search for it and one for the AS, not
+  // by a scan of them all (a file may hold 100,000 of one prefix).
+  std::vector<Keyed> prefixes_;
   std::vector<uint8_t> lens_[2];  // their distinct prefix lengths (v4, v6)
   std::vector<Vrp> assertions_;  // sorted, distinct
   std::vector<uint32_t> aspa_filters_;  // customers, sorted, distinct

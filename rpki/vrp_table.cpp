@@ -49,7 +49,9 @@ unsigned common_bits(Key a, Key b) {
   return x == 0 ? kKeyBits<Key> : n;
 }
 
-// Two bits of 32 for an AS: a block's summary of its ASes (Record::ases).
+// Two bits of 32 for an AS: a chain's summary of the ASes before a node
+// (Node::up; a lookup reads up the chain only where the origin's bits are
+// all there).
 uint32_t as_bits(uint32_t as) {
   const uint32_t h = as * 0x9e3779b1u;
   return (uint32_t{1} << (h >> 27)) | (uint32_t{1} << ((h >> 22) & 31));

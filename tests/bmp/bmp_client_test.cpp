@@ -263,8 +263,11 @@ TEST(BmpClient, AStationThatStopsReadingIsDroppedAndResynced) {
     t.apply(*slot, batch);
   }
   const auto took = std::chrono::steady_clock::now() - t0;
-  // Routing did not wait for the station (generous: a loaded CI machine).
-  EXPECT_LT(took, 60s);
+  // Routing did not wait for the station: it never reads, so an apply that
+  // waited for it would never end. The bound is only below the test's own
+  // time limit (300 s): 1.6 s in a debug build, 60-90 s under ASan on a
+  // 2-core machine running other tests beside it.
+  EXPECT_LT(took, 180s);
   const auto until = std::chrono::steady_clock::now() + 20s;
   while (client.status()[0].drops == 0 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(50ms);

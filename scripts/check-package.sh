@@ -3,7 +3,8 @@
 # (docs/operations.md, "The Debian package"); CI's package step. As root,
 # on a machine where installing a package is fine (CI's, or a VM).
 #
-#   1. dpkg-buildpackage -us -uc -b in a copy of the tracked files;
+#   1. dpkg-buildpackage -us -uc -b -Jauto in a copy of the tracked files
+#      (PETREL_MESON_ARGS, e.g. -Dwerror=true, goes to meson setup);
 #   2. lintian: no error;
 #   3. apt-get install of the .deb: the petrel user and group exist, the
 #      files are where they belong, the unit is installed but not enabled,
@@ -35,9 +36,10 @@ trap cleanup EXIT
 echo "== build"
 mkdir -p "$WORK/src"
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$WORK/src"
-(cd "$WORK/src" && dpkg-buildpackage -us -uc -b >"$WORK/build.log" 2>&1) || { tail -40 "$WORK/build.log"; exit 1; }
+(cd "$WORK/src" && dpkg-buildpackage -us -uc -b -Jauto >"$WORK/build.log" 2>&1) || { tail -40 "$WORK/build.log"; exit 1; }
 deb=$(ls "$WORK"/petrel_*.deb)
-echo "built $(basename "$deb")"
+echo "built $(basename "$deb") ($(grep -m1 -o 'Compiler for C++: [^ ]*' "$WORK/build.log" || echo "compiler not found in the log");" \
+  "werror $(sed -n '/User defined options/,/^$/s/^ *werror *: *//p' "$WORK/build.log" | head -n1))"
 
 echo "== lintian"
 lintian --fail-on error "$deb"

@@ -264,9 +264,10 @@ def test_memory_of_an_abandoned_answer_is_given_back(lab):
         cache.answer = None
         # The flood was held while it came: all of it (~100 MB) in a plain
         # build; a sanitizer build reads slower than the first answer's 15 s
-        # allow, and holds what came by then (~30 MB).
+        # allow, and holds what came by then (20-30 MB; 19.9 MB once in CI).
+        # 12 MB is enough to tell memory kept from memory given back below.
         grew = peak - before
-        assert grew > 20_000, (before, peak)
+        assert grew > 12_000, (before, peak)
         # The allocator hands the pages back at once (purge) or within its
         # decay time: at least four fifths of the growth.
         settled = L.wait_until(lambda: (lambda r: r if r < before + 5_000 + grew // 5 else None)(rss_kib(pid)),

@@ -44,6 +44,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto out = filter.apply(vrps);
   if (!std::is_sorted(out.vrps.begin(), out.vrps.end())) std::abort();
+  // apply()'s walk and removes()'s searches answer alike for each VRP.
+  size_t removed = 0;
+  for (const rpki::Vrp& v : vrps) {
+    const bool gone = filter.removes(v);
+    removed += gone ? 1 : 0;
+    const bool asserted = std::any_of(s.prefix_assertions.begin(), s.prefix_assertions.end(),
+                                      [&](const auto& a) { return a.vrp() == v; });
+    if (std::binary_search(out.vrps.begin(), out.vrps.end(), v) != (!gone || asserted)) std::abort();
+  }
+  if (out.removed != removed) std::abort();
   for (const auto& a : s.prefix_assertions)
     if (!std::binary_search(out.vrps.begin(), out.vrps.end(), a.vrp())) std::abort();
 

@@ -270,7 +270,8 @@ void Client::on_pdu(const Message& m, bytes::Span raw, Time now, ClientActions& 
               return;
             }
             if (a.legacy_afi && *a.legacy_afi != 0) return;  // 8210bis-10's IPv6 copy (see client.h)
-            if (over_limit() || a.aspa.providers.size() > config_.max_vrps) {
+            // The ASPA and its providers, before they are buffered.
+            if (over_limit(1 + a.aspa.providers.size()) || a.aspa.providers.size() > config_.max_vrps) {
               fail_with(ErrorCode::kInternalError, limit_text(), raw, out);
               return;
             }

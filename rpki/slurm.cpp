@@ -572,24 +572,56 @@ bool SlurmFilter::removes(const Vrp& v) const {
 
 SlurmFilter::Applied SlurmFilter::apply(std::span<const Vrp> vrps) const {
   Applied out;
-  if (empty()) {
-    out.vrps.assign(vrps.begin(), vrps.end());
-    if (!std::is_sorted(out.vrps.begin(), out.vrps.end())) std::sort(out.vrps.begin(), out.vrps.end());
-    out.vrps.erase(std::unique(out.vrps.begin(), out.vrps.end()), out.vrps.end());
-    return out;
+  // A client's VRPs come sorted (rpki::Client::vrps()): no copy then.
+  std::vector<Vrp> sorted;
+  if (!std::is_sorted(vrps.begin(), vrps.end())) {
+    sorted.assign(vrps.begin(), vrps.end());
+    std::sort(sorted.begin(), sorted.end());
+    vrps = sorted;
   }
   out.vrps.reserve(vrps.size() + assertions_.size());
+  // One walk over the VRPs and the prefix filters together, both in prefix
+  // order, instead of a search per filter length for each VRP (100,000
+  // filters over all 33 IPv4 lengths were 3.4 s per 600,000 VRPs). Two
+  // prefixes are nested or apart, and one comes before every prefix it
+  // covers: the filters' prefixes that cover the walk's place are a chain,
+  // held on a stack, outermost first, one entry per prefix.
+  struct Group {
+    size_t first, end;  // its filters in prefixes_
+  };
+  std::vector<Group> chain;
+  size_t next = 0;  // the first filter the walk has not reached
+  auto covered = [&](const Vrp& v) {
+    while (next < prefixes_.size() && !(v.prefix < prefixes_[next].prefix)) {
+      const net::Prefix& p = prefixes_[next].prefix;
+      size_t end = next + 1;
+      while (end < prefixes_.size() && prefixes_[end].prefix == p) ++end;
+      while (!chain.empty() && !prefixes_[chain.back().first].prefix.contains(p)) chain.pop_back();
+      chain.push_back(Group{next, end});
+      next = end;
+    }
+    while (!chain.empty() && !prefixes_[chain.back().first].prefix.contains(v.prefix)) chain.pop_back();
+    // Every prefix left covers v's. A prefix's first filter has no AS if
+    // one of them has none (it matches every AS).
+    for (const Group& g : chain) {
+      const Keyed& first = prefixes_[g.first];
+      if (!first.asn) return true;
+      if (std::binary_search(prefixes_.begin() + static_cast<ptrdiff_t>(g.first),
+                             prefixes_.begin() + static_cast<ptrdiff_t>(g.end), Keyed{first.prefix, v.asn}))
+        return true;
+    }
+    return false;
+  };
   for (const Vrp& v : vrps) {
-    if (removes(v)) {
+    if (covered(v) || std::binary_search(asns_.begin(), asns_.end(), v.asn)) {
       ++out.removed;
       continue;
     }
     out.vrps.push_back(v);
   }
-  // A client's VRPs come sorted (rpki::Client::vrps()): no sort then.
-  if (!std::is_sorted(out.vrps.begin(), out.vrps.end())) std::sort(out.vrps.begin(), out.vrps.end());
   out.vrps.erase(std::unique(out.vrps.begin(), out.vrps.end()), out.vrps.end());
   const size_t kept = out.vrps.size();
+  if (assertions_.empty()) return out;
   std::vector<Vrp> merged;
   merged.reserve(kept + assertions_.size());
   std::set_union(out.vrps.begin(), out.vrps.end(), assertions_.begin(), assertions_.end(), std::back_inserter(merged));

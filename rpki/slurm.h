@@ -149,6 +149,9 @@ class SlurmFilter {
     size_t added = 0;       // assertions' VRPs that were not in what remained
   };
   // RFC 8416 section 4.1 on `vrps` (any order; repeats are kept once).
+  // One walk over the VRPs and the prefix filters in prefix order: per VRP,
+  // a binary search among the filters without a prefix and one among each
+  // prefix's filters that covers it.
   [[nodiscard]] Applied apply(std::span<const Vrp> vrps) const;
 
   struct AppliedAspas {
@@ -162,7 +165,7 @@ class SlurmFilter {
 
   // Whether a prefix filter matches `v` (section 3.3.1): the filter's
   // prefix, when it has one, covers or equals v's; its AS, when it has
-  // one, is v's.
+  // one, is v's. For one VRP: a search per prefix length that filters use.
   [[nodiscard]] bool removes(const Vrp& v) const;
 
   [[nodiscard]] bool empty() const { return asns_.empty() && prefixes_.empty() && assertions_.empty(); }
@@ -181,8 +184,9 @@ class SlurmFilter {
   };
   std::vector<uint32_t> asns_;   // filters with an AS and no prefix, sorted
   // Filters with a prefix, sorted (Keyed's order) and distinct: one
-  // prefix's are found by a binary search for it and one for the AS, not
-  // by a scan of them all (a file may hold 100,000 of one prefix).
+  // prefix's are found by a binary search for it (removes) or the walk
+  // (apply), and one for the AS, not by a scan of them all (a file may hold
+  // 100,000 of one prefix).
   std::vector<Keyed> prefixes_;
   std::vector<uint8_t> lens_[2];  // their distinct prefix lengths (v4, v6)
   std::vector<Vrp> assertions_;  // sorted, distinct

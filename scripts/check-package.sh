@@ -38,7 +38,7 @@ mkdir -p "$WORK/src"
 git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$WORK/src"
 (cd "$WORK/src" && dpkg-buildpackage -us -uc -b -Jauto >"$WORK/build.log" 2>&1) || { tail -40 "$WORK/build.log"; exit 1; }
 deb=$(ls "$WORK"/petrel_*.deb)
-echo "built $(basename "$deb") ($(grep -m1 -o 'Compiler for C++: [^ ]*' "$WORK/build.log" || echo "compiler not found in the log");" \
+echo "built $(basename "$deb") ($(grep -m1 -o 'C++ compiler for the host machine: [^(]*([^ ]* [^ ]*' "$WORK/build.log" || echo "compiler not found in the log");" \
   "werror $(sed -n '/User defined options/,/^$/s/^ *werror *: *//p' "$WORK/build.log" | head -n1))"
 
 echo "== lintian"

@@ -197,6 +197,14 @@ TEST(ClientAspa, ProvidersCountTowardsMaxVrps) {
   s = sent(c);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(std::get<ErrorReport>(s[0].pdu).code, ErrorCode::kInternalError);
+  // So is one whose providers would take the answer past it (5 + 6 records),
+  // before End of Data: its providers are counted before they are buffered.
+  V2 k(cfg);
+  (void)k.step(Connected{});
+  auto d = k.cache(2, {CacheResponse{1}, announce(1, {2, 3, 4, 5}), announce(6, {7, 8, 9, 10, 11})});
+  s = sent(d);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(std::get<ErrorReport>(s[0].pdu).code, ErrorCode::kInternalError);
 }
 
 TEST(ClientAspa, FlushAndExpiryDropTheAspas) {

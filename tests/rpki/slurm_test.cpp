@@ -490,6 +490,63 @@ TEST(Slurm, ManyFiltersOnOnePrefix) {
   EXPECT_EQ(overlap_of(files), "files 0 and 1: prefix 0.0.0.0/0 is in both");
 }
 
+// apply() walks the VRPs and the filters' prefixes together, holding the
+// prefixes that cover its place as a chain: here chains as deep as they go
+// (a filter at every length of one IPv4 address and one IPv6 address) with
+// siblings that come and go beside them, against the plain definition.
+TEST(Slurm, FiltersNestedAtEveryLength) {
+  Slurm s;
+  const net::IpAddress a4 = net::IpAddress::v4(0x0a0b0c0du);
+  std::array<uint8_t, 16> b6{0x20, 0x01, 0x0d, 0xb8, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc};
+  const net::IpAddress a6 = net::IpAddress::from_bytes(net::IpFamily::V6, b6.data());
+  for (const net::IpAddress& a : {a4, a6}) {
+    for (unsigned len = 0; len <= net::IpAddress::max_len(a.family()); ++len) {
+      // One AS per length, and at every tenth length a filter of any AS.
+      s.prefix_filters.push_back(PrefixFilter{net::Prefix::make(a, len), 100 + len, ""});
+      if (len % 10 == 9) s.prefix_filters.push_back(PrefixFilter{net::Prefix::make(a, len), std::nullopt, ""});
+    }
+  }
+  // Siblings 10.k.0.0/16 (beside 10.11.0.0/16 of the chain), AS 1 and 2 in
+  // turn: a sibling the walk has passed must not remove what the next holds.
+  for (uint32_t k = 0; k < 256; ++k)
+    if (k != 11) s.prefix_filters.push_back(PrefixFilter{net::Prefix::make(net::IpAddress::v4(0x0a000000u | (k << 16)), 16), 1 + k % 2, ""});
+  std::vector<Vrp> vrps;
+  for (const net::IpAddress& a : {a4, a6}) {
+    const unsigned top = net::IpAddress::max_len(a.family());
+    for (unsigned len = 0; len <= top; ++len)
+      for (uint32_t asn : {1u, 100 + len, 100 + len + 1, 99 + len, 500u}) {
+        vrps.push_back(Vrp{*net::Prefix::make(a, len), static_cast<uint8_t>(top), asn});
+        // beside the chain: the same length, the address's last bit of it flipped
+        if (len > 0) {
+          auto bytes = a.bytes();
+          bytes[(len - 1) / 8] ^= static_cast<uint8_t>(0x80u >> ((len - 1) % 8));
+          vrps.push_back(Vrp{*net::Prefix::make(net::IpAddress::from_bytes(a.family(), bytes.data()), len),
+                             static_cast<uint8_t>(top), asn});
+        }
+      }
+  }
+  for (uint32_t k = 0; k < 256; ++k)
+    for (uint32_t asn : {1u, 2u}) vrps.push_back(Vrp{*net::Prefix::make(net::IpAddress::v4(0x0a000000u | (k << 16) | 0x100u), 24), 24, asn});
+  const SlurmFilter f(std::span<const Slurm>(&s, 1));
+  const auto out = f.apply(vrps);
+  std::vector<Vrp> want;
+  size_t removed = 0;
+  for (const Vrp& v : vrps) {
+    const bool gone = std::any_of(s.prefix_filters.begin(), s.prefix_filters.end(), [&](const PrefixFilter& pf) {
+      return pf.prefix->contains(v.prefix) && (!pf.asn || *pf.asn == v.asn);
+    });
+    EXPECT_EQ(f.removes(v), gone) << to_string(v);
+    if (gone) ++removed;
+    else want.push_back(v);
+  }
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  EXPECT_EQ(out.vrps, want);
+  EXPECT_EQ(out.removed, removed);
+  EXPECT_GT(removed, 300u);  // the chains remove, not only the siblings
+  EXPECT_GT(want.size(), 200u);  // and keep some
+}
+
 // ---- The RFC's definition, done plainly, against SlurmFilter.
 
 bool matches_by_definition(const PrefixFilter& f, const Vrp& v) {

@@ -559,15 +559,18 @@ bool SlurmFilter::removes(const Vrp& v) const {
   for (uint8_t len : lens) {
     if (len > v.prefix.len()) continue;
     // The filters of this length whose prefix covers v's: those of the one
-    // prefix of that length that holds v's address. The first of them has
-    // no AS if one of them has none (it matches every AS); else one has
-    // v's AS or none matches.
+    // prefix of that length that holds v's address.
     const net::Prefix p = *net::Prefix::make(v.prefix.addr(), len);
     const auto first = std::lower_bound(prefixes_.begin(), prefixes_.end(), Keyed{p, std::nullopt});
     if (first == prefixes_.end() || first->prefix != p) continue;
-    if (!first->asn || std::binary_search(first, prefixes_.end(), Keyed{p, v.asn})) return true;
+    if (prefix_matches(first, prefixes_.end(), v.asn)) return true;
   }
   return false;
+}
+
+bool SlurmFilter::prefix_matches(std::vector<Keyed>::const_iterator first, std::vector<Keyed>::const_iterator last,
+                                 uint32_t asn) {
+  return !first->asn || std::binary_search(first, last, Keyed{first->prefix, asn});
 }
 
 SlurmFilter::Applied SlurmFilter::apply(std::span<const Vrp> vrps) const {
@@ -601,16 +604,11 @@ SlurmFilter::Applied SlurmFilter::apply(std::span<const Vrp> vrps) const {
       next = end;
     }
     while (!chain.empty() && !prefixes_[chain.back().first].prefix.contains(v.prefix)) chain.pop_back();
-    // Every prefix left covers v's. A prefix's first filter has no AS if
-    // one of them has none (it matches every AS).
-    for (const Group& g : chain) {
-      const Keyed& first = prefixes_[g.first];
-      if (!first.asn) return true;
-      if (std::binary_search(prefixes_.begin() + static_cast<ptrdiff_t>(g.first),
-                             prefixes_.begin() + static_cast<ptrdiff_t>(g.end), Keyed{first.prefix, v.asn}))
-        return true;
-    }
-    return false;
+    // Every prefix left covers v's.
+    return std::any_of(chain.begin(), chain.end(), [&](const Group& g) {
+      return prefix_matches(prefixes_.begin() + static_cast<ptrdiff_t>(g.first),
+                            prefixes_.begin() + static_cast<ptrdiff_t>(g.end), v.asn);
+    });
   };
   for (const Vrp& v : vrps) {
     if (covered(v) || std::binary_search(asns_.begin(), asns_.end(), v.asn)) {

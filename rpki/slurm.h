@@ -182,6 +182,12 @@ class SlurmFilter {
       return a.asn < b.asn;
     }
   };
+  // Whether one prefix's filters, [first, last) from its first, match
+  // `asn`: its first filter has no AS if one of them has none (it matches
+  // every AS); else one has the AS or none matches.
+  static bool prefix_matches(std::vector<Keyed>::const_iterator first, std::vector<Keyed>::const_iterator last,
+                             uint32_t asn);
+
   std::vector<uint32_t> asns_;   // filters with an AS and no prefix, sorted
   // Filters with a prefix, sorted (Keyed's order) and distinct: one
   // prefix's are found by a binary search for it (removes) or the walk

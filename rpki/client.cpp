@@ -48,6 +48,14 @@ std::optional<ErrorCode> replay(const std::vector<std::pair<T, bool>>& ops, size
   return std::nullopt;
 }
 
+// What one key in keys_ costs: the set's node (a red-black tree node's
+// colour and three links, before the value, in libstdc++ and libc++
+// alike), the key, and its SPKI's buffer.
+size_t held_key_bytes(const RouterKey& k) {
+  constexpr size_t kNodeLinks = 4 * sizeof(void*);
+  return kNodeLinks + sizeof(RouterKey) + k.spki.capacity();
+}
+
 }  // namespace
 
 size_t router_key_records(const RouterKey& k) {
@@ -506,7 +514,7 @@ void Client::commit_keys(bool reset, std::vector<RouterKey> keys_now, ApplyUpdat
   // The figures follow each key in and out, from the copy the set holds.
   auto take = [&](const RouterKey& k) {
     key_records_ += router_key_records(k);
-    key_bytes_ += sizeof(RouterKey) + k.spki.capacity();
+    key_bytes_ += held_key_bytes(k);
   };
   if (reset) {
     std::set_difference(keys_now.begin(), keys_now.end(), keys_.begin(), keys_.end(),
@@ -523,7 +531,7 @@ void Client::commit_keys(bool reset, std::vector<RouterKey> keys_now, ApplyUpdat
     auto it = keys_.find(k);
     assert(it != keys_.end());
     key_records_ -= router_key_records(*it);
-    key_bytes_ -= sizeof(RouterKey) + it->spki.capacity();
+    key_bytes_ -= held_key_bytes(*it);
     keys_.erase(it);
   }
   for (const RouterKey& k : up.keys_announced) take(*keys_.insert(k).first);
@@ -700,7 +708,7 @@ size_t Client::held_bytes() const {
 
 size_t Client::held_bytes_by_walk() const {
   size_t keys = 0;
-  for (const RouterKey& k : keys_) keys += sizeof k + k.spki.capacity();
+  for (const RouterKey& k : keys_) keys += held_key_bytes(k);
   for (const auto& [k, announce] : pending_keys_) keys += k.spki.capacity();
   size_t aspas = aspas_.capacity() * sizeof(Aspa) + pending_aspas_.capacity() * sizeof(pending_aspas_[0]);
   for (const Aspa& a : aspas_) aspas += a.providers.capacity() * sizeof(uint32_t);

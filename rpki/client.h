@@ -253,7 +253,7 @@ class Client {
   // commit_aspas, drop_keys_and_aspas) so that the check on each PDU and
   // held_bytes() walk nothing.
   size_t key_records_ = 0;   // router_key_records() over keys_
-  size_t key_bytes_ = 0;     // sizeof(RouterKey) and SPKI capacity over keys_
+  size_t key_bytes_ = 0;     // held_key_bytes() over keys_: node, key, SPKI
   size_t aspa_records_ = 0;  // ASPAs and their providers
   size_t aspa_bytes_ = 0;    // the providers' capacity, in bytes
 

@@ -293,6 +293,8 @@ struct FollowEvent {
   // content follows as events.
   bool resync = false;
   Change change;
+  // Its igp_cost is not filled (0): a follower hands the best route on, it
+  // does not choose among routes (Table::lookup_all's views carry it).
   std::optional<RouteView> best;
 };
 
@@ -711,8 +713,15 @@ class Table {
   friend class Subscription;
   void unsubscribe(Subscription::State* s) const;
   [[nodiscard]] RouteView view(const Route& r) const {
+    RouteView v = follow_view(r);
+    v.igp_cost = igp_cost(r);
+    return v;
+  }
+  // A follower's best route (FollowEvent::best): view() without the
+  // interior cost, which is a look-up in the next hop registry per route.
+  [[nodiscard]] RouteView follow_view(const Route& r) const {
     return {r.attrs,         &peers_[r.peer].info, r.peer,         r.path_id, (r.flags & Route::kStale) != 0,
-            validation_of(r), aspa_of(r),          !(r.flags & Route::kIneligible), igp_cost(r)};
+            validation_of(r), aspa_of(r),          !(r.flags & Route::kIneligible)};
   }
 
   TableOptions options_;
@@ -787,7 +796,7 @@ size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
             ev.resync = first;
             first = false;
             ev.change = Change{e.key.prefix(), static_cast<FamilyIndex>(f), true};
-            if (const Route* b = e.best_route()) ev.best = view(*b);
+            if (const Route* b = e.best_route()) ev.best = follow_view(*b);
             fn(ev);
           });
         });
@@ -814,7 +823,7 @@ size_t Table::read(Follower& fo, size_t max, F&& fn, size_t max_first) const {
       ev.change = c;
       s.on_map(c.family, [&](const auto& m) {
         if (const auto* e = m.find(key_of(m, c.prefix)))
-          if (const Route* b = e->best_route()) ev.best = view(*b);
+          if (const Route* b = e->best_route()) ev.best = follow_view(*b);
       });
       fn(ev);
       ++handed;

@@ -25,8 +25,12 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack
 # carries libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link on
 # every object of a clang sanitizer build otherwise); the corpora replay the
 # same. CI fuzzes in a build of its own (.ci/run, step fuzz-smoke).
+# -Dbenchmarks=false: the benchmark programs are not run here, and under the
+# sanitizers they took about 90 s of compiling (the RPKI ones build the
+# daemon's RPKI sources again, at -O3).
 opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
-      -Doptimization=0 -Ddebug=false -Dcpp_args=-gline-tables-only -Dfuzz=disabled)
+      -Doptimization=0 -Ddebug=false -Dcpp_args=-gline-tables-only -Dfuzz=disabled
+      -Dbenchmarks=false)
 if [[ -f $BUILD_DIR/build.ninja ]]; then
   meson setup --reconfigure "$BUILD_DIR" "${opts[@]}" >/dev/null
 else

@@ -459,7 +459,10 @@ void Client::on_end_of_data(const EndOfData& e, Time now, ClientActions& out) {
   session_id_ = e.session_id;
   serial_ = e.serial;
   intervals_ = clamp(e.intervals.value_or(config_.defaults));
-  query_at_ = now + seconds(intervals_.refresh);
+  // The cache's refresh interval, but not sooner than notify_gap: a cache
+  // may ask for a refresh of 1 s (RFC 8210 section 6's least), and each
+  // answer that changes anything costs a rebuild, as a notify's does.
+  query_at_ = now + std::max<Duration>(seconds(intervals_.refresh), config_.notify_gap);
   expire_at_ = now + seconds(intervals_.expire);
   answered_at_ = now;
   reset_pending_ = false;

@@ -158,6 +158,37 @@ TEST(Client, SerialNotifiesSoonAfterAnAnswerWaitOutTheGap) {
   EXPECT_EQ(sent(z.cache(1, {SerialNotify{5, 11}})).size(), 1u);
 }
 
+// The same bound for the refresh timer: a cache that sets a Refresh
+// Interval of 1 s (RFC 8210's least) is asked again after notify_gap, not
+// every second; one whose refresh is longer than the gap is asked at its
+// refresh interval, and a gap of zero leaves the cache's 1 s.
+TEST(Client, RefreshSoonerThanTheGapWaitsOutTheGap) {
+  ClientConfig cfg;
+  cfg.notify_gap = seconds(5);
+  Harness h(cfg);
+  (void)h.step(Connected{});
+  auto answer = [&](Harness& x, uint32_t serial, uint32_t refresh) {
+    auto a = x.cache(1, {CacheResponse{5}, PrefixPdu{true, V("192.0.2.0/24", 24, serial)},
+                         EndOfData{5, serial, Intervals{refresh, 50, 1000}}});
+    ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  };
+  answer(h, 10, 1);
+  EXPECT_EQ(h.client.intervals().refresh, 1u);  // what the cache asked, kept
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(5));
+  EXPECT_TRUE(sent(h.advance(seconds(4))).empty());
+  auto q = sent(h.advance(seconds(1)));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(std::get<SerialQuery>(q[0].pdu), (SerialQuery{5, 10}));
+  // Longer than the gap: the cache's own interval.
+  answer(h, 11, 30);
+  EXPECT_EQ(h.client.next_deadline(), h.now + seconds(30));
+  cfg.notify_gap = Duration::zero();
+  Harness z(cfg);
+  (void)z.step(Connected{});
+  answer(z, 10, 1);
+  EXPECT_EQ(z.client.next_deadline(), z.now + seconds(1));
+}
+
 TEST(Client, WithdrawalOfUnknownRecordKeepsTheDataAndResets) {
   Harness h;
   h.synced({V("192.0.2.0/24", 24, 1)});

@@ -109,6 +109,15 @@ void Client::connected(Time now, ClientActions& out) {
   version_agreed_ = false;
   reconnect_at_.reset();
   clear_pending();
+  // Not sooner than notify_gap after the last answer, as for a notify or
+  // the refresh timer: a cache that closed the connection after each
+  // answer (or each query) would otherwise be asked again, and cost a
+  // rebuild, as fast as we dial it.
+  if (answered_at_ && now < *answered_at_ + config_.notify_gap) {
+    state_ = State::kIdle;
+    query_at_ = *answered_at_ + config_.notify_gap;
+    return;
+  }
   send_query(now, out);
 }
 

@@ -87,10 +87,10 @@ inline constexpr Duration kDefaultAnswerTimeout = std::chrono::seconds(60);
 // table rebuild and a revalidation on its main loop. A notify less than
 // notify_gap after the last complete answer brings the next query forward
 // to that moment rather than to now; further notifies until then ask
-// nothing more. The refresh timer waits at least as long (a cache may set
-// a Refresh Interval of 1 s). 5 s is far below how often real caches
-// change (minutes) and bounds a cache that notifies after each answer, or
-// asks for a refresh every second, to one query every 5 s.
+// nothing more. The refresh timer and the first query on a new connection
+// wait at least as long (a cache may set a Refresh Interval of 1 s, or
+// close the connection after each answer). 5 s is far below how often real
+// caches change (minutes) and bounds such a cache to one query every 5 s.
 inline constexpr Duration kDefaultNotifyGap = std::chrono::seconds(5);
 
 // A router key counts against max_vrps as two records and one more for

@@ -189,6 +189,44 @@ TEST(Client, RefreshSoonerThanTheGapWaitsOutTheGap) {
   EXPECT_EQ(z.client.next_deadline(), z.now + seconds(1));
 }
 
+// And for a new connection: a cache that closes the connection after each
+// answer, with a Retry Interval of 1 s, is asked on the connection after
+// the gap, not as soon as it is dialled again; so is a Reset Query after a
+// connection closed on our Serial Query. Past the gap a connection asks at
+// once (the other tests' redials).
+TEST(Client, QueryOnANewConnectionWaitsOutTheGap) {
+  ClientConfig cfg;
+  cfg.notify_gap = seconds(5);
+  Harness h(cfg);
+  (void)h.step(Connected{});
+  auto a = h.cache(1, {CacheResponse{5}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                       EndOfData{5, 10, Intervals{100, 1, 1000}}});
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  const Time answered = h.now;
+  (void)h.step(Disconnected{});
+  auto r = h.advance(seconds(1));
+  ASSERT_NE(find<Reconnect>(r), nullptr);
+  EXPECT_TRUE(sent(h.step(Connected{})).empty());
+  EXPECT_EQ(h.client.next_deadline(), answered + seconds(5));
+  EXPECT_TRUE(sent(h.advance(seconds(3))).empty());
+  auto q = sent(h.advance(seconds(1)));
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_EQ(std::get<SerialQuery>(q[0].pdu), (SerialQuery{5, 10}));
+  // The cache closes on the query: redialled at once, the Reset Query
+  // still after the gap from the last answer (here, already past).
+  (void)h.step(Disconnected{});
+  EXPECT_EQ(h.client.next_deadline(), h.now);
+  q = h.redial(Duration::zero());
+  ASSERT_EQ(q.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+  a = h.cache(1, {CacheResponse{6}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
+                  EndOfData{6, 1, Intervals{100, 1, 1000}}});
+  ASSERT_NE(find<ApplyUpdate>(a), nullptr);
+  (void)h.step(Disconnected{});
+  EXPECT_TRUE(h.redial(seconds(1)).empty());
+  EXPECT_EQ(std::get<SerialQuery>(sent(h.advance(seconds(4))).at(0).pdu), (SerialQuery{6, 1}));
+}
+
 TEST(Client, WithdrawalOfUnknownRecordKeepsTheDataAndResets) {
   Harness h;
   h.synced({V("192.0.2.0/24", 24, 1)});

@@ -168,6 +168,16 @@ class BoundsPetrel(L.Petrel):
                 f'\n[[rpki.cache]]\naddress = "127.0.0.1"\nport = {CACHE_PORT}\n')
 
 
+def start_or_skip(petrel: L.Petrel, cache: ScriptedCache) -> None:
+    """Starts Petrel; a Petrel that cannot start here skips the test (the
+    cache closed first)."""
+    try:
+        petrel.start()
+    except L.PetrelNotReady as e:
+        cache.close()
+        pytest.skip(str(e))
+
+
 def vrp_count(petrel: L.Petrel) -> int:
     got = petrel.api("/api/rpki")
     assert isinstance(got, dict), got
@@ -188,11 +198,7 @@ def test_flood_past_max_vrps_and_unfinished_answer_keep_the_old_set(lab):
     cache.answer = cache_response() + prefixes(500) + end_of_data(1)
     petrel = BoundsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT,
                           rpki_toml="max_vrps = 1000\nanswer_timeout = 3\n")
-    try:
-        petrel.start()
-    except L.PetrelNotReady as e:
-        cache.close()
-        pytest.skip(str(e))
+    start_or_skip(petrel, cache)
     try:
         L.wait_until(lambda: vrp_count(petrel) == 500, 15, "the first 500 VRPs")
 
@@ -234,11 +240,7 @@ def test_a_cache_that_closes_after_each_answer_is_asked_once_per_gap(lab):
     cache = ScriptedCache(me, CACHE_PORT)
     cache.answer = cache_response() + prefixes(10) + end_of_data(1)
     petrel = BoundsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT, rpki_toml="")
-    try:
-        petrel.start()
-    except L.PetrelNotReady as e:
-        cache.close()
-        pytest.skip(str(e))
+    start_or_skip(petrel, cache)
     try:
         L.wait_until(lambda: vrp_count(petrel) == 10, 15, "the first 10 VRPs")
         with cache.lock:
@@ -277,11 +279,7 @@ def test_memory_of_an_abandoned_answer_is_given_back(lab):
     petrel.wrapper = ["sh", "-c",
                       'ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:'
                       'allocator_release_to_os_interval_ms=200" exec "$@"', "sh"]
-    try:
-        petrel.start()
-    except L.PetrelNotReady as e:
-        cache.close()
-        pytest.skip(str(e))
+    start_or_skip(petrel, cache)
     try:
         pid = petrel.proc.pid
         with open(f"/proc/{pid}/comm") as f:

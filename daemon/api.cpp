@@ -178,6 +178,11 @@ void write_peer(json::Writer& w, const PeerSnapshot& p) {
   w.member("exceeded", p.max_prefixes_exceeded);
   w.key_raw("held_down").boolean(p.held_down);
   w.end_object();
+  w.key_raw("damping").begin_object();
+  w.key_raw("enabled").boolean(p.damp_oscillations);
+  w.member("short_sessions", p.short_sessions);
+  w.member("held_ms", p.damped_ms);
+  w.end_object();
   write_graceful(w, p);
   w.end_object();
 }

@@ -86,6 +86,11 @@ struct PeerSnapshot {
   uint64_t max_prefixes_warnings = 0;
   uint64_t max_prefixes_exceeded = 0;
   bool held_down = false;  // closed by max_prefixes, not started again yet
+  // peer.damp_oscillations: short sessions in a row, and how long the next
+  // one is still held back (ms).
+  bool damp_oscillations = true;
+  uint32_t short_sessions = 0;
+  int64_t damped_ms = 0;
   uint64_t established_total = 0;  // transitions into Established
   uint64_t connections_refused = 0;
   // Routes not sent to the peer: their attributes do not fit in one UPDATE

@@ -1128,6 +1128,7 @@ void parse_transport(Checker& ck, const toml::table& t, const std::string& p, ui
     peer.multihop = static_cast<uint8_t>(*v);
   peer.link_down_ends_session = peer.is_ebgp(router_asn) && peer.multihop == 1;
   if (auto v = ck.boolean(t, p, "link_down_ends_session")) peer.link_down_ends_session = *v;
+  if (auto v = ck.boolean(t, p, "damp_oscillations")) peer.damp_oscillations = *v;
 }
 
 // One link-local address on several links has one key (see PeerSeen).
@@ -1157,7 +1158,7 @@ void parse_peer(Checker& ck, const toml::table& t, const std::string& p, bool no
                 "local_role", "strict_role", "allow_own_as", "add_path_send_max", "enforce_first_as", "max_prefixes",
                 "max_prefixes_action",
                 "max_prefixes_restart", "max_prefixes_warn", "password", "password_file", "tcp_ao", "ttl_security",
-                "multihop", "link_down_ends_session", "max_paths_per_prefix", "keep_refused", "graceful_restart", "graceful_restart_time",
+                "multihop", "link_down_ends_session", "damp_oscillations", "max_paths_per_prefix", "keep_refused", "graceful_restart", "graceful_restart_time",
                 "stale_routes_time", "long_lived_stale_time"});
   size_t errors_before = ck.count();
   PeerConfig peer;

@@ -301,6 +301,10 @@ struct PeerConfig {
   // through goes down or loses carrier (docs/kernel.md); by default for
   // single-hop external peers.
   bool link_down_ends_session = false;
+  // A session that keeps going down soon after it came up is held down
+  // for a while before the next one (RFC 4271 section 8.1.1,
+  // DampPeerOscillations; docs/configuration.md, peer.damp_oscillations).
+  bool damp_oscillations = true;
 
   // "198.18.0.2", "fe80::2%veth0": how logs and the API name the peer.
   [[nodiscard]] std::string address_text() const;

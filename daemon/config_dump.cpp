@@ -321,6 +321,7 @@ std::string dump(const Config& c) {
     line("ttl_security", bool_text(p.ttl_security));
     line("multihop", number(p.multihop));
     line("link_down_ends_session", bool_text(p.link_down_ends_session));
+    line("damp_oscillations", bool_text(p.damp_oscillations));
     graceful(p.graceful);
   }
 
@@ -540,6 +541,7 @@ void take_live_keys(PeerConfig& a, const PeerConfig& b) {
   a.allow_own_as = b.allow_own_as;
   a.keep_refused = b.keep_refused;
   a.link_down_ends_session = b.link_down_ends_session;
+  a.damp_oscillations = b.damp_oscillations;
 }
 
 namespace {
@@ -646,7 +648,7 @@ ReloadPlan plan_reload(const Config& running, const Config& next) {
     r.updated = a.description != b.description || a.shutdown_message != b.shutdown_message ||
                 a.max_prefixes != b.max_prefixes || a.max_prefixes_warn_only != b.max_prefixes_warn_only ||
                 a.max_prefixes_restart != b.max_prefixes_restart || a.max_prefixes_warn != b.max_prefixes_warn ||
-                a.link_down_ends_session != b.link_down_ends_session;
+                a.link_down_ends_session != b.link_down_ends_session || a.damp_oscillations != b.damp_oscillations;
     if (r.import_changed || r.export_changed || r.updated || !r.reset_keys.empty()) plan.peers.push_back(std::move(r));
   }
   for (size_t i = 0; i < running.peers.size(); ++i)

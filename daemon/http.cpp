@@ -100,6 +100,9 @@ api::PeerSnapshot peer_snapshot(const Peer& peer, int64_t now_ms) {
   p.max_prefixes_warnings = c.max_prefixes_warnings.load(kRelaxed);
   p.max_prefixes_exceeded = c.max_prefixes_exceeded.load(kRelaxed);
   p.held_down = peer.held_down();
+  p.damp_oscillations = pc.damp_oscillations;
+  p.short_sessions = peer.quick_downs();
+  p.damped_ms = peer.damped_for_ms();
   p.established_total = c.established.load(kRelaxed);
   p.connections_refused = c.connections_refused.load(kRelaxed);
   p.oversized = c.oversized.load(kRelaxed);

@@ -64,6 +64,16 @@ constexpr double kExportSafety = 1.0;
 // of the route selection deferral looks again (the deferral ends on the
 // End-of-RIB of other sessions, or on its timer).
 constexpr double kSelectionPoll = 0.25;
+// Oscillation damping (RFC 4271 section 8.1.1; peer.damp_oscillations): a
+// session that went down less than kStableSeconds after it came up is
+// short. The first kFreeShortDowns in a row cost nothing (a peer that
+// restarts, a test); each further one holds the next session back
+// kDampFirst seconds, doubling to kDampMax. A session that lasted
+// kStableSeconds starts the count again.
+constexpr double kStableSeconds = 60;
+constexpr uint32_t kFreeShortDowns = 2;
+constexpr double kDampFirst = 4;
+constexpr double kDampMax = 120;
 
 fsm::Time now() {
   return std::chrono::time_point_cast<fsm::Duration>(std::chrono::steady_clock::now());
@@ -489,6 +499,38 @@ bool Peer::held() {
   return held_until_ > 0;
 }
 
+void Peer::damp_after(const fsm::SessionDown& down) {
+  // Only what the peer or the path did: not an operator's stop, a reload,
+  // max_prefixes or Petrel's own failure (AutomaticStop).
+  if (!peer_.damp_oscillations || shutting_down_ || down.cause == fsm::DownCause::kManualStop ||
+      down.cause == fsm::DownCause::kAutomaticStop)
+    return;
+  const double now = ev_now(worker_.loop());
+  if (now - up_at_ >= kStableSeconds) {
+    quick_downs_ = 0;
+  } else {
+    ++quick_downs_;
+  }
+  quick_downs_shown_.store(quick_downs_, std::memory_order_relaxed);
+  if (quick_downs_ <= kFreeShortDowns) return;
+  const int doublings = static_cast<int>(std::min<uint32_t>(quick_downs_ - kFreeShortDowns - 1, 16));
+  const double hold = std::min(kDampMax, std::ldexp(kDampFirst, doublings));
+  damped_until_ = now + hold;
+  damped_until_ms_.store(now_ms() + static_cast<int64_t>(hold * 1000), std::memory_order_relaxed);
+  log(LogLevel::kWarn, "session-damped",
+      {{"peer", peer_.name}, {"short_sessions", quick_downs_}, {"hold_seconds", static_cast<int64_t>(hold)}},
+      "the session went down less than a minute after it came up, again: the next one waits (damp_oscillations)");
+}
+
+bool Peer::damped() {
+  if (damped_until_ > 0 && ev_now(worker_.loop()) >= damped_until_) damped_until_ = 0;
+  return damped_until_ > 0;
+}
+
+int64_t Peer::damped_for_ms() const {
+  return std::max<int64_t>(0, damped_until_ms_.load(std::memory_order_relaxed) - now_ms());
+}
+
 void Peer::link_down(const std::string& interface) {
   for (auto& c : conns_) {
     if (!c || c->dead) continue;
@@ -623,6 +665,14 @@ std::shared_ptr<const PeerConfig> Peer::shown() const {
 void Peer::update(const PeerConfig& next) {
   // Field by field: other threads read the identity keys meanwhile.
   take_live_keys(peer_, next);
+  if (!peer_.damp_oscillations) {  // switched off: no hold, the count starts again
+    const bool was_damped = damped();
+    quick_downs_ = 0;
+    damped_until_ = 0;
+    quick_downs_shown_.store(0, std::memory_order_relaxed);
+    damped_until_ms_.store(0, std::memory_order_relaxed);
+    if (was_damped && conns_[static_cast<size_t>(fsm::Direction::kOutgoing)] == nullptr) dial_later(0);
+  }
   refused_.set_max(peer_.keep_refused);
   table::PrefixLimits limits;
   limits.max = peer_.max_prefixes;
@@ -671,6 +721,7 @@ void Peer::dial_later(double seconds) {
     if (std::isinf(held_until_)) return;  // resume_after_limit() dials
     seconds = std::max(seconds, held_until_ - ev_now(worker_.loop()));
   }
+  if (damped()) seconds = std::max(seconds, damped_until_ - ev_now(worker_.loop()));
   ev_timer_stop(worker_.loop(), &dial_timer_);
   ev_timer_set(&dial_timer_, seconds, 0);
   ev_timer_start(worker_.loop(), &dial_timer_);
@@ -720,10 +771,12 @@ void Peer::new_connection(fsm::Direction dir, int fd) {
 void Peer::incoming(int fd, const SocketAddress& remote) {
   auto& slot = conns_[static_cast<size_t>(fsm::Direction::kIncoming)];
   const bool held_down = held();
+  const bool damped_now = damped();
   std::optional<fsm::State> earlier;
   if (slot && !slot->dead) earlier = slot->fsm.state();
   const fsm::IncomingVerdict verdict = fsm::admit_incoming(earlier, earlier && graceful_session(*slot));
-  if (shutting_down_ || !peer_.enabled || admin_down() || held_down || verdict == fsm::IncomingVerdict::kRefuseNew) {
+  if (shutting_down_ || !peer_.enabled || admin_down() || held_down || damped_now ||
+      verdict == fsm::IncomingVerdict::kRefuseNew) {
     counters_.connections_refused.fetch_add(1, std::memory_order_relaxed);
     log_limited(peer_.name, LogLevel::kInfo, "connection-refused",
                 {{"peer", peer_.name}, {"remote", remote.to_string()}},
@@ -731,6 +784,7 @@ void Peer::incoming(int fd, const SocketAddress& remote) {
         : !peer_.enabled ? "peer disabled"
         : admin_down()   ? "peer disabled by an operator"
         : held_down      ? "max_prefixes holds the session down"
+        : damped_now     ? "damp_oscillations holds the next session back"
                          : "a connection from this peer holds its OPEN");
     ::close(fd);
     return;
@@ -978,6 +1032,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       if (!enter_table(c)) throw std::runtime_error("the routing table has no free peer slot");
       limits_.reset();
       reported_ = {};
+      up_at_ = ev_now(worker_.loop());
       held_until_ = 0;
       held_down_.store(false, std::memory_order_relaxed);
       if (own_restart().exports_wait()) {
@@ -1049,6 +1104,7 @@ void Peer::perform(Connection& c, fsm::Actions& actions) {
       if (down->from == fsm::State::kEstablished) bmp_session_down(c, *down);
       close_socket(c);
       if (down->from == fsm::State::kEstablished && !keep_for_restart(*down)) leave_table();
+      if (down->from == fsm::State::kEstablished) damp_after(*down);  // before the dial below
       bool quiet = down->from == fsm::State::kIdle || down->from == fsm::State::kConnect ||
                    down->from == fsm::State::kActive;
       std::string reason(fsm::down_cause_name(down->cause));

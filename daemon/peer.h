@@ -198,6 +198,11 @@ class Peer {
   [[nodiscard]] std::shared_ptr<const PeerConfig> shown() const;
   // Whether max_prefixes holds the session down now. Any thread.
   [[nodiscard]] bool held_down() const { return held_down_.load(std::memory_order_relaxed); }
+  // Oscillation damping (peer.damp_oscillations): sessions in a row that
+  // went down less than a minute after they came up, and how long the
+  // next one is still held back (ms; 0: not held). Any thread.
+  [[nodiscard]] uint32_t quick_downs() const { return quick_downs_shown_.load(std::memory_order_relaxed); }
+  [[nodiscard]] int64_t damped_for_ms() const;
   // The socket options of the peer's connections (any thread: constant).
   [[nodiscard]] const TransportOptions& transport() const { return transport_; }
   [[nodiscard]] Worker& worker() const { return worker_; }
@@ -324,6 +329,11 @@ class Peer {
   // Whether max_prefixes holds the session down (false again once
   // max_prefixes_restart has passed).
   bool held();
+  // After an Established session went down: counts it when it was short,
+  // and holds the next session back once such downs keep coming.
+  void damp_after(const fsm::SessionDown& down);
+  // Whether damping holds the next session back now.
+  bool damped();
   static void on_limit_timer(struct ev_loop*, ev_timer* w, int);
   static void on_export_timer(struct ev_loop*, ev_timer* w, int);
   static void on_selection_timer(struct ev_loop*, ev_timer* w, int);
@@ -356,6 +366,14 @@ class Peer {
   ev_timer limit_timer_;
   double held_until_ = 0;  // ev_now() until which the session stays down; infinity: until a reload
   std::atomic<bool> held_down_{false};
+  // Damping: ev_now() of the last session up, the short sessions in a row,
+  // and the ev_now() before which no session starts (0: none). The
+  // atomics are the API's copies (damped_until_ms_: the steady clock).
+  double up_at_ = 0;
+  uint32_t quick_downs_ = 0;
+  double damped_until_ = 0;
+  std::atomic<uint32_t> quick_downs_shown_{0};
+  std::atomic<int64_t> damped_until_ms_{0};
   std::array<bool, 4> reported_{};  // per session: first refusal of each kind logged
   std::unique_ptr<table::GroupMember> exporter_;  // while a session is up: its place in an update group
   mutable std::mutex exporter_mu_;  // its lifetime, for advertised() on other threads

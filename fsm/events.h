@@ -4,8 +4,9 @@
 // section 8.1 are in the comments.
 //
 // Not modelled: the optional events for peer oscillation damping (6, 7,
-// 13) and TCP connection validation (14, 15) -- the daemon's dialer and
-// listener do that.
+// 13; the daemon holds a flapping peer back itself, Peer::damp_after) and
+// TCP connection validation (14, 15) -- the daemon's dialer and listener
+// do that.
 #pragma once
 
 #include <cstdint>

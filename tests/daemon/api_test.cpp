@@ -55,6 +55,8 @@ PeerSnapshot upstream() {
   p.max_prefixes_warnings = 2;
   p.max_prefixes_exceeded = 1;
   p.held_down = true;
+  p.short_sessions = 4;
+  p.damped_ms = 7500;
   p.oversized = 4;
   p.established_total = 1;
   p.paths_refused = 8;
@@ -223,6 +225,9 @@ TEST(ApiPeers, EstablishedPeer) {
   EXPECT_EQ(p["max_prefixes"]["warnings"], 2);
   EXPECT_EQ(p["max_prefixes"]["exceeded"], 1);
   EXPECT_EQ(p["max_prefixes"]["held_down"], true);
+  EXPECT_EQ(p["damping"]["enabled"], true);
+  EXPECT_EQ(p["damping"]["short_sessions"], 4);
+  EXPECT_EQ(p["damping"]["held_ms"], 7500);
   EXPECT_EQ(p["paths_refused"], 8);
   EXPECT_EQ(p["oversized"], 4);
   const auto& g = p["graceful_restart"];

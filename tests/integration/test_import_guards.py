@@ -12,7 +12,9 @@
   4), its routes leave the table and the kernel, and the session is started
   again after max_prefixes_restart seconds (or, with 0, only after a
   reload); with max_prefixes_action = "warn" the session stays up and the
-  crossing is logged.
+  crossing is logged;
+- damp_oscillations: after three sessions in a row that the peer ended soon
+  after they came up, the next one waits (4 s, doubling).
 
 SKIPs while the petrel binary is missing (set PETREL, or build it).
 """
@@ -209,4 +211,44 @@ def test_max_prefixes_warn_keeps_the_session(lab):
     st = petrel.api_peer("limited")
     assert st["max_prefixes"]["action"] == "warn" and st["max_prefixes"]["exceeded"] == 1, st
     assert st["update_prefixes"]["ipv4-unicast"]["received"] == 7, st
+    assert petrel.alive()
+
+
+def test_a_peer_whose_sessions_keep_going_down_is_held_back(lab):
+    """peer.damp_oscillations (RFC 4271 section 8.1.1): the peer ends three
+    sessions in a row with a NOTIFICATION seconds after they came up. The
+    first two cost nothing (Petrel dials again after its connect retry);
+    after the third Petrel holds the next session back 4 s (logged
+    `session-damped`, shown in /api/peers), then dials, and the session
+    comes up and takes routes. A max_prefixes Cease (the tests above) is
+    Petrel's own stop and does not count."""
+    me, node = lab.node("petrel"), lab.node("peer")
+    petrel = start_petrel(KernelPetrel(me, [
+        L.PetrelPeer("flapping", node.v4, PEER_ASN, me.v4, passive=False, families=V4),
+    ], PETREL_ASN))
+    closed_at = 0.0
+    for i in range(3):
+        sp = L.speaker(node, PEER_ASN, families=V4)
+        sp.listen(node.v4, netns=node.ns)   # Petrel dials
+        accept(sp, 20)
+        L.wait_until(lambda: established(petrel, "flapping"), 10, f"session {i + 1} established")
+        assert not petrel.events("session-damped"), f"held back after {i} short sessions"
+        sp.close()   # Cease / Administrative Shutdown, at once
+        closed_at = time.monotonic()
+        L.wait_until(lambda: len(petrel.events("session-down")) == i + 1, 10, f"session {i + 1} down")
+    ev = petrel.wait_events("session-damped", peer="flapping")
+    assert ev[0]["short_sessions"] == "3" and ev[0]["hold_seconds"] == "4", ev
+    st = petrel.api_peer("flapping") or {}
+    assert st["damping"]["enabled"] is True, st
+    assert st["damping"]["short_sessions"] == 3, st
+    assert 0 < st["damping"]["held_ms"] <= 4000, st
+    sp = L.speaker(node, PEER_ASN, families=V4)
+    sp.listen(node.v4, netns=node.ns)
+    accept(sp, 20)
+    waited = time.monotonic() - closed_at
+    assert waited >= 3.5, f"dialled again {waited:.1f}s after the third short session"
+    sp.send(upd(prefixes(2), node.v4, [PEER_ASN]))
+    L.wait_until(lambda: len(kernel_routes(me)) == 2, 20, "the held-back session's routes")
+    assert (petrel.api_peer("flapping") or {})["damping"]["held_ms"] == 0
+    sp.close()
     assert petrel.alive()

@@ -614,8 +614,15 @@ void RpkiService::fail(Cache& c, std::string_view why) {
 
 void RpkiService::on_silent(struct ev_loop*, ev_timer* w, int) {
   auto* c = static_cast<Cache*>(w->data);
-  if ((c->conn == Conn::kUp || c->conn == Conn::kHandshake) && !c->ever_synced)
-    c->owner->fail(*c, "no complete answer within 15 s of connecting");
+  if (!((c->conn == Conn::kUp || c->conn == Conn::kHandshake) && !c->ever_synced)) return;
+  if (c->conn == Conn::kUp && c->client.first_query_deferred()) {
+    // Not asked yet (notify_gap after the last answer, rpki.notify_gap may
+    // be longer than this check): the cache's 15 s start again.
+    ev_timer_set(w, kFirstAnswerSeconds, 0);
+    ev_timer_start(c->owner->loop_, w);
+    return;
+  }
+  c->owner->fail(*c, "no complete answer within 15 s of connecting");
 }
 
 void RpkiService::on_dial(struct ev_loop*, ev_timer* w, int) {

@@ -116,6 +116,7 @@ void Client::connected(Time now, ClientActions& out) {
   if (answered_at_ && now < *answered_at_ + config_.notify_gap) {
     state_ = State::kIdle;
     query_at_ = *answered_at_ + config_.notify_gap;
+    first_query_deferred_ = true;
     return;
   }
   send_query(now, out);
@@ -127,6 +128,7 @@ void Client::disconnected(Time now) {
   bool at_once = (state_ == State::kClosing && reconnect_now_) || unanswered;
   state_ = State::kDisconnected;
   reconnect_now_ = false;
+  first_query_deferred_ = false;
   clear_pending();
   framer_.reset();
   query_at_.reset();
@@ -606,6 +608,7 @@ void Client::send(const Pdu& pdu, ClientActions& out) { out.push_back(SendBytes{
 
 void Client::send_query(Time now, ClientActions& out) {
   query_at_.reset();
+  first_query_deferred_ = false;
   if (!want_reset_ && session_id_ && serial_ && has_data()) {
     reset_pending_ = false;
     answer_by_ = now + config_.answer_timeout;
@@ -618,6 +621,7 @@ void Client::send_query(Time now, ClientActions& out) {
 
 void Client::send_reset_query(Time now, ClientActions& out) {
   query_at_.reset();
+  first_query_deferred_ = false;
   answer_by_ = now + config_.answer_timeout;
   reset_pending_ = true;
   state_ = State::kQuerySent;

@@ -205,6 +205,10 @@ class Client {
   // Corrupt Data report and closes from two threads, so the report is often
   // lost under load.
   [[nodiscard]] bool serial_query_unanswered() const { return state_ == State::kQuerySent && !reset_pending_; }
+  // Connected, and the first query waits out notify_gap after the last
+  // answer (connected()): the cache has not been asked anything yet, so its
+  // silence is no fault.
+  [[nodiscard]] bool first_query_deferred() const { return first_query_deferred_; }
 
  private:
   void connected(Time now, ClientActions& out);
@@ -240,6 +244,7 @@ class Client {
   std::optional<uint32_t> serial_;
   bool reset_pending_ = false;  // the query out is a Reset Query
   bool want_reset_ = false;     // the next query must be a Reset Query
+  bool first_query_deferred_ = false;  // first_query_deferred()
   bool reconnect_now_ = false;  // dial again at once after this close (version fallback)
 
   std::optional<Time> reconnect_at_;

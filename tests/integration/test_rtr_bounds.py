@@ -260,6 +260,36 @@ def test_a_cache_that_closes_after_each_answer_is_asked_once_per_gap(lab):
         cache.close()
 
 
+def test_a_query_deferred_past_15_s_does_not_fail_the_cache(lab):
+    """With rpki.notify_gap = 20, the first query on a new connection waits
+    20 s after the last answer: the check that fails a cache silent for
+    15 s after connecting must not count that wait (the cache was not
+    asked), and the query then goes and is answered."""
+    me = lab.node("petrel")
+    cache = ScriptedCache(me, CACHE_PORT)
+    cache.answer = cache_response() + prefixes(10) + end_of_data(1)
+    cache.close_after_answer = True
+    petrel = BoundsPetrel(me, [], PETREL_ASN, http_port=HTTP_PORT, rpki_toml="notify_gap = 20\n")
+    start_or_skip(petrel, cache)
+    try:
+        L.wait_until(lambda: vrp_count(petrel) == 10, 15, "the first 10 VRPs")
+        answered = time.monotonic()
+        with cache.lock:
+            cache.answer = cache_response() + end_of_data(1)
+            before = cache.queries
+        # Petrel redials within seconds (the close is a failure: back-off
+        # from 1 s) and asks at about 20 s; the 15 s check fires before.
+        L.wait_until(lambda: cache.queries > before, 35, "the deferred query")
+        asked_after = time.monotonic() - answered
+        assert asked_after >= 15, f"asked {asked_after:.1f}s after the answer"
+        silent = [e for e in petrel.events("rpki-cache-failed") if "15 s" in e.get("msg", "")]
+        assert not silent, silent
+        assert vrp_count(petrel) == 10
+        assert petrel.alive()
+    finally:
+        cache.close()
+
+
 def test_memory_of_an_abandoned_answer_is_given_back(lab):
     """3 million VRPs (32 bytes each buffered, 60 MB on the wire) in an
     answer that never ends; the cache then goes. Petrel's RSS must come back

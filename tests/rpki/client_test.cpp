@@ -207,11 +207,13 @@ TEST(Client, QueryOnANewConnectionWaitsOutTheGap) {
   auto r = h.advance(seconds(1));
   ASSERT_NE(find<Reconnect>(r), nullptr);
   EXPECT_TRUE(sent(h.step(Connected{})).empty());
+  EXPECT_TRUE(h.client.first_query_deferred());  // the daemon's silence check waits
   EXPECT_EQ(h.client.next_deadline(), answered + seconds(5));
   EXPECT_TRUE(sent(h.advance(seconds(3))).empty());
   auto q = sent(h.advance(seconds(1)));
   ASSERT_EQ(q.size(), 1u);
   EXPECT_EQ(std::get<SerialQuery>(q[0].pdu), (SerialQuery{5, 10}));
+  EXPECT_FALSE(h.client.first_query_deferred());
   // The cache closes on the query: redialled at once, the Reset Query
   // still after the gap from the last answer (here, already past).
   (void)h.step(Disconnected{});
@@ -219,6 +221,7 @@ TEST(Client, QueryOnANewConnectionWaitsOutTheGap) {
   q = h.redial(Duration::zero());
   ASSERT_EQ(q.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<ResetQuery>(q[0].pdu));
+  EXPECT_FALSE(h.client.first_query_deferred());
   a = h.cache(1, {CacheResponse{6}, PrefixPdu{true, V("192.0.2.0/24", 24, 1)},
                   EndOfData{6, 1, Intervals{100, 1, 1000}}});
   ASSERT_NE(find<ApplyUpdate>(a), nullptr);

@@ -26,8 +26,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack
 # every object of a clang sanitizer build otherwise); the corpora replay the
 # same. CI fuzzes in a build of its own (.ci/run, step fuzz-smoke).
 # -Dbenchmarks=false: the benchmark programs are not run here, and under the
-# sanitizers they took about 90 s of compiling (the RPKI ones build the
-# daemon's RPKI sources again, at -O3).
+# sanitizers their compile jobs took about 90 s, some 45 s of wall time on 2
+# cores (the RPKI ones build the daemon's RPKI sources again, at -O3).
 opts=(-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
       -Doptimization=0 -Ddebug=false -Dcpp_args=-gline-tables-only -Dfuzz=disabled
       -Dbenchmarks=false)
